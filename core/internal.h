@@ -1,0 +1,80 @@
+/* Types shared by the core's files; not installed. */
+#ifndef WKV_INTERNAL_H
+#define WKV_INTERNAL_H
+
+#include "whisperkv.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+
+/* One transformer block's weights, f32, PyTorch layout (out x in, row-major).
+ * Encoder blocks leave the cross_* pointers NULL. */
+typedef struct {
+    float *attn_ln_w, *attn_ln_b;
+    float *attn_q_w, *attn_q_b, *attn_k_w, *attn_v_w, *attn_v_b, *attn_o_w, *attn_o_b;
+    float *cross_ln_w, *cross_ln_b;
+    float *cross_q_w, *cross_q_b, *cross_k_w, *cross_v_w, *cross_v_b, *cross_o_w,
+        *cross_o_b;
+    float *mlp_ln_w, *mlp_ln_b;
+    float *mlp0_w, *mlp0_b; /* [4d, d], [4d] */
+    float *mlp2_w, *mlp2_b; /* [d, 4d], [d] */
+} wkv_layer;
+
+/* All weights as f32 pointers into one arena (f16 files are widened at load). */
+typedef struct {
+    float *conv1_w, *conv1_b; /* [d, n_mels, 3], [d] */
+    float *conv2_w, *conv2_b; /* [d, d, 3], [d] */
+    float *enc_pos;           /* [n_audio_ctx, d] */
+    wkv_layer *enc;           /* n_audio_layer */
+    float *enc_ln_w, *enc_ln_b;
+    float *tok_emb;           /* [n_vocab, d], also the output projection */
+    float *dec_pos;           /* [n_text_ctx, d] */
+    wkv_layer *dec;           /* n_text_layer */
+    float *dec_ln_w, *dec_ln_b;
+} wkv_weights;
+
+struct wkv_model {
+    char *path;
+    wkv_hparams hp;
+    wkv_specials sp;
+    float *mel_filters;      /* n_mels x 201 */
+    /* vocabulary: token i is tok_bytes[tok_off[i] .. tok_off[i] + tok_len[i]) */
+    int n_tokens;            /* tokens stored in the file */
+    uint32_t *tok_off, *tok_len;
+    char *tok_bytes;
+    /* special token spellings for ids >= n_tokens ("<|en|>", "<|0.02|>", ...) */
+    uint32_t *sp_off, *sp_len;
+    char *sp_bytes;
+    /* BPE lookup: open-addressing table from token bytes to id (vocab.c) */
+    int32_t *bpe_table;
+    uint32_t bpe_mask;
+    /* the reference's suppress_tokens list for this vocabulary (vocab.c) */
+    int *suppress;
+    int n_suppress;
+    float *arena;            /* every weight */
+    size_t arena_floats;
+    wkv_weights w;
+};
+
+/* error helpers (util.c) */
+char *wkv_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void wkv_set_error(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double wkv_now_ms(void);
+
+/* vocab.c: fills sp, the special spellings, the BPE table and the suppress list.
+ * Called by the loader once the vocabulary is read.  Returns 0 or -1. */
+int wkv_vocab_init(wkv_model *m, char **error);
+void wkv_vocab_free(wkv_model *m);
+wkv_specials wkv_specials_for(int n_vocab);
+/* BPE encoding by rank (token id) of one pre-tokenized piece.  Writes at most
+ * max_out ids, returns how many the piece needs, or -1. */
+int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
+                   int max_out);
+/* Token id of exactly these bytes, or -1. */
+int wkv_vocab_find(const wkv_model *m, const char *bytes, size_t len);
+
+/* f16 -> f32 (ops.c) */
+float wkv_f16_to_f32(uint16_t h);
+uint16_t wkv_f32_to_f16(float f);
+
+#endif

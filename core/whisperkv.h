@@ -1,0 +1,211 @@
+/* whisperkv: OpenAI Whisper speech-to-text in C, on OpenBLAS, with KV caches.
+ *
+ * The data's path: a ggml model file (wkv_model_load) and 16 kHz mono float PCM
+ * (wkv_mel_compute) give a log-mel; a decoding context (wkv_context_new) encodes one
+ * 30-s window of it (wkv_encode, which also fills the cross-attention KV cache),
+ * decodes tokens through the self-attention KV cache (wkv_decode_window) and the
+ * long-form loop (wkv_transcribe) cuts the tokens into timed segments.
+ *
+ * Ownership and threads: a wkv_model is immutable once loaded and may be shared by
+ * any number of contexts on any number of threads.  A wkv_context owns every mutable
+ * buffer and belongs to one thread at a time.  Functions that can fail return NULL or
+ * a negative value and, when `error` is not NULL, store a malloc'd message there that
+ * the caller frees with free().
+ */
+#ifndef WHISPERKV_H
+#define WHISPERKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WKV_SAMPLE_RATE 16000
+#define WKV_N_FFT 400
+#define WKV_HOP 160
+#define WKV_N_SAMPLES 480000 /* one 30-s window */
+#define WKV_N_FRAMES 3000    /* mel frames in one window */
+#define WKV_N_TIMESTAMPS 1501 /* <|0.00|> ... <|30.00|> */
+
+/* ---------------------------------------------------------------- model */
+
+/* Hyper-parameters exactly as stored in the ggml file header. */
+typedef struct {
+    int32_t n_vocab, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
+    int32_t n_text_ctx, n_text_state, n_text_head, n_text_layer, n_mels, ftype;
+} wkv_hparams;
+
+/* Special token ids; they depend only on n_vocab (reference doc §4). */
+typedef struct {
+    int eot, sot, lang_begin, n_langs, translate, transcribe, startoflm, startofprev,
+        nospeech, notimestamps, timestamp_begin;
+} wkv_specials;
+
+typedef struct wkv_model wkv_model;
+
+/* Reads and validates a whisper.cpp ggml file (f32 or f16).  Returns NULL on any
+ * problem with a message naming the file, the byte offset and what was wrong. */
+wkv_model *wkv_model_load(const char *path, char **error);
+void wkv_model_free(wkv_model *model);
+
+const wkv_hparams *wkv_model_hparams(const wkv_model *model);
+const wkv_specials *wkv_model_specials(const wkv_model *model);
+int wkv_model_is_multilingual(const wkv_model *model);
+/* The mel filter bank stored in the file: n_mels x 201, row-major. */
+const float *wkv_model_mel_filters(const wkv_model *model);
+
+/* ---------------------------------------------------------------- vocabulary */
+
+/* Raw bytes of a token (a UTF-8 fragment, maybe incomplete).  Special tokens give
+ * their "<|name|>" spelling, timestamps "<|1.23|>".  NULL for an invalid id. */
+const char *wkv_token_bytes(const wkv_model *model, int id, size_t *len);
+/* Language token id for a code such as "en", or -1. */
+int wkv_lang_token(const wkv_model *model, const char *code);
+/* Language code of a language token id, or NULL. */
+const char *wkv_lang_code(const wkv_model *model, int token);
+/* Text of the tokens the way the reference tokenizer decodes them: bytes of every
+ * token below timestamp_begin concatenated (special tokens as "<|name|>" unless
+ * `text_only`, which keeps only ids < eot), invalid UTF-8 replaced by U+FFFD as
+ * Python's errors="replace" does.  Returns a malloc'd NUL-terminated string. */
+char *wkv_tokens_to_text(const wkv_model *model, const int *tokens, int n, int text_only);
+
+/* ---------------------------------------------------------------- log-mel */
+
+typedef enum {
+    WKV_MEL_GLOBAL = 0, /* one maximum over the whole input: the reference's loop */
+    WKV_MEL_WINDOW = 1, /* each window clamped at its own maximum: what a stream does */
+} wkv_mel_norm;
+
+/* log10(max(mel power, 1e-10)) of a whole input, before normalization.
+ * data is n_mels x n_frames, row-major.  max is the maximum over all frames. */
+typedef struct {
+    int n_mels;
+    int64_t n_frames;
+    int64_t content_frames; /* frames of real audio: n_frames - 3000 when padded */
+    float max;
+    float *data;
+} wkv_mel;
+
+/* STFT of `pcm` followed by 30 s of zeros (reflect padding of 200 samples at both
+ * ends), so n_frames = (n + 480000) / 160 and content_frames = n_frames - 3000. */
+wkv_mel *wkv_mel_compute(const wkv_model *model, const float *pcm, size_t n, int threads,
+                         char **error);
+void wkv_mel_free(wkv_mel *mel);
+/* Fills out (n_mels x 3000) with the normalized frames [seek, seek + size) and 0.0
+ * after them.  GLOBAL clamps at mel->max - 8, WINDOW at the maximum of those frames
+ * minus 8.  size is clamped to [0, 3000] and to the frames available. */
+void wkv_mel_window(const wkv_mel *mel, int64_t seek, int size, wkv_mel_norm norm,
+                    float *out);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct wkv_context wkv_context;
+
+/* Counters a context keeps; tests and benchmarks read them. */
+typedef struct {
+    int64_t encoder_runs;      /* wkv_encode calls */
+    int64_t cross_kv_computes; /* cross-attention K/V projections (per layer, per run) */
+    int64_t decoder_passes;    /* decoder forward passes */
+    int64_t tokens_decoded;    /* positions run through the decoder */
+    int64_t windows;           /* windows decoded by wkv_decode_window */
+    double mel_ms, encode_ms, decode_ms;
+} wkv_stats;
+
+/* A decoding context for one thread: all buffers sized once from the model. */
+wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error);
+void wkv_context_free(wkv_context *ctx);
+const wkv_model *wkv_context_model(const wkv_context *ctx);
+const wkv_stats *wkv_context_stats(const wkv_context *ctx);
+
+/* Runs the encoder on one window's mel (n_mels x 3000) and fills the cross-KV cache
+ * from its output; resets the self-KV cache.  Returns 0 or -1. */
+int wkv_encode(wkv_context *ctx, const float *mel);
+/* The last encoder output: n_audio_ctx x n_audio_state. */
+const float *wkv_encoder_output(const wkv_context *ctx);
+
+/* How wkv_decode computes: the normal cached path, or the slow paths kept for tests
+ * and the benchmark. */
+typedef enum {
+    WKV_CACHE_FULL = 0,       /* self-KV cache + cross-KV cache */
+    WKV_CACHE_NO_CROSS = 1,   /* self-KV cache, cross K/V recomputed every pass */
+    WKV_CACHE_NONE = 2,       /* the whole sequence recomputed every pass */
+} wkv_cache_mode;
+
+/* Appends tokens to the sequence held in the self-KV cache (one batched pass) and
+ * writes the n_vocab logits of the last position to `logits` (may be NULL).
+ * In WKV_CACHE_NONE mode the whole sequence so far is recomputed.
+ * Returns 0, or -1 when the sequence would exceed n_text_ctx. */
+int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
+               float *logits);
+/* Forgets the decoded sequence (the cross-KV cache stays). */
+void wkv_decode_reset(wkv_context *ctx);
+/* Number of positions held in the self-KV cache. */
+int wkv_decode_length(const wkv_context *ctx);
+
+/* ---------------------------------------------------------------- decoding */
+
+typedef struct {
+    const char *language;        /* code, default "en"; ignored by English-only models */
+    int translate;               /* task translate instead of transcribe (multilingual) */
+    int timestamps;              /* 1 (default): timestamp tokens; 0: <|notimestamps|> */
+    int condition_on_previous_text; /* default 1 */
+    float no_speech_threshold;   /* default 0.6; >= 1 never skips */
+    float logprob_threshold;     /* default -1.0; used with no_speech_threshold */
+    wkv_mel_norm mel_norm;       /* wkv_transcribe: default GLOBAL */
+    float max_initial_timestamp; /* seconds, default 1.0 */
+    int sample_len;              /* tokens per window at most, default n_text_ctx / 2 */
+    wkv_cache_mode cache_mode;   /* default WKV_CACHE_FULL */
+} wkv_options;
+
+void wkv_options_default(wkv_options *opts);
+
+/* What one window decoded to. */
+typedef struct {
+    int *tokens;        /* sampled tokens, eot excluded (malloc'd) */
+    int n_tokens;
+    char *text;         /* reference DecodingResult.text (stripped) */
+    float *step_margins; /* per step: gap between the two best filtered logits */
+    double sum_logprob, avg_logprob, no_speech_prob, compression_ratio, temperature;
+    int language;       /* language token used */
+} wkv_window_result;
+
+void wkv_window_result_clear(wkv_window_result *res);
+
+/* Decodes the window last given to wkv_encode (greedy, temperature 0), after
+ * `prompt` (previous text tokens; the last n_text_ctx/2 - 1 are used).  Returns 0 or
+ * -1 with a message. */
+int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
+                      const wkv_options *opts, wkv_window_result *res, char **error);
+
+/* One timed segment of the long-form loop. */
+typedef struct {
+    int64_t seek;       /* mel frame where its window started */
+    double start, end;  /* seconds from the start of the input */
+    const int *tokens;  /* the segment's tokens, timestamps included */
+    int n_tokens;
+    const char *text;
+    double avg_logprob, no_speech_prob, compression_ratio, temperature; /* its window's */
+} wkv_segment;
+
+/* Called for every segment in order; return non-zero to stop. */
+typedef int (*wkv_segment_cb)(const wkv_segment *seg, void *user);
+/* Called after each window with the seek reached and the total frames; may be NULL. */
+typedef void (*wkv_progress_cb)(int64_t seek, int64_t total, void *user);
+
+/* The reference long-form loop over a log-mel (reference doc §6).  Segments that the
+ * reference clears (start == end or blank text) are not reported.  Returns the number
+ * of segments reported, or -1. */
+int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *opts,
+                       wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                       char **error);
+/* Same, from 16 kHz mono PCM: computes the mel first. */
+int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
+                   wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                   char **error);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int tu_failures;
+int tu_checks;
+
+const char *tu_shared_dir(void)
+{
+    const char *d = getenv("WHISPERKV_SHARED");
+    if (!d || !*d)
+        d = WKV_SHARED_DIR;
+    struct stat st;
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    return d;
+}
+
+const char *tu_require_shared(const char *what)
+{
+    const char *d = tu_shared_dir();
+    if (d)
+        return d;
+    const char *ci = getenv("CI");
+    fprintf(stderr, "shared test data not found (set WHISPERKV_SHARED or put shared/ next "
+                    "to the checkout); needed for: %s\n", what);
+    if (ci && *ci && strcmp(ci, "false") != 0)
+        exit(1);
+    exit(TU_SKIP);
+}
+
+char *tu_shared_path(const char *rel)
+{
+    static char buf[4096];
+    const char *d = tu_shared_dir();
+    snprintf(buf, sizeof buf, "%s/%s", d ? d : ".", rel);
+    return buf;
+}
+
+float *tu_read_f32(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    float *p = malloc(sz > 0 ? (size_t)sz : 1);
+    if (p && fread(p, 1, (size_t)sz, f) != (size_t)sz) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    if (p)
+        *n = (size_t)sz / sizeof(float);
+    return p;
+}
+
+double tu_max_abs_err(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= m))
+            m = d; /* NaN propagates as a failure */
+    }
+    return m;
+}
+
+double tu_rel_err(const float *a, const float *b, size_t n)
+{
+    double scale = 1e-6;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(b[i]) > scale)
+            scale = fabs(b[i]);
+    return tu_max_abs_err(a, b, n) / scale;
+}
+
+int tu_finish(const char *name)
+{
+    printf("%s: %d checks, %d failed\n", name, tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
+}

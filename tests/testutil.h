@@ -1,0 +1,44 @@
+/* Small helpers shared by the core tests: checks that count, the shared data
+ * folder, reading raw f32 files. */
+#ifndef WKV_TESTUTIL_H
+#define WKV_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+extern int tu_failures;
+extern int tu_checks;
+
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        tu_checks++;                                                              \
+        if (!(cond)) {                                                            \
+            tu_failures++;                                                        \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+        }                                                                         \
+    } while (0)
+
+/* Exit code meson treats as "skipped". */
+#define TU_SKIP 77
+
+/* The shared data folder (WHISPERKV_SHARED, else the build-time default), or NULL
+ * when it is missing.  When missing: outside CI the test should print `what` and
+ * return TU_SKIP; under CI (CI=true) tu_require_shared exits with failure instead,
+ * because CI must run these tests. */
+const char *tu_shared_dir(void);
+const char *tu_require_shared(const char *what);
+/* "<shared>/<rel>" in a static buffer (one at a time). */
+char *tu_shared_path(const char *rel);
+
+/* Reads a whole file; *n gets the number of floats.  NULL if missing. */
+float *tu_read_f32(const char *path, size_t *n);
+/* max |a-b| / max(max |b|, 1e-6) */
+double tu_rel_err(const float *a, const float *b, size_t n);
+double tu_max_abs_err(const float *a, const float *b, size_t n);
+
+/* Final report: prints "name: N checks, N failed" and returns the exit code. */
+int tu_finish(const char *name);
+
+#endif
