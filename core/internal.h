@@ -73,6 +73,9 @@ int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
 /* Token id of exactly these bytes, or -1. */
 int wkv_vocab_find(const wkv_model *m, const char *bytes, size_t len);
 
+/* Python's str.strip() on UTF-8 text, in place; returns s. */
+char *wkv_text_strip(char *s);
+
 /* f16 -> f32 (ops.c) */
 float wkv_f16_to_f32(uint16_t h);
 uint16_t wkv_f32_to_f16(float f);

@@ -1,1 +1,418 @@
-/* placeholder */
+/* The vocabulary: token bytes, special token ids and spellings, language codes,
+ * byte-level BPE by rank, the reference's suppress list, and decoding tokens to text
+ * the way the reference tokenizer does (Python's UTF-8 errors="replace"). */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The reference's language order (tokenizer.LANGUAGES); large-v3 adds "yue". */
+static const char *const LANG_CODES[100] = {
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar",
+    "sv", "it", "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu",
+    "ta", "no", "th", "ur", "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa",
+    "lv", "bn", "sr", "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn",
+    "bs", "kk", "sq", "sw", "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc",
+    "ka", "be", "tg", "sd", "gu", "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn",
+    "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw",
+    "su", "yue",
+};
+
+wkv_specials wkv_specials_for(int n_vocab)
+{
+    wkv_specials s;
+    int multilingual = n_vocab >= 51865;
+    s.eot = 50256 + multilingual;
+    s.sot = s.eot + 1;
+    s.lang_begin = s.sot + 1;
+    s.n_langs = n_vocab == 51866 ? 100 : 99;
+    s.translate = s.lang_begin + s.n_langs;
+    s.transcribe = s.translate + 1;
+    s.startoflm = s.transcribe + 1;
+    s.startofprev = s.startoflm + 1;
+    s.nospeech = s.startofprev + 1;
+    s.notimestamps = s.nospeech + 1;
+    s.timestamp_begin = s.notimestamps + 1;
+    return s;
+}
+
+/* ---------------------------------------------------------------- lookup table */
+
+static uint32_t hash_bytes(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 16777619u;
+    return h;
+}
+
+int wkv_vocab_find(const wkv_model *m, const char *bytes, size_t len)
+{
+    if (!m->bpe_table || len == 0)
+        return -1;
+    for (uint32_t i = hash_bytes(bytes, len) & m->bpe_mask;; i = (i + 1) & m->bpe_mask) {
+        int32_t id = m->bpe_table[i];
+        if (id < 0)
+            return -1;
+        if (m->tok_len[id] == len && memcmp(m->tok_bytes + m->tok_off[id], bytes, len) == 0)
+            return id;
+    }
+}
+
+static int build_table(wkv_model *m)
+{
+    uint32_t size = 1;
+    while (size < 2u * (uint32_t)m->n_tokens + 2)
+        size <<= 1;
+    m->bpe_table = malloc(size * sizeof *m->bpe_table);
+    if (!m->bpe_table)
+        return -1;
+    memset(m->bpe_table, 0xff, size * sizeof *m->bpe_table);
+    m->bpe_mask = size - 1;
+    int n = m->n_tokens < m->sp.eot ? m->n_tokens : m->sp.eot;
+    for (int id = 0; id < n; id++) {
+        const char *p = m->tok_bytes + m->tok_off[id];
+        uint32_t len = m->tok_len[id];
+        if (len == 0 || wkv_vocab_find(m, p, len) >= 0)
+            continue; /* the lowest id wins */
+        uint32_t i = hash_bytes(p, len) & m->bpe_mask;
+        while (m->bpe_table[i] >= 0)
+            i = (i + 1) & m->bpe_mask;
+        m->bpe_table[i] = id;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- BPE */
+
+int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
+                   int max_out)
+{
+    if (len == 0)
+        return 0;
+    /* parts as [start, end) byte ranges; merge the adjacent pair of lowest rank
+     * (= token id) until none is in the vocabulary, leftmost first on ties */
+    size_t *start = malloc((len + 1) * sizeof *start);
+    if (!start)
+        return -1;
+    size_t n = len;
+    for (size_t i = 0; i <= len; i++)
+        start[i] = i;
+    for (;;) {
+        int best = -1;
+        size_t best_i = 0;
+        for (size_t i = 0; i + 1 < n; i++) {
+            int id = wkv_vocab_find(m, bytes + start[i], start[i + 2] - start[i]);
+            if (id >= 0 && (best < 0 || id < best)) {
+                best = id;
+                best_i = i;
+            }
+        }
+        if (best < 0)
+            break;
+        memmove(start + best_i + 1, start + best_i + 2, (n - best_i - 1) * sizeof *start);
+        n--;
+    }
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int id = wkv_vocab_find(m, bytes + start[i], start[i + 1] - start[i]);
+        if (id < 0) {
+            free(start);
+            return -1; /* a byte missing from the vocabulary */
+        }
+        if (count < max_out)
+            out[count] = id;
+        count++;
+    }
+    free(start);
+    return count;
+}
+
+/* ---------------------------------------------------------------- suppress list */
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* tokenizer.non_speech_tokens: symbols whose encoding (alone or after a space) is a
+ * single token, the first token of the music symbols, and " -", " '". */
+static int build_suppress(wkv_model *m)
+{
+    static const char *const symbols[] = {
+        "\"", "#", "(", ")", "*", "+", "/", ":", ";", "<", "=", ">", "@", "[", "\\",
+        "]", "^", "_", "`", "{", "|", "}", "~", "\xe3\x80\x8c", "\xe3\x80\x8d",
+        "\xe3\x80\x8e", "\xe3\x80\x8f", "<<", ">>", "<<<", ">>>", "--", "---", "-(",
+        "-[", "('", "(\"", "((", "))", "(((", ")))", "[[", "]]", "{{", "}}",
+        "\xe2\x99\xaa\xe2\x99\xaa", "\xe2\x99\xaa\xe2\x99\xaa\xe2\x99\xaa",
+    };
+    /* ♩♪♫♬♭♮♯ */
+    static const char *const music[] = {
+        "\xe2\x99\xa9", "\xe2\x99\xaa", "\xe2\x99\xab", "\xe2\x99\xac",
+        "\xe2\x99\xad", "\xe2\x99\xae", "\xe2\x99\xaf",
+    };
+    const size_t n_sym = sizeof symbols / sizeof *symbols, n_music = 7;
+    int *list = malloc((2 * (n_sym + n_music) + 2 + 6) * sizeof *list);
+    if (!list)
+        return -1;
+    int n = 0, ids[16];
+    char buf[32];
+    if (wkv_bpe_encode(m, " -", 2, ids, 16) >= 1)
+        list[n++] = ids[0];
+    if (wkv_bpe_encode(m, " '", 2, ids, 16) >= 1)
+        list[n++] = ids[0];
+    for (size_t s = 0; s < n_sym + n_music; s++) {
+        int is_music = s >= n_sym;
+        const char *sym = is_music ? music[s - n_sym] : symbols[s];
+        for (int space = 0; space < 2; space++) {
+            int len = snprintf(buf, sizeof buf, "%s%s", space ? " " : "", sym);
+            int k = wkv_bpe_encode(m, buf, (size_t)len, ids, 16);
+            if (k == 1 || (k >= 1 && is_music))
+                list[n++] = ids[0];
+        }
+    }
+    const wkv_specials *sp = &m->sp;
+    int extra[6] = {sp->transcribe, sp->translate, sp->sot, sp->startofprev, sp->startoflm,
+                    sp->nospeech};
+    for (int i = 0; i < 6; i++)
+        list[n++] = extra[i];
+    qsort(list, (size_t)n, sizeof *list, cmp_int);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (u == 0 || list[u - 1] != list[i])
+            list[u++] = list[i];
+    m->suppress = list;
+    m->n_suppress = u;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- specials */
+
+/* Spellings of every id from n_tokens up to n_vocab (the file stores none of them). */
+static int build_special_spellings(wkv_model *m)
+{
+    int first = m->n_tokens, n = m->hp.n_vocab - first;
+    if (n <= 0)
+        return 0;
+    m->sp_off = malloc((size_t)n * sizeof *m->sp_off);
+    m->sp_len = malloc((size_t)n * sizeof *m->sp_len);
+    m->sp_bytes = malloc((size_t)n * 24);
+    if (!m->sp_off || !m->sp_len || !m->sp_bytes)
+        return -1;
+    const wkv_specials *s = &m->sp;
+    uint32_t pos = 0;
+    for (int id = first; id < m->hp.n_vocab; id++) {
+        char buf[24];
+        if (id == s->eot)
+            snprintf(buf, sizeof buf, "<|endoftext|>");
+        else if (id == s->sot)
+            snprintf(buf, sizeof buf, "<|startoftranscript|>");
+        else if (id >= s->lang_begin && id < s->lang_begin + s->n_langs)
+            snprintf(buf, sizeof buf, "<|%s|>", LANG_CODES[id - s->lang_begin]);
+        else if (id == s->translate)
+            snprintf(buf, sizeof buf, "<|translate|>");
+        else if (id == s->transcribe)
+            snprintf(buf, sizeof buf, "<|transcribe|>");
+        else if (id == s->startoflm)
+            snprintf(buf, sizeof buf, "<|startoflm|>");
+        else if (id == s->startofprev)
+            snprintf(buf, sizeof buf, "<|startofprev|>");
+        else if (id == s->nospeech)
+            snprintf(buf, sizeof buf, "<|nospeech|>");
+        else if (id == s->notimestamps)
+            snprintf(buf, sizeof buf, "<|notimestamps|>");
+        else if (id >= s->timestamp_begin)
+            snprintf(buf, sizeof buf, "<|%.2f|>", (id - s->timestamp_begin) * 0.02);
+        else
+            buf[0] = 0; /* a gap between the file's tokens and eot: no spelling */
+        size_t len = strlen(buf);
+        m->sp_off[id - first] = pos;
+        m->sp_len[id - first] = (uint32_t)len;
+        memcpy(m->sp_bytes + pos, buf, len);
+        pos += (uint32_t)len;
+    }
+    return 0;
+}
+
+int wkv_vocab_init(wkv_model *m, char **error)
+{
+    m->sp = wkv_specials_for(m->hp.n_vocab);
+    if (build_special_spellings(m) || build_table(m) || build_suppress(m)) {
+        wkv_set_error(error, "%s: out of memory building the vocabulary", m->path);
+        return -1;
+    }
+    return 0;
+}
+
+void wkv_vocab_free(wkv_model *m)
+{
+    free(m->sp_off);
+    free(m->sp_len);
+    free(m->sp_bytes);
+    free(m->bpe_table);
+    free(m->suppress);
+    m->sp_off = m->sp_len = NULL;
+    m->sp_bytes = NULL;
+    m->bpe_table = NULL;
+    m->suppress = NULL;
+}
+
+/* ---------------------------------------------------------------- public lookups */
+
+const char *wkv_token_bytes(const wkv_model *m, int id, size_t *len)
+{
+    if (id < 0 || id >= m->hp.n_vocab)
+        return NULL;
+    if (id < m->n_tokens) {
+        *len = m->tok_len[id];
+        return m->tok_bytes + m->tok_off[id];
+    }
+    *len = m->sp_len[id - m->n_tokens];
+    return m->sp_bytes + m->sp_off[id - m->n_tokens];
+}
+
+int wkv_lang_token(const wkv_model *m, const char *code)
+{
+    if (!code)
+        return -1;
+    for (int i = 0; i < m->sp.n_langs; i++)
+        if (strcmp(code, LANG_CODES[i]) == 0)
+            return m->sp.lang_begin + i;
+    return -1;
+}
+
+const char *wkv_lang_code(const wkv_model *m, int token)
+{
+    int i = token - m->sp.lang_begin;
+    return i >= 0 && i < m->sp.n_langs ? LANG_CODES[i] : NULL;
+}
+
+/* ---------------------------------------------------------------- text */
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when p starts an ill-formed
+ * one; *bad gets the bytes of its maximal subpart, which Python replaces by one
+ * U+FFFD (Unicode's "substitution of maximal subparts"). */
+static int utf8_seq(const uint8_t *p, size_t n, size_t *bad)
+{
+    uint8_t c = p[0];
+    int need;
+    uint8_t lo = 0x80, hi = 0xbf;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        need = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+        need = 2;
+        if (c == 0xe0)
+            lo = 0xa0;
+        if (c == 0xed)
+            hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 3;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f;
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    for (int i = 1; i <= need; i++) {
+        if ((size_t)i >= n || p[i] < lo || p[i] > hi) {
+            *bad = (size_t)i;
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xbf;
+    }
+    return need + 1;
+}
+
+/* Python's str.isspace() for the code point starting a valid sequence. */
+static int is_space_cp(const uint8_t *p, int len)
+{
+    uint32_t cp;
+    if (len == 1)
+        cp = p[0];
+    else if (len == 2)
+        cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+    else if (len == 3)
+        cp = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    else
+        return 0;
+    return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 ||
+           cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+char *wkv_tokens_to_text(const wkv_model *m, const int *tokens, int n, int text_only)
+{
+    size_t total = 1;
+    int limit = text_only ? m->sp.eot : m->sp.timestamp_begin;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        if (tokens[i] >= 0 && tokens[i] < limit && wkv_token_bytes(m, tokens[i], &len))
+            total += len;
+    }
+    uint8_t *raw = malloc(total);
+    char *out = malloc(total * 3 + 1); /* each bad byte may become 3 bytes of U+FFFD */
+    if (!raw || !out) {
+        free(raw);
+        free(out);
+        return NULL;
+    }
+    size_t r = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *b;
+        if (tokens[i] >= 0 && tokens[i] < limit && (b = wkv_token_bytes(m, tokens[i], &len))) {
+            memcpy(raw + r, b, len);
+            r += len;
+        }
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < r;) {
+        size_t bad = 0;
+        int k = utf8_seq(raw + i, r - i, &bad);
+        if (k > 0) {
+            memcpy(out + o, raw + i, (size_t)k);
+            o += (size_t)k;
+            i += (size_t)k;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i += bad;
+        }
+    }
+    out[o] = 0;
+    free(raw);
+    return out;
+}
+
+/* Python's str.strip() on valid UTF-8, in place. */
+char *wkv_text_strip(char *s)
+{
+    size_t n = strlen(s), a = 0, b = n;
+    while (a < b) {
+        size_t bad;
+        int k = utf8_seq((const uint8_t *)s + a, b - a, &bad);
+        if (k <= 0 || !is_space_cp((const uint8_t *)s + a, k))
+            break;
+        a += (size_t)k;
+    }
+    while (b > a) {
+        size_t start = b - 1;
+        while (start > a && ((uint8_t)s[start] & 0xc0) == 0x80)
+            start--;
+        size_t bad;
+        int k = utf8_seq((const uint8_t *)s + start, b - start, &bad);
+        if (k <= 0 || (size_t)k != b - start || !is_space_cp((const uint8_t *)s + start, k))
+            break;
+        b = start;
+    }
+    memmove(s, s + a, b - a);
+    s[b - a] = 0;
+    return s;
+}
