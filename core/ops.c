@@ -132,3 +132,29 @@ void wkv_linear_add(const float *x, int rows, int in, const float *w, const floa
 {
     linear(x, rows, in, w, bias, out, y, 1.0f);
 }
+
+/* Multi-head attention of q (n_q x d) over k, v (n_kv x d); out (n_q x d).
+ * `causal_offset` >= 0 masks key j > causal_offset + i for query row i. */
+void wkv_attention(const float *q, const float *k, const float *v, int n_q, int n_kv,
+                   int d, int n_head, int causal_offset, float *scores, float *out)
+{
+    int hd = d / n_head;
+    /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int h = 0; h < n_head; h++) {
+        const float *qh = q + h * hd, *kh = k + h * hd, *vh = v + h * hd;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_q, n_kv, hd, scale, qh, d, kh,
+                    d, 0.0f, scores, n_kv);
+        for (int i = 0; i < n_q; i++) {
+            float *row = scores + (size_t)i * n_kv;
+            int visible = n_kv;
+            if (causal_offset >= 0 && causal_offset + i + 1 < n_kv)
+                visible = causal_offset + i + 1;
+            wkv_softmax(row, visible);
+            for (int j = visible; j < n_kv; j++)
+                row[j] = 0.0f;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_q, hd, n_kv, 1.0f, scores,
+                    n_kv, vh, d, 0.0f, out + h * hd, d);
+    }
+}

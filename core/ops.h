@@ -17,5 +17,10 @@ void wkv_linear(const float *x, int rows, int in, const float *w, const float *b
 /* Same, accumulating: y += x . W^T [+ bias]. */
 void wkv_linear_add(const float *x, int rows, int in, const float *w, const float *bias,
                     int out, float *y);
+/* Multi-head attention of q (n_q x d) over k, v (n_kv x d) into out (n_q x d);
+ * scores is scratch of n_q x n_kv.  causal_offset >= 0 hides key j > causal_offset + i
+ * from query row i (the decoder's mask); -1 sees everything. */
+void wkv_attention(const float *q, const float *k, const float *v, int n_q, int n_kv,
+                   int d, int n_head, int causal_offset, float *scores, float *out);
 
 #endif

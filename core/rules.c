@@ -1,1 +1,111 @@
-/* placeholder */
+/* Logit filters and scores, in the reference's order and with its edge cases. */
+#include "rules.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static double log_sum_exp(const float *x, int n)
+{
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (x[i] > mx)
+            mx = x[i];
+    if (mx == -INFINITY)
+        return -INFINITY;
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += exp((double)x[i] - mx);
+    return mx + log(s);
+}
+
+double wkv_logprob(const float *logits, int n, int token)
+{
+    return (double)logits[token] - log_sum_exp(logits, n);
+}
+
+double wkv_prob(const float *logits, int n, int token)
+{
+    return exp(wkv_logprob(logits, n, token));
+}
+
+static void forbid(float *logits, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        logits[i] = -INFINITY;
+}
+
+void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
+                     int n_sampled, float *logits)
+{
+    const wkv_specials *sp = &m->sp;
+    const int n_vocab = m->hp.n_vocab, tb = sp->timestamp_begin;
+
+    /* SuppressBlank: no leading " " or eot */
+    if (r->suppress_blank && n_sampled == 0) {
+        int space = wkv_vocab_find(m, " ", 1);
+        if (space >= 0)
+            logits[space] = -INFINITY;
+        logits[sp->eot] = -INFINITY;
+    }
+    /* SuppressTokens: non-speech symbols and the task/control tokens */
+    for (int i = 0; i < m->n_suppress; i++)
+        logits[m->suppress[i]] = -INFINITY;
+
+    if (!r->timestamps)
+        return;
+
+    /* ApplyTimestampRules */
+    logits[sp->notimestamps] = -INFINITY;
+    int last_ts = n_sampled >= 1 && sampled[n_sampled - 1] >= tb;
+    int penult_ts = n_sampled < 2 || sampled[n_sampled - 2] >= tb;
+    if (last_ts) {
+        if (penult_ts)
+            forbid(logits, tb, n_vocab); /* a pair closed: text must follow */
+        else
+            forbid(logits, 0, sp->eot); /* a segment is open: timestamp or eot */
+    }
+    int last_timestamp = -1;
+    for (int i = n_sampled - 1; i >= 0; i--)
+        if (sampled[i] >= tb) {
+            last_timestamp = sampled[i];
+            break;
+        }
+    if (last_timestamp >= 0) {
+        /* never decrease; only right after a single closing timestamp may the next equal it */
+        int limit = (last_ts && !penult_ts) ? last_timestamp : last_timestamp + 1;
+        forbid(logits, tb, limit < n_vocab ? limit : n_vocab);
+    }
+    if (n_sampled == 0) {
+        forbid(logits, 0, tb);
+        if (r->max_initial_ts_index >= 0 && tb + r->max_initial_ts_index + 1 < n_vocab)
+            forbid(logits, tb + r->max_initial_ts_index + 1, n_vocab);
+    }
+    /* if the timestamps together are more probable than any text token, sample one */
+    double lse = log_sum_exp(logits, n_vocab);
+    double ts_lp = log_sum_exp(logits + tb, n_vocab - tb) - lse;
+    float max_text = -INFINITY;
+    for (int i = 0; i < tb; i++)
+        if (logits[i] > max_text)
+            max_text = logits[i];
+    double max_text_lp = (double)max_text - lse;
+    if (ts_lp > max_text_lp)
+        forbid(logits, 0, tb);
+}
+
+double wkv_compression_ratio(const char *text)
+{
+    size_t n = strlen(text);
+    if (n == 0)
+        return 0.0;
+    uLongf out_len = compressBound((uLong)n);
+    Bytef *out = malloc(out_len);
+    if (!out)
+        return 0.0;
+    double ratio = 0.0;
+    if (compress(out, &out_len, (const Bytef *)text, (uLong)n) == Z_OK && out_len > 0)
+        ratio = (double)n / (double)out_len;
+    free(out);
+    return ratio;
+}

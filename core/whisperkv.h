@@ -106,7 +106,7 @@ typedef struct wkv_context wkv_context;
 /* Counters a context keeps; tests and benchmarks read them. */
 typedef struct {
     int64_t encoder_runs;      /* wkv_encode calls */
-    int64_t cross_kv_computes; /* cross-attention K/V projections (per layer, per run) */
+    int64_t cross_kv_computes; /* times the cross-attention K/V of all layers were projected */
     int64_t decoder_passes;    /* decoder forward passes */
     int64_t tokens_decoded;    /* positions run through the decoder */
     int64_t windows;           /* windows decoded by wkv_decode_window */
@@ -167,6 +167,7 @@ typedef struct {
     int n_tokens;
     char *text;         /* reference DecodingResult.text (stripped) */
     float *step_margins; /* per step: gap between the two best filtered logits */
+    int n_steps;         /* entries in step_margins (sampled tokens, plus eot if met) */
     double sum_logprob, avg_logprob, no_speech_prob, compression_ratio, temperature;
     int language;       /* language token used */
 } wkv_window_result;

@@ -1,1 +1,164 @@
-/* placeholder */
+/* The reference's long-form loop (transcribe.py): slide a 30-s window over the
+ * log-mel, decode it with the previous text as prompt, cut the tokens into segments
+ * at timestamp pairs and seek to where the last complete segment ended. */
+#include "context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int *v;
+    int n, cap;
+} int_vec;
+
+static int vec_push(int_vec *a, const int *x, int n)
+{
+    if (a->n + n > a->cap) {
+        int cap = a->cap ? a->cap : 256;
+        while (cap < a->n + n)
+            cap *= 2;
+        int *p = realloc(a->v, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        a->v = p;
+        a->cap = cap;
+    }
+    memcpy(a->v + a->n, x, (size_t)n * sizeof *x);
+    a->n += n;
+    return 0;
+}
+
+/* Reports one segment unless the reference would clear it (start == end or blank
+ * text); its tokens then join the prompt history.  Returns 1 to stop, -1 on error. */
+static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, double start,
+                double end, const int *toks, int n, int_vec *history, wkv_segment_cb cb,
+                void *user, int *count)
+{
+    char *text = wkv_tokens_to_text(m, toks, n, 1);
+    if (!text)
+        return -1;
+    char *copy = strdup(text);
+    int blank = !copy || wkv_text_strip(copy)[0] == 0;
+    free(copy);
+    int stop = 0;
+    if (start != end && !blank) {
+        wkv_segment seg = {
+            .seek = seek, .start = start, .end = end, .tokens = toks, .n_tokens = n,
+            .text = text, .avg_logprob = r->avg_logprob, .no_speech_prob = r->no_speech_prob,
+            .compression_ratio = r->compression_ratio, .temperature = r->temperature,
+        };
+        (*count)++;
+        if (vec_push(history, toks, n) != 0)
+            stop = -1;
+        else if (cb && cb(&seg, user) != 0)
+            stop = 1;
+    }
+    free(text);
+    return stop;
+}
+
+int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *o,
+                       wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                       char **error)
+{
+    const wkv_model *m = ctx->model;
+    const int tb = m->sp.timestamp_begin;
+    const int64_t content = mel->content_frames;
+    float *window = malloc((size_t)m->hp.n_mels * WKV_N_FRAMES * sizeof *window);
+    int_vec history = {0};
+    int prompt_reset = 0, count = 0, rc = 0;
+    if (!window) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    int64_t seek = 0;
+    while (seek < content && rc == 0) {
+        int size = content - seek < WKV_N_FRAMES ? (int)(content - seek) : WKV_N_FRAMES;
+        double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
+        double duration = (double)size * WKV_HOP / WKV_SAMPLE_RATE;
+        wkv_mel_window(mel, seek, size, o->mel_norm, window);
+        wkv_window_result r;
+        int use_prompt = o->condition_on_previous_text;
+        if (wkv_encode(ctx, window) != 0 ||
+            wkv_decode_window(ctx, use_prompt ? history.v + prompt_reset : NULL,
+                              use_prompt ? history.n - prompt_reset : 0, o, &r, error) != 0) {
+            if (error && !*error)
+                wkv_set_error(error, "window at frame %lld failed", (long long)seek);
+            rc = -1;
+            break;
+        }
+        /* silence: skip the window unless the text is confidently likely */
+        if (o->no_speech_threshold < 1.0f && r.no_speech_prob > o->no_speech_threshold &&
+            !(r.avg_logprob > o->logprob_threshold)) {
+            wkv_window_result_clear(&r);
+            seek += size;
+            if (on_progress)
+                on_progress(seek, content, user);
+            continue;
+        }
+
+        const int *t = r.tokens;
+        const int n = r.n_tokens;
+        int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
+        int last_slice = 0, any_pair = 0;
+        int64_t next_seek = seek + size;
+        for (int i = 1; i < n && rc == 0; i++) {
+            if (!(t[i - 1] >= tb && t[i] >= tb))
+                continue;
+            any_pair = 1; /* a pair ends at i: segment [last_slice, i) */
+            rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
+                      offset + (t[i - 1] - tb) * 0.02, t + last_slice, i - last_slice,
+                      &history, on_segment, user, &count);
+            last_slice = i;
+        }
+        if (rc == 0 && any_pair) {
+            if (single_ending) {
+                rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
+                          offset + (t[n - 1] - tb) * 0.02, t + last_slice, n - last_slice,
+                          &history, on_segment, user, &count);
+            } else {
+                /* drop the unfinished tail; decode it again from the last pair's time */
+                next_seek = seek + (int64_t)(t[last_slice - 1] - tb) * 2;
+            }
+        } else if (rc == 0) {
+            double end = duration;
+            for (int i = n - 1; i >= 0; i--)
+                if (t[i] >= tb) {
+                    if (t[i] != tb)
+                        end = (t[i] - tb) * 0.02;
+                    break;
+                }
+            rc = emit(m, &r, seek, offset, offset + end, t, n, &history, on_segment, user,
+                      &count);
+        }
+        if (!o->condition_on_previous_text || r.temperature > 0.5)
+            prompt_reset = history.n;
+        wkv_window_result_clear(&r);
+        /* the rules make every pair advance; guard against a model that does not */
+        seek = next_seek > seek ? next_seek : seek + size;
+        if (on_progress)
+            on_progress(seek, content, user);
+    }
+    free(window);
+    free(history.v);
+    if (rc < 0) {
+        if (error && !*error)
+            wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    return count;
+}
+
+int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *o,
+                   wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                   char **error)
+{
+    double t0 = wkv_now_ms();
+    wkv_mel *mel = wkv_mel_compute(ctx->model, pcm, n, ctx->threads, error);
+    if (!mel)
+        return -1;
+    ctx->stats.mel_ms += wkv_now_ms() - t0;
+    int rc = wkv_transcribe_mel(ctx, mel, o, on_segment, on_progress, user, error);
+    wkv_mel_free(mel);
+    return rc;
+}

@@ -1,0 +1,40 @@
+/* The decoding context: everything mutable one decoding thread needs, sized once
+ * from the model (llama2.c's RunState). */
+#ifndef WKV_CONTEXT_H
+#define WKV_CONTEXT_H
+
+#include "kv_cache.h"
+
+struct wkv_context {
+    const wkv_model *model;
+    int threads;
+    wkv_stats stats;
+
+    /* encoder activations for one window */
+    float *enc_out;   /* n_audio_ctx x d: the last encoder output */
+    float *enc_cols;  /* im2col buffer: 2*n_audio_ctx x 3*max(n_mels, d) */
+    float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
+    float *enc_mlp;   /* n_audio_ctx x 4d */
+    float *enc_scores; /* n_audio_ctx x n_audio_ctx, one head at a time */
+
+    /* the caches */
+    wkv_cross_kv cross;
+    wkv_self_kv self;
+
+    /* decoder activations for up to n_text_ctx rows */
+    float *dec_x, *dec_h, *dec_q, *dec_k, *dec_v, *dec_att; /* n_text_ctx x d */
+    float *dec_mlp;    /* n_text_ctx x 4d */
+    float *dec_scores; /* n_text_ctx x max(n_text_ctx, n_audio_ctx) */
+    float *logits;     /* n_vocab */
+    int pass_p0, pass_n; /* positions covered by the last decoder pass (rows of dec_x) */
+};
+
+/* encoder.c */
+int wkv_encoder_run(wkv_context *ctx, const float *mel);
+/* decoder.c */
+int wkv_decoder_alloc(wkv_context *ctx);
+/* Logits of position `pos` when the last pass covered it (its residual row is still
+ * in dec_x); -1 otherwise. */
+int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits);
+
+#endif
