@@ -56,6 +56,10 @@ struct wkv_model {
     wkv_weights w;
 };
 
+/* model.c: reads the header, mel filters and vocabulary only (no tensors needed;
+ * m->w and m->arena stay empty).  For tools and tests on vocabulary-only files. */
+wkv_model *wkv_model_load_vocab_only(const char *path, char **error);
+
 /* error helpers (util.c) */
 char *wkv_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wkv_set_error(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
