@@ -1,0 +1,208 @@
+/* txt / srt / vtt written segment by segment; json built with json-glib at the end. */
+#include "output.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+struct wkv_output {
+    wkv_out_format fmt;
+    FILE *out;
+    int cue;              /* srt/vtt cues written so far */
+    JsonArray *segments;  /* json only */
+};
+
+gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
+{
+    static const struct {
+        const char *name;
+        wkv_out_format fmt;
+    } table[] = {
+        {"txt", WKV_OUT_TXT}, {"srt", WKV_OUT_SRT}, {"vtt", WKV_OUT_VTT}, {"json", WKV_OUT_JSON},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
+        if (name && g_ascii_strcasecmp(name, table[i].name) == 0) {
+            *fmt = table[i].fmt;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+void wkv_format_timestamp(double t, char sep, char *buf, size_t size)
+{
+    if (!(t > 0))
+        t = 0;
+    gint64 ms = (gint64)llround(t * 1000.0);
+    gint64 h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
+    g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT
+               "%c%03" G_GINT64_FORMAT, h, m, s, sep, ms % 1000);
+}
+
+wkv_output *wkv_output_new(wkv_out_format fmt, FILE *out)
+{
+    wkv_output *o = g_new0(wkv_output, 1);
+    o->fmt = fmt;
+    o->out = out;
+    if (fmt == WKV_OUT_JSON)
+        o->segments = json_array_new();
+    return o;
+}
+
+void wkv_output_free(wkv_output *o)
+{
+    if (!o)
+        return;
+    if (o->segments)
+        json_array_unref(o->segments);
+    g_free(o);
+}
+
+void wkv_output_begin(wkv_output *o)
+{
+    if (o->fmt == WKV_OUT_VTT) {
+        fputs("WEBVTT\n\n", o->out);
+        fflush(o->out);
+    }
+}
+
+/* One line of text for txt/srt/vtt: valid UTF-8, control characters (newlines
+ * included, so a cue never contains a blank line) as spaces, runs of spaces kept,
+ * leading and trailing white space removed.  For vtt, '&', '<', '>' are escaped and
+ * "-->" cannot appear. */
+static char *line_text(const char *text, gboolean vtt)
+{
+    char *valid = g_utf8_make_valid(text ? text : "", -1);
+    GString *s = g_string_sized_new(strlen(valid) + 8);
+    for (const char *p = valid; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == 0x7f)
+            g_string_append_c(s, ' ');
+        else if (vtt && c == '&')
+            g_string_append(s, "&amp;");
+        else if (vtt && c == '<')
+            g_string_append(s, "&lt;");
+        else if (vtt && c == '>')
+            g_string_append(s, "&gt;");
+        else
+            g_string_append_c(s, (char)c);
+    }
+    g_free(valid);
+    return g_strstrip(g_string_free(s, FALSE));
+}
+
+static void json_segment(wkv_output *o, const wkv_segment *seg)
+{
+    JsonObject *obj = json_object_new();
+    json_object_set_int_member(obj, "seek", seg->seek);
+    json_object_set_double_member(obj, "start", seg->start);
+    json_object_set_double_member(obj, "end", seg->end);
+    char *text = g_utf8_make_valid(seg->text ? seg->text : "", -1);
+    json_object_set_string_member(obj, "text", text);
+    g_free(text);
+    JsonArray *tokens = json_array_sized_new(seg->n_tokens > 0 ? (guint)seg->n_tokens : 0);
+    for (int i = 0; i < seg->n_tokens; i++)
+        json_array_add_int_element(tokens, seg->tokens[i]);
+    json_object_set_array_member(obj, "tokens", tokens);
+    json_object_set_double_member(obj, "avg_logprob", seg->avg_logprob);
+    json_object_set_double_member(obj, "no_speech_prob", seg->no_speech_prob);
+    json_object_set_double_member(obj, "compression_ratio", seg->compression_ratio);
+    json_object_set_double_member(obj, "temperature", seg->temperature);
+    json_array_add_object_element(o->segments, obj);
+}
+
+void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
+{
+    if (o->fmt == WKV_OUT_JSON) {
+        json_segment(o, seg);
+        return;
+    }
+    char *text = line_text(seg->text, o->fmt == WKV_OUT_VTT);
+    if (!*text) {
+        g_free(text);
+        return;
+    }
+    char a[32], b[32];
+    double end = seg->end < seg->start ? seg->start : seg->end;
+    switch (o->fmt) {
+    case WKV_OUT_TXT:
+        fprintf(o->out, "%s\n", text);
+        break;
+    case WKV_OUT_SRT:
+        wkv_format_timestamp(seg->start, ',', a, sizeof a);
+        wkv_format_timestamp(end, ',', b, sizeof b);
+        fprintf(o->out, "%d\n%s --> %s\n%s\n\n", ++o->cue, a, b, text);
+        break;
+    case WKV_OUT_VTT:
+        wkv_format_timestamp(seg->start, '.', a, sizeof a);
+        wkv_format_timestamp(end, '.', b, sizeof b);
+        o->cue++;
+        fprintf(o->out, "%s --> %s\n%s\n\n", a, b, text);
+        break;
+    case WKV_OUT_JSON:
+        break;
+    }
+    fflush(o->out);
+    g_free(text);
+}
+
+static void set_hparams(JsonObject *obj, const wkv_hparams *hp)
+{
+    const struct {
+        const char *name;
+        int32_t value;
+    } fields[] = {
+        {"n_vocab", hp->n_vocab},
+        {"n_audio_ctx", hp->n_audio_ctx},
+        {"n_audio_state", hp->n_audio_state},
+        {"n_audio_head", hp->n_audio_head},
+        {"n_audio_layer", hp->n_audio_layer},
+        {"n_text_ctx", hp->n_text_ctx},
+        {"n_text_state", hp->n_text_state},
+        {"n_text_head", hp->n_text_head},
+        {"n_text_layer", hp->n_text_layer},
+        {"n_mels", hp->n_mels},
+        {"ftype", hp->ftype},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        json_object_set_int_member(obj, fields[i].name, fields[i].value);
+}
+
+gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
+                           double duration, const wkv_out_timings *t)
+{
+    if (o->fmt != WKV_OUT_JSON)
+        return fflush(o->out) == 0 && !ferror(o->out);
+
+    JsonObject *root = json_object_new();
+    JsonObject *m = json_object_new();
+    set_hparams(m, wkv_model_hparams(model));
+    json_object_set_object_member(root, "model", m);
+    json_object_set_string_member(root, "language", language);
+    json_object_set_double_member(root, "duration", duration);
+    json_object_set_array_member(root, "segments", json_array_ref(o->segments));
+    JsonObject *tm = json_object_new();
+    json_object_set_double_member(tm, "load", t->load_ms);
+    json_object_set_double_member(tm, "mel", t->mel_ms);
+    json_object_set_double_member(tm, "encode", t->encode_ms);
+    json_object_set_double_member(tm, "decode", t->decode_ms);
+    json_object_set_int_member(tm, "windows", t->windows);
+    json_object_set_int_member(tm, "tokens", t->tokens);
+    json_object_set_object_member(root, "timings", tm);
+
+    JsonNode *node = json_node_alloc();
+    json_node_init_object(node, root);
+    json_object_unref(root);
+    JsonGenerator *gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_indent(gen, 2);
+    json_generator_set_root(gen, node);
+    gsize len = 0;
+    char *data = json_generator_to_data(gen, &len);
+    gboolean ok = fwrite(data, 1, len, o->out) == len && fputc('\n', o->out) != EOF &&
+                  fflush(o->out) == 0 && !ferror(o->out);
+    g_free(data);
+    g_object_unref(gen);
+    json_node_unref(node);
+    return ok;
+}

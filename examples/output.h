@@ -1,0 +1,44 @@
+/* The CLI's output formats: plain text, SubRip, WebVTT and JSON. */
+#ifndef WKV_OUTPUT_H
+#define WKV_OUTPUT_H
+
+#include <stdio.h>
+
+#include <glib.h>
+
+#include "whisperkv.h"
+
+typedef enum {
+    WKV_OUT_TXT,
+    WKV_OUT_SRT,
+    WKV_OUT_VTT,
+    WKV_OUT_JSON,
+} wkv_out_format;
+
+/* "txt", "srt", "vtt" or "json" -> format; FALSE for anything else. */
+gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt);
+
+/* What the JSON `timings` object reports. */
+typedef struct {
+    double load_ms, mel_ms, encode_ms, decode_ms;
+    gint64 windows, tokens;
+} wkv_out_timings;
+
+typedef struct wkv_output wkv_output;
+
+/* Writes to `out` (not closed by the output).  txt, srt and vtt are written segment by
+ * segment as they come (and flushed); json is written by wkv_output_finish. */
+wkv_output *wkv_output_new(wkv_out_format fmt, FILE *out);
+void wkv_output_free(wkv_output *o);
+/* The header (the WEBVTT line), if the format has one. */
+void wkv_output_begin(wkv_output *o);
+void wkv_output_segment(wkv_output *o, const wkv_segment *seg);
+/* Writes what the format keeps for the end (the whole JSON document).  `duration` is
+ * the audio's length in seconds.  Returns FALSE if writing failed. */
+gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
+                           double duration, const wkv_out_timings *timings);
+
+/* "HH:MM:SS<sep>mmm" for t seconds (negative clamps to 0); buf needs 32 bytes. */
+void wkv_format_timestamp(double t, char sep, char *buf, size_t size);
+
+#endif

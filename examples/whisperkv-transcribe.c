@@ -1,0 +1,551 @@
+/* whisperkv-transcribe: any audio file GStreamer can decode -> text, srt, vtt or json.
+ *
+ * Exit status: 0 done, 1 an error (missing or undecodable audio, bad model, failed
+ * write), 2 bad options. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <gst/gst.h>
+
+#include "audio_load.h"
+#include "output.h"
+#include "whisperkv.h"
+
+#define PROG "whisperkv-transcribe"
+
+/* ------------------------------------------------------------------ options */
+
+static char *opt_model;
+static char *opt_language;
+static int opt_threads = -1;
+static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
+static double opt_no_speech = NAN;
+static char *opt_mel_norm;
+static char *opt_format;
+static char *opt_output_file;
+static char *opt_dump_mel, *opt_dump_encoder;
+static char *opt_logits_tokens, *opt_logits_path; /* --logits TOKENS PATH */
+static char **opt_files;
+
+static gboolean logits_callback(const char *name, const char *value, gpointer data,
+                                GError **error)
+{
+    /* Only reached when the pre-scan found --logits without both arguments. */
+    (void)name, (void)value, (void)data;
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "--logits needs two arguments: TOKENS (comma-separated ids) and PATH");
+    return FALSE;
+}
+
+static GOptionEntry entries[] = {
+    {"model", 'm', 0, G_OPTION_ARG_FILENAME, &opt_model,
+     "ggml model file (default: $WHISPERKV_MODEL, then models/ggml-base.en.bin, then "
+     "models/ggml-*.bin)", "PATH"},
+    {"language", 'l', 0, G_OPTION_ARG_STRING, &opt_language,
+     "Spoken language code (default en; English-only models always use en)", "CODE"},
+    {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
+     "Threads (default: the number of cores)", "N"},
+    {"no-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_no_timestamps,
+     "Decode without timestamp tokens (one segment per 30-s window)", NULL},
+    {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
+     "Do not give the previous text as a prompt to the next window", NULL},
+    {"no-fallback", 0, 0, G_OPTION_ARG_NONE, &opt_no_fallback,
+     "Temperature 0 only; accepted for compatibility: greedy decoding at temperature 0 "
+     "is the only mode for now", NULL},
+    {"no-speech-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_no_speech,
+     "Skip a window as silence above this no-speech probability (default 0.6; >= 1 "
+     "never skips)", "X"},
+    {"mel-norm", 0, 0, G_OPTION_ARG_STRING, &opt_mel_norm,
+     "Log-mel normalization: global (one maximum over the whole file, the reference's; "
+     "default) or window (per window, what a stream does)", "global|window"},
+    {"output-format", 'o', 0, G_OPTION_ARG_STRING, &opt_format,
+     "Output format (default txt)", "txt|srt|vtt|json"},
+    {"output-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_output_file,
+     "Write the result there instead of standard output", "PATH"},
+    {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
+     "Show progress on stderr even when it is not a terminal", NULL},
+    {"dump-mel", 0, 0, G_OPTION_ARG_FILENAME, &opt_dump_mel,
+     "Debug: write the first window's log-mel (n_mels x 3000 f32 LE)", "PATH"},
+    {"dump-encoder", 0, 0, G_OPTION_ARG_FILENAME, &opt_dump_encoder,
+     "Debug: write the first window's encoder output (n_audio_ctx x n_audio_state f32 LE)",
+     "PATH"},
+    {"logits", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer)logits_callback,
+     "Debug: write the n_vocab logits (f32 LE) of the last of these comma-separated token "
+     "ids, decoded after the first window's audio", "TOKENS PATH"},
+    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const char description[] =
+    "Transcribes FILE (any audio format GStreamer can decode, or a URI) with a Whisper\n"
+    "model in the whisper.cpp ggml format (f32 or f16), greedily at temperature 0.\n"
+    "\n"
+    "Model: -m PATH, else $WHISPERKV_MODEL, else models/ggml-base.en.bin, else the first\n"
+    "models/ggml-*.bin (relative to the current directory).\n"
+    "\n"
+    "Output formats: txt (one segment per line), srt, vtt, json (segments with tokens\n"
+    "and scores, the model's hyper-parameters and timings).\n"
+    "\n"
+    "Not there yet: temperature fallback, beam search, language detection (-l auto).\n"
+    "\n"
+    "Exit status: 0 done, 1 error, 2 bad options.";
+
+/* GOption cannot take two arguments for one option: pull "--logits TOKENS PATH" (or
+ * "--logits=TOKENS PATH") out of argv before parsing.  An incomplete one is left for
+ * the parser, whose callback reports it. */
+static void take_logits_args(int *argc, char **argv)
+{
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return;
+        int take = 0;
+        if (strcmp(argv[i], "--logits") == 0 && i + 2 < *argc) {
+            opt_logits_tokens = argv[i + 1];
+            opt_logits_path = argv[i + 2];
+            take = 3;
+        } else if (g_str_has_prefix(argv[i], "--logits=") && i + 1 < *argc) {
+            opt_logits_tokens = argv[i] + strlen("--logits=");
+            opt_logits_path = argv[i + 1];
+            take = 2;
+        }
+        if (take) {
+            memmove(argv + i, argv + i + take, sizeof(char *) * (size_t)(*argc - i - take + 1));
+            *argc -= take;
+            i--;
+        }
+    }
+}
+
+/* Comma-separated non-negative ids -> array; NULL on a syntax error. */
+static int *parse_token_list(const char *s, int *n)
+{
+    char **parts = g_strsplit(s, ",", -1);
+    int count = (int)g_strv_length(parts);
+    int *ids = count > 0 ? g_new(int, count) : NULL;
+    *n = 0;
+    for (int i = 0; i < count; i++) {
+        const char *p = g_strstrip(parts[i]);
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (!*p || *end || errno || v < 0 || v > G_MAXINT) {
+            g_free(ids);
+            g_strfreev(parts);
+            return NULL;
+        }
+        ids[(*n)++] = (int)v;
+    }
+    g_strfreev(parts);
+    if (*n == 0) {
+        g_free(ids);
+        return NULL;
+    }
+    return ids;
+}
+
+/* ------------------------------------------------------------------ messages */
+
+static int fail(int status, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* One line on stderr, "whisperkv-transcribe: <message>"; returns status. */
+static int fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_strdelimit(msg, "\r\n", ' ');
+    fprintf(stderr, "%s: %s\n", PROG, msg);
+    g_free(msg);
+    return status;
+}
+
+static int usage(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s (see --help)\n", PROG, msg);
+    g_free(msg);
+    return 2;
+}
+
+/* ------------------------------------------------------------------ model lookup */
+
+/* -m, $WHISPERKV_MODEL, models/ggml-base.en.bin, the first models/ggml-*.bin. */
+static char *find_model(void)
+{
+    if (opt_model && *opt_model)
+        return g_strdup(opt_model);
+    const char *env = g_getenv("WHISPERKV_MODEL");
+    if (env && *env)
+        return g_strdup(env);
+    if (g_file_test("models/ggml-base.en.bin", G_FILE_TEST_IS_REGULAR))
+        return g_strdup("models/ggml-base.en.bin");
+    GDir *dir = g_dir_open("models", 0, NULL);
+    if (!dir)
+        return NULL;
+    char *best = NULL;
+    const char *name;
+    while ((name = g_dir_read_name(dir))) {
+        if (!g_str_has_prefix(name, "ggml-") || !g_str_has_suffix(name, ".bin"))
+            continue;
+        char *path = g_build_filename("models", name, NULL);
+        if (g_file_test(path, G_FILE_TEST_IS_REGULAR) && (!best || strcmp(path, best) < 0)) {
+            g_free(best);
+            best = path;
+        } else {
+            g_free(path);
+        }
+    }
+    g_dir_close(dir);
+    return best;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static double now_ms(void)
+{
+    return (double)g_get_monotonic_time() / 1000.0;
+}
+
+/* Writes count floats little-endian.  FALSE with *error on failure. */
+static gboolean write_f32_le(const char *path, const float *data, size_t count, char **error)
+{
+    FILE *f = g_fopen(path, "wb");
+    if (!f) {
+        *error = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
+        return FALSE;
+    }
+    gboolean ok = TRUE;
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+    ok = fwrite(data, sizeof(float), count, f) == count;
+#else
+    for (size_t i = 0; i < count && ok; i++) {
+        guint32 u;
+        memcpy(&u, &data[i], 4);
+        u = GUINT32_TO_LE(u);
+        ok = fwrite(&u, 4, 1, f) == 1;
+    }
+#endif
+    if (fclose(f) != 0)
+        ok = FALSE;
+    if (!ok)
+        *error = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
+    return ok;
+}
+
+/* Core messages are malloc'd; copy into GLib memory and free the original. */
+static char *take_core_error(char *err, const char *fallback)
+{
+    char *s = g_strdup(err ? err : fallback);
+    free(err);
+    return s;
+}
+
+/* ------------------------------------------------------------------ progress */
+
+typedef struct {
+    gboolean enabled, tty, shown;
+    int last_percent;
+} progress_state;
+
+static void on_progress(int64_t seek, int64_t total, void *user)
+{
+    progress_state *p = ((void **)user)[1];
+    if (!p->enabled || total <= 0)
+        return;
+    int pct = (int)(seek >= total ? 100 : seek * 100 / total);
+    if (pct == p->last_percent)
+        return;
+    p->last_percent = pct;
+    char a[32], b[32];
+    wkv_format_timestamp((double)MIN(seek, total) / 100.0, '.', a, sizeof a);
+    wkv_format_timestamp((double)total / 100.0, '.', b, sizeof b);
+    fprintf(stderr, "%s%s: %3d%% (%s / %s)%s", p->tty ? "\r" : "", PROG, pct, a, b,
+            p->tty ? "" : "\n");
+    fflush(stderr);
+    p->shown = TRUE;
+}
+
+static int on_segment(const wkv_segment *seg, void *user)
+{
+    wkv_output *out = ((void **)user)[0];
+    wkv_output_segment(out, seg);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ debug outputs */
+
+/* --dump-mel, --dump-encoder, --logits: all on the first window, in a context of
+ * their own so that the transcription's counters stay its own. */
+static int debug_outputs(const wkv_model *model, const wkv_mel *mel, wkv_mel_norm norm,
+                         int threads, const int *ids, int n_ids)
+{
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    size_t win_n = (size_t)mel->n_mels * WKV_N_FRAMES;
+    float *win = g_new(float, win_n);
+    int size = (int)MIN((int64_t)WKV_N_FRAMES, mel->content_frames);
+    wkv_mel_window(mel, 0, size, norm, win);
+    char *err = NULL;
+    int status = 0;
+    wkv_context *ctx = NULL;
+    float *logits = NULL;
+
+    if (opt_dump_mel && !write_f32_le(opt_dump_mel, win, win_n, &err)) {
+        status = fail(1, "%s", err);
+        goto out;
+    }
+    if (!opt_dump_encoder && !ids)
+        goto out;
+    ctx = wkv_context_new(model, threads, &err);
+    if (!ctx) {
+        err = take_core_error(err, "cannot create a decoding context");
+        status = fail(1, "%s", err);
+        goto out;
+    }
+    if (wkv_encode(ctx, win) != 0) {
+        status = fail(1, "the encoder failed on the first window");
+        goto out;
+    }
+    if (opt_dump_encoder &&
+        !write_f32_le(opt_dump_encoder, wkv_encoder_output(ctx),
+                      (size_t)hp->n_audio_ctx * (size_t)hp->n_audio_state, &err)) {
+        status = fail(1, "%s", err);
+        goto out;
+    }
+    if (ids) {
+        logits = g_new(float, hp->n_vocab);
+        if (wkv_decode(ctx, ids, n_ids, WKV_CACHE_FULL, logits) != 0) {
+            status = fail(1, "--logits: cannot decode %d tokens (the model holds at most %d)",
+                          n_ids, hp->n_text_ctx);
+            goto out;
+        }
+        if (!write_f32_le(opt_logits_path, logits, (size_t)hp->n_vocab, &err)) {
+            status = fail(1, "%s", err);
+            goto out;
+        }
+    }
+out:
+    g_free(err);
+    g_free(logits);
+    g_free(win);
+    wkv_context_free(ctx);
+    return status;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    take_logits_args(&argc, argv);
+
+    GOptionContext *octx = g_option_context_new("FILE");
+    g_option_context_set_summary(octx, "Speech to text with OpenAI Whisper models (whisperkv).");
+    g_option_context_set_description(octx, description);
+    g_option_context_add_main_entries(octx, entries, NULL);
+    g_option_context_add_group(octx, gst_init_get_option_group());
+    GError *gerr = NULL;
+    gboolean parsed = g_option_context_parse(octx, &argc, &argv, &gerr);
+    g_option_context_free(octx);
+    if (!parsed) {
+        int st = usage("%s", gerr->message);
+        g_error_free(gerr);
+        return st;
+    }
+    (void)opt_no_fallback; /* temperature 0 is the only mode */
+
+    /* ---- validate the options */
+    guint n_files = opt_files ? g_strv_length(opt_files) : 0;
+    if (n_files == 0)
+        return usage("no audio file given");
+    if (n_files > 1)
+        return usage("give one audio file, not %u", n_files);
+    const char *file = opt_files[0];
+
+    wkv_out_format fmt = WKV_OUT_TXT;
+    if (opt_format && !wkv_out_format_parse(opt_format, &fmt))
+        return usage("unknown output format '%s' (txt, srt, vtt or json)", opt_format);
+
+    wkv_mel_norm norm = WKV_MEL_GLOBAL;
+    if (opt_mel_norm) {
+        if (g_ascii_strcasecmp(opt_mel_norm, "window") == 0)
+            norm = WKV_MEL_WINDOW;
+        else if (g_ascii_strcasecmp(opt_mel_norm, "global") != 0)
+            return usage("--mel-norm must be global or window, not '%s'", opt_mel_norm);
+    }
+
+    if (opt_threads == -1)
+        opt_threads = (int)g_get_num_processors();
+    else if (opt_threads < 1 || opt_threads > 1024)
+        return usage("--threads must be between 1 and 1024");
+
+    if (!isnan(opt_no_speech) && !isfinite(opt_no_speech))
+        return usage("--no-speech-threshold must be a number");
+
+    const char *language = opt_language && *opt_language ? opt_language : "en";
+    if (g_ascii_strcasecmp(language, "auto") == 0)
+        return usage("language detection (-l auto) is not available yet; give a language "
+                     "code such as -l en");
+
+    int *logit_ids = NULL, n_logit_ids = 0;
+    if (opt_logits_tokens) {
+        logit_ids = parse_token_list(opt_logits_tokens, &n_logit_ids);
+        if (!logit_ids)
+            return usage("--logits: bad token list '%s' (comma-separated ids)",
+                         opt_logits_tokens);
+    }
+
+    char *model_path = find_model();
+    if (!model_path)
+        return usage("no model: give -m PATH, set WHISPERKV_MODEL, or put "
+                     "ggml-base.en.bin into models/");
+
+    /* ---- everything below fails with status 1 */
+    int status = 1;
+    wkv_model *model = NULL;
+    wkv_context *ctx = NULL;
+    wkv_mel *mel = NULL;
+    wkv_output *out = NULL;
+    float *pcm = NULL;
+    FILE *outf = stdout;
+    char *err = NULL;
+
+    gboolean is_uri = gst_uri_is_valid(file) && strstr(file, "://");
+    if (!is_uri && !g_file_test(file, G_FILE_TEST_EXISTS)) {
+        status = fail(1, "cannot open '%s': %s", file, g_strerror(ENOENT));
+        goto done;
+    }
+
+    double t0 = now_ms();
+    model = wkv_model_load(model_path, &err);
+    double load_ms = now_ms() - t0;
+    if (!model) {
+        err = take_core_error(err, "cannot load the model");
+        status = fail(1, "%s", err);
+        goto done;
+    }
+    const wkv_hparams *hp = wkv_model_hparams(model);
+
+    if (!wkv_model_is_multilingual(model)) {
+        if (g_ascii_strcasecmp(language, "en") != 0)
+            fprintf(stderr, "%s: warning: %s is an English-only model; using en, not %s\n",
+                    PROG, model_path, language);
+        language = "en";
+    } else if (wkv_lang_token(model, language) < 0) {
+        status = usage("unknown language code '%s'", language);
+        goto done;
+    }
+    for (int i = 0; i < n_logit_ids; i++)
+        if (logit_ids[i] >= hp->n_vocab) {
+            status = usage("--logits: token id %d is not below n_vocab %d", logit_ids[i],
+                           hp->n_vocab);
+            goto done;
+        }
+
+    GError *aerr = NULL;
+    gsize n_samples = 0;
+    pcm = wkv_audio_load(file, &n_samples, &aerr);
+    if (!pcm) {
+        status = fail(1, "%s", aerr ? aerr->message : "cannot decode the audio");
+        g_clear_error(&aerr);
+        goto done;
+    }
+    double duration = (double)n_samples / WKV_SAMPLE_RATE;
+
+    t0 = now_ms();
+    mel = wkv_mel_compute(model, pcm, n_samples, opt_threads, &err);
+    double mel_ms = now_ms() - t0;
+    if (!mel) {
+        err = take_core_error(err, "cannot compute the log-mel");
+        status = fail(1, "%s", err);
+        goto done;
+    }
+    g_clear_pointer(&pcm, g_free);
+
+    if (opt_dump_mel || opt_dump_encoder || logit_ids) {
+        if (debug_outputs(model, mel, norm, opt_threads, logit_ids, n_logit_ids) != 0)
+            goto done;
+    }
+
+    ctx = wkv_context_new(model, opt_threads, &err);
+    if (!ctx) {
+        err = take_core_error(err, "cannot create a decoding context");
+        status = fail(1, "%s", err);
+        goto done;
+    }
+
+    if (opt_output_file && strcmp(opt_output_file, "-") != 0) {
+        outf = g_fopen(opt_output_file, "w");
+        if (!outf) {
+            outf = stdout;
+            status = fail(1, "cannot write '%s': %s", opt_output_file, g_strerror(errno));
+            goto done;
+        }
+    }
+
+    wkv_options opts;
+    wkv_options_default(&opts);
+    opts.language = language;
+    opts.timestamps = !opt_no_timestamps;
+    opts.condition_on_previous_text = !opt_no_condition;
+    if (!isnan(opt_no_speech))
+        opts.no_speech_threshold = (float)opt_no_speech;
+    opts.mel_norm = norm;
+
+    progress_state prog = {0};
+    prog.tty = isatty(STDERR_FILENO);
+    prog.enabled = opt_progress || (prog.tty && mel->content_frames > WKV_N_FRAMES);
+    prog.last_percent = -1;
+
+    out = wkv_output_new(fmt, outf);
+    wkv_output_begin(out);
+    void *cb_data[2] = {out, &prog};
+    int n_seg = wkv_transcribe_mel(ctx, mel, &opts, on_segment, on_progress, cb_data, &err);
+    if (prog.shown && prog.tty)
+        fputc('\n', stderr);
+    if (n_seg < 0) {
+        err = take_core_error(err, "transcription failed");
+        status = fail(1, "%s", err);
+        goto done;
+    }
+
+    const wkv_stats *st = wkv_context_stats(ctx);
+    wkv_out_timings tm = {
+        .load_ms = load_ms,
+        .mel_ms = mel_ms + st->mel_ms,
+        .encode_ms = st->encode_ms,
+        .decode_ms = st->decode_ms,
+        .windows = st->windows,
+        .tokens = st->tokens_decoded,
+    };
+    if (!wkv_output_finish(out, model, language, duration, &tm)) {
+        status = fail(1, "cannot write '%s': %s", opt_output_file ? opt_output_file : "stdout",
+                      g_strerror(errno));
+        goto done;
+    }
+    status = 0;
+
+done:
+    wkv_output_free(out);
+    if (outf != stdout && fclose(outf) != 0 && status == 0)
+        status = fail(1, "cannot write '%s': %s", opt_output_file, g_strerror(errno));
+    wkv_context_free(ctx);
+    wkv_mel_free(mel);
+    wkv_model_free(model);
+    g_free(pcm);
+    g_free(err);
+    g_free(logit_ids);
+    g_free(model_path);
+    return status;
+}
