@@ -84,4 +84,7 @@ char *wkv_text_strip(char *s);
 float wkv_f16_to_f32(uint16_t h);
 uint16_t wkv_f32_to_f16(float f);
 
+/* mel.c: wkv_mel_compute on a filter bank given directly (n_mels x 201). */
+wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n, int threads, char **error);
+
 #endif
