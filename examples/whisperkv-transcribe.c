@@ -3,6 +3,7 @@
  * Exit status: 0 done, 1 an error (missing or undecodable audio, bad model, failed
  * write), 2 bad options. */
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ static GOptionEntry entries[] = {
     {"logits", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer)logits_callback,
      "Debug: write the n_vocab logits (f32 LE) of the last of these comma-separated token "
      "ids, decoded after the first window's audio", "TOKENS PATH"},
-    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, "FILE"},
+    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_files, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -95,7 +96,7 @@ static const char description[] =
     "\n"
     "Not there yet: temperature fallback, beam search, language detection (-l auto).\n"
     "\n"
-    "Exit status: 0 done, 1 error, 2 bad options.";
+    "Exit status: 0 done, 1 error, 2 bad options.\n";
 
 /* GOption cannot take two arguments for one option: pull "--logits TOKENS PATH" (or
  * "--logits=TOKENS PATH") out of argv before parsing.  An incomplete one is left for
@@ -348,6 +349,8 @@ out:
 
 int main(int argc, char **argv)
 {
+    setlocale(LC_ALL, ""); /* option messages in the user's language and charset */
+    setlocale(LC_NUMERIC, "C"); /* numbers always with a '.' */
     take_logits_args(&argc, argv);
 
     GOptionContext *octx = g_option_context_new("FILE");
