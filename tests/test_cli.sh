@@ -1,0 +1,347 @@
+#!/bin/sh
+# End-to-end test of examples/whisperkv-transcribe on real recordings with a generated
+# random-weight micro model: srt, vtt, json and txt outputs, the debug dumps, model
+# lookup, and the errors (missing file, undecodable file, broken model, bad options).
+#
+# usage: test_cli.sh CLI GEN_MODEL JSON_CHECK [SHARED_DIR]
+#   SHARED_DIR is the build-time default for the shared data; $WHISPERKV_SHARED wins.
+# Prints one line per check; exits 0 when all pass, 1 on any failure, 77 (skip) when
+# the shared recordings are missing outside CI.
+set -u
+
+CLI=${1:?usage: test_cli.sh CLI GEN_MODEL JSON_CHECK [SHARED_DIR]}
+GEN=${2:?missing GEN_MODEL}
+JCHECK=${3:?missing JSON_CHECK}
+SHARED=${WHISPERKV_SHARED:-${4:-}}
+PROG=whisperkv-transcribe
+
+passed=0
+failed=0
+ok() {
+    passed=$((passed + 1))
+    echo "ok   - $1"
+}
+# bad MESSAGE [FILE...]: a failed check, with the files that explain it
+bad() {
+    failed=$((failed + 1))
+    echo "FAIL - $1"
+    shift
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        echo "       --- $f (first lines):"
+        head -n 12 "$f" | sed 's/^/       | /'
+    done
+}
+# check DESCRIPTION COMMAND...: ok when the command succeeds
+check() {
+    desc=$1
+    shift
+    if "$@"; then ok "$desc"; else bad "$desc" "$tmp/out" "$tmp/err"; fi
+}
+
+skip_or_fail() {
+    echo "test_cli: $1"
+    case "${CI:-}" in
+    "" | false | 0)
+        echo "test_cli: skipped (set WHISPERKV_SHARED or put shared/ next to the checkout)"
+        exit 77
+        ;;
+    *)
+        echo "test_cli: CI=${CI}: the shared data must be there"
+        exit 1
+        ;;
+    esac
+}
+
+[ -x "$CLI" ] || { echo "test_cli: no CLI at $CLI"; exit 1; }
+[ -x "$GEN" ] || { echo "test_cli: no model generator at $GEN"; exit 1; }
+[ -x "$JCHECK" ] || { echo "test_cli: no JSON checker at $JCHECK"; exit 1; }
+[ -n "$SHARED" ] && [ -d "$SHARED" ] || skip_or_fail "shared data folder '${SHARED:-(unset)}' is missing"
+JFK=$SHARED/speech/jfk/jfk.wav
+HARVARD=$SHARED/speech/harvard/harvard.wav
+for f in "$JFK" "$HARVARD"; do
+    [ -f "$f" ] || skip_or_fail "recording $f is missing"
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# Paths below are absolute: some checks run in another directory.
+case "$CLI" in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+MODEL=$tmp/micro.bin
+
+# run ARGS...: the CLI with stdout in $tmp/out, stderr in $tmp/err, status in $rc
+run() {
+    "$CLI" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+lines() { wc -l <"$1" | tr -d ' '; }
+bytes() { wc -c <"$1" | tr -d ' '; }
+
+# srt_cues FILE: the number of cues when FILE is well-formed SubRip (1-based
+# consecutive numbers, "HH:MM:SS,mmm --> HH:MM:SS,mmm", start <= end, starts never
+# going back, at least one text line, a blank line after each cue); else fails.
+srt_cues() {
+    awk '
+    function ms(t) { return ((substr(t,1,2)*60 + substr(t,4,2))*60 + substr(t,7,2))*1000 + substr(t,10,3) }
+    function err(m) { printf "srt line %d: %s: %s\n", NR, m, $0 > "/dev/stderr"; bad = 1; exit 1 }
+    BEGIN { state = "index"; n = 0; prev = -1 }
+    {
+        sub(/\r$/, "")
+        if (state == "index") {
+            if ($0 == "") err("blank line where a cue number belongs")
+            if ($0 != n + 1) err("cue number is not " (n + 1))
+            n++; state = "time"; next
+        }
+        if (state == "time") {
+            if ($0 !~ /^[0-9][0-9]:[0-5][0-9]:[0-5][0-9],[0-9][0-9][0-9] --> [0-9][0-9]:[0-5][0-9]:[0-5][0-9],[0-9][0-9][0-9]$/)
+                err("malformed timing line")
+            a = ms(substr($0, 1, 12)); b = ms(substr($0, 18, 12))
+            if (b < a) err("end before start")
+            if (a < prev) err("start goes back")
+            prev = a; state = "text1"; next
+        }
+        if (state == "text1") {
+            if ($0 == "") err("cue without text")
+            state = "text"; next
+        }
+        if (state == "text") { if ($0 == "") state = "index"; next }
+    }
+    END {
+        if (bad) exit 1
+        if (state != "index") { print "srt: the last cue is not closed by a blank line" > "/dev/stderr"; exit 1 }
+        print n
+    }' "$1"
+}
+
+# vtt_cues FILE: the same for WebVTT ("WEBVTT" first, "HH:MM:SS.mmm --> ...").
+vtt_cues() {
+    awk '
+    function ms(t) { return ((substr(t,1,2)*60 + substr(t,4,2))*60 + substr(t,7,2))*1000 + substr(t,10,3) }
+    function err(m) { printf "vtt line %d: %s: %s\n", NR, m, $0 > "/dev/stderr"; bad = 1; exit 1 }
+    BEGIN { n = 0; prev = -1; state = "header" }
+    {
+        sub(/\r$/, "")
+        if (state == "header") {
+            if ($0 !~ /^WEBVTT([ \t].*)?$/) err("does not start with WEBVTT")
+            state = "headerend"; next
+        }
+        if (state == "headerend") { if ($0 == "") state = "cue"; next }
+        if (state == "cue") {
+            if ($0 == "") next
+            if ($0 !~ /^[0-9][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9][0-9][0-9] --> [0-9][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9][0-9][0-9]$/)
+                err("malformed timing line")
+            a = ms(substr($0, 1, 12)); b = ms(substr($0, 18, 12))
+            if (b < a) err("end before start")
+            if (a < prev) err("start goes back")
+            prev = a; n++; state = "text1"; next
+        }
+        if (state == "text1") {
+            if ($0 == "") err("cue without text")
+            if (index($0, "-->")) err("cue text contains -->")
+            state = "text"; next
+        }
+        if (state == "text") {
+            if (index($0, "-->")) err("cue text contains -->")
+            if ($0 == "") state = "cue"; next
+        }
+    }
+    END {
+        if (bad) exit 1
+        if (state == "header") { print "vtt: empty file" > "/dev/stderr"; exit 1 }
+        print n
+    }' "$1"
+}
+
+# one_error_line STATUS: the run failed with that status (or any non-zero one when
+# STATUS is "nonzero"), printed nothing on stdout and one "whisperkv-transcribe: "
+# line on stderr.
+one_error_line() {
+    if [ "$1" = nonzero ]; then [ "$rc" -ne 0 ] || return 1; else [ "$rc" -eq "$1" ] || return 1; fi
+    [ ! -s "$tmp/out" ] && [ "$(lines "$tmp/err")" -eq 1 ] && grep -q "^$PROG: ." "$tmp/err"
+}
+
+# ------------------------------------------------------------------ the model
+if "$GEN" --out "$MODEL" --size micro --ftype f16 --seed 11 >"$tmp/gen.log" 2>&1 && [ -s "$MODEL" ]; then
+    ok "generated a micro f16 model ($(bytes "$MODEL") bytes)"
+else
+    bad "gen_model --size micro --ftype f16" "$tmp/gen.log"
+    echo "test_cli: $passed passed, $failed failed"
+    exit 1
+fi
+
+# ------------------------------------------------------------------ jfk.wav, 16 kHz mono
+run -m "$MODEL" "$JFK" -o json
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && "$JCHECK" "$tmp/out" >"$tmp/facts" 2>"$tmp/err"; then
+    ok "jfk.wav -o json parses and has model, language, segments, timings ($(cat "$tmp/facts"))"
+else
+    bad "jfk.wav -o json (status $rc)" "$tmp/err" "$tmp/out"
+    echo "n_mels=0 n_vocab=0 n_audio_ctx=0 n_audio_state=0 segments=0 duration=0" >"$tmp/facts"
+fi
+cp "$tmp/out" "$tmp/jfk.json"
+fact() { tr ' ' '\n' <"$tmp/facts" | sed -n "s/^$1=//p"; }
+N_MELS=$(fact n_mels)
+N_VOCAB=$(fact n_vocab)
+N_AUDIO_CTX=$(fact n_audio_ctx)
+N_AUDIO_STATE=$(fact n_audio_state)
+N_SEGMENTS=$(fact segments)
+check "jfk.wav decodes to 11.0 s of 16 kHz audio" \
+    awk -v d="$(fact duration)" 'BEGIN { exit !(d > 10.9 && d < 11.1) }'
+check "jfk.wav: json language is \"en\"" grep -q '"language" *: *"en"' "$tmp/jfk.json"
+
+run -m "$MODEL" "$JFK" -o srt
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && n=$(srt_cues "$tmp/out" 2>"$tmp/err"); then
+    ok "jfk.wav -o srt is valid SubRip ($n cues)"
+    SRT_CUES=$n
+    if [ "$n" -le "$N_SEGMENTS" ] && { [ "$N_SEGMENTS" -eq 0 ] || [ "$n" -gt 0 ]; }; then
+        ok "srt cues ($n) agree with json segments ($N_SEGMENTS)"
+    else
+        bad "srt has $n cues, json $N_SEGMENTS segments"
+    fi
+else
+    bad "jfk.wav -o srt (status $rc)" "$tmp/err" "$tmp/out"
+    SRT_CUES=-1
+fi
+cp "$tmp/out" "$tmp/jfk.srt"
+
+run -m "$MODEL" "$JFK"
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(lines "$tmp/out")" -eq "$SRT_CUES" ]; then
+    ok "jfk.wav default txt: one line per segment ($SRT_CUES), nothing on stderr"
+else
+    bad "jfk.wav txt (status $rc, $(lines "$tmp/out") lines, srt had $SRT_CUES cues)" "$tmp/err" "$tmp/out"
+fi
+if [ -s "$tmp/out" ] && grep -q '^[[:space:]]' "$tmp/out"; then
+    bad "txt lines are not trimmed" "$tmp/out"
+else
+    ok "txt lines are trimmed"
+fi
+
+run -m "$MODEL" -o srt --output-file "$tmp/file.srt" "$JFK"
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && cmp -s "$tmp/file.srt" "$tmp/jfk.srt"; then
+    ok "--output-file writes the same srt and nothing to stdout"
+else
+    bad "--output-file (status $rc)" "$tmp/err" "$tmp/file.srt"
+fi
+
+# ------------------------------------------------------------------ harvard.wav, 44.1 kHz stereo
+run -m "$MODEL" "$HARVARD" -o vtt
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && n=$(vtt_cues "$tmp/out" 2>"$tmp/err"); then
+    ok "harvard.wav (44.1 kHz stereo) -o vtt is valid WebVTT ($n cues)"
+else
+    bad "harvard.wav -o vtt (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run -m "$MODEL" "$HARVARD" -o json
+if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >"$tmp/facts2" 2>"$tmp/err"; then
+    d=$(tr ' ' '\n' <"$tmp/facts2" | sed -n 's/^duration=//p')
+    if awk -v d="$d" 'BEGIN { exit !(d > 18.2 && d < 18.5) }'; then
+        ok "harvard.wav -o json is valid; resampled to 16 kHz mono: $d s"
+    else
+        bad "harvard.wav decoded to $d s, expected about 18.36 s"
+    fi
+else
+    bad "harvard.wav -o json (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run -m "$MODEL" "$HARVARD" -o srt --mel-norm window --no-condition --no-fallback \
+    --no-speech-threshold 1 -t 1 -l en
+if [ "$rc" -eq 0 ] && srt_cues "$tmp/out" >/dev/null 2>"$tmp/err"; then
+    ok "--mel-norm window --no-condition --no-fallback --no-speech-threshold 1 -t 1 -l en"
+else
+    bad "decoding options (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run -m "$MODEL" "$HARVARD" -o vtt --no-timestamps
+if [ "$rc" -eq 0 ] && vtt_cues "$tmp/out" >/dev/null 2>"$tmp/err"; then
+    ok "--no-timestamps -o vtt is valid WebVTT"
+else
+    bad "--no-timestamps (status $rc)" "$tmp/err" "$tmp/out"
+fi
+
+# ------------------------------------------------------------------ debug outputs
+run -m "$MODEL" "$JFK" --dump-mel "$tmp/mel.f32" --dump-encoder "$tmp/enc.f32" \
+    --logits 1,2,3 "$tmp/logits.f32" -o txt
+if [ "$rc" -eq 0 ] && [ "$N_MELS" -gt 0 ]; then
+    want=$((N_MELS * 3000 * 4))
+    got=$(bytes "$tmp/mel.f32" 2>/dev/null || echo 0)
+    [ "$got" = "$want" ] && ok "--dump-mel writes n_mels*3000*4 = $want bytes" ||
+        bad "--dump-mel wrote $got bytes, not $want"
+    want=$((N_AUDIO_CTX * N_AUDIO_STATE * 4))
+    got=$(bytes "$tmp/enc.f32" 2>/dev/null || echo 0)
+    [ "$got" = "$want" ] && ok "--dump-encoder writes n_audio_ctx*n_audio_state*4 = $want bytes" ||
+        bad "--dump-encoder wrote $got bytes, not $want"
+    want=$((N_VOCAB * 4))
+    got=$(bytes "$tmp/logits.f32" 2>/dev/null || echo 0)
+    [ "$got" = "$want" ] && ok "--logits 1,2,3 writes n_vocab*4 = $want bytes" ||
+        bad "--logits wrote $got bytes, not $want"
+else
+    bad "debug outputs (status $rc, n_mels $N_MELS)" "$tmp/err"
+fi
+
+# ------------------------------------------------------------------ model lookup
+mkdir -p "$tmp/cwd/models" "$tmp/empty"
+cp "$MODEL" "$tmp/cwd/models/ggml-micro.bin"
+(cd "$tmp/cwd" && env -u WHISPERKV_MODEL "$CLI" "$JFK" -o srt >"$tmp/out" 2>"$tmp/err")
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/jfk.srt"; then
+    ok "no -m: finds models/ggml-*.bin"
+else
+    bad "model lookup in models/ (status $rc)" "$tmp/err"
+fi
+(cd "$tmp/empty" && WHISPERKV_MODEL=$MODEL "$CLI" "$JFK" -o srt >"$tmp/out" 2>"$tmp/err")
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/jfk.srt"; then
+    ok "no -m: uses \$WHISPERKV_MODEL"
+else
+    bad "WHISPERKV_MODEL (status $rc)" "$tmp/err"
+fi
+(cd "$tmp/empty" && env -u WHISPERKV_MODEL "$CLI" "$JFK" >"$tmp/out" 2>"$tmp/err")
+rc=$?
+if one_error_line 2; then
+    ok "no model anywhere: status 2 and one line: $(cat "$tmp/err")"
+else
+    bad "no model anywhere (status $rc)" "$tmp/err"
+fi
+
+# ------------------------------------------------------------------ errors
+run -m "$MODEL" "$tmp/no-such-file.wav"
+if one_error_line 1 && grep -q 'no-such-file.wav' "$tmp/err"; then
+    ok "missing audio file: status 1 and one line: $(cat "$tmp/err")"
+else
+    bad "missing audio file (status $rc)" "$tmp/err" "$tmp/out"
+fi
+
+printf 'this is not audio\n' >"$tmp/not-audio.wav"
+run -m "$MODEL" "$tmp/not-audio.wav"
+if one_error_line 1 && grep -q 'not-audio.wav' "$tmp/err"; then
+    ok "undecodable file: status 1 and one line: $(cat "$tmp/err")"
+else
+    bad "undecodable file (status $rc)" "$tmp/err" "$tmp/out"
+fi
+
+size=$(bytes "$MODEL")
+for cut in 3 30 $((size / 2)) $((size - 1)); do
+    head -c "$cut" "$MODEL" >"$tmp/truncated.bin"
+    run -m "$tmp/truncated.bin" "$JFK"
+    if one_error_line 1 && grep -q 'truncated.bin' "$tmp/err"; then
+        ok "model truncated to $cut bytes: status 1, the loader's message: $(cat "$tmp/err")"
+    else
+        bad "model truncated to $cut bytes (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+run -m "$tmp/no-such-model.bin" "$JFK"
+if one_error_line 1; then
+    ok "missing model file: status 1 and one line"
+else
+    bad "missing model file (status $rc)" "$tmp/err"
+fi
+
+for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "--logits 1,2" "-l auto" ""; do
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    run -m "$MODEL" $args ${args:+"$JFK"}
+    if one_error_line 2; then
+        ok "bad usage '${args:-(no file)}': status 2"
+    else
+        bad "bad usage '${args:-(no file)}' (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+
+echo "test_cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
