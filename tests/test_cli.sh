@@ -56,7 +56,7 @@ skip_or_fail() {
 [ -x "$CLI" ] || { echo "test_cli: no CLI at $CLI"; exit 1; }
 [ -x "$GEN" ] || { echo "test_cli: no model generator at $GEN"; exit 1; }
 [ -x "$JCHECK" ] || { echo "test_cli: no JSON checker at $JCHECK"; exit 1; }
-[ -n "$SHARED" ] && [ -d "$SHARED" ] || skip_or_fail "shared data folder '${SHARED:-(unset)}' is missing"
+{ [ -n "$SHARED" ] && [ -d "$SHARED" ]; } || skip_or_fail "shared data folder '${SHARED:-(unset)}' is missing"
 JFK=$SHARED/speech/jfk/jfk.wav
 HARVARD=$SHARED/speech/harvard/harvard.wav
 for f in "$JFK" "$HARVARD"; do
@@ -76,6 +76,11 @@ run() {
 }
 
 lines() { wc -l <"$1" | tr -d ' '; }
+# size_is DESCRIPTION FILE BYTES
+size_is() {
+    got=$(wc -c <"$2" 2>/dev/null | tr -d ' ')
+    if [ "${got:-0}" = "$3" ]; then ok "$1 = $3 bytes"; else bad "$1: ${got:-no file}, not $3 bytes"; fi
+}
 bytes() { wc -c <"$1" | tr -d ' '; }
 
 # srt_cues FILE: the number of cues when FILE is well-formed SubRip (1-based
@@ -259,18 +264,10 @@ fi
 run -m "$MODEL" "$JFK" --dump-mel "$tmp/mel.f32" --dump-encoder "$tmp/enc.f32" \
     --logits 1,2,3 "$tmp/logits.f32" -o txt
 if [ "$rc" -eq 0 ] && [ "$N_MELS" -gt 0 ]; then
-    want=$((N_MELS * 3000 * 4))
-    got=$(bytes "$tmp/mel.f32" 2>/dev/null || echo 0)
-    [ "$got" = "$want" ] && ok "--dump-mel writes n_mels*3000*4 = $want bytes" ||
-        bad "--dump-mel wrote $got bytes, not $want"
-    want=$((N_AUDIO_CTX * N_AUDIO_STATE * 4))
-    got=$(bytes "$tmp/enc.f32" 2>/dev/null || echo 0)
-    [ "$got" = "$want" ] && ok "--dump-encoder writes n_audio_ctx*n_audio_state*4 = $want bytes" ||
-        bad "--dump-encoder wrote $got bytes, not $want"
-    want=$((N_VOCAB * 4))
-    got=$(bytes "$tmp/logits.f32" 2>/dev/null || echo 0)
-    [ "$got" = "$want" ] && ok "--logits 1,2,3 writes n_vocab*4 = $want bytes" ||
-        bad "--logits wrote $got bytes, not $want"
+    size_is "--dump-mel writes n_mels*3000*4" "$tmp/mel.f32" $((N_MELS * 3000 * 4))
+    size_is "--dump-encoder writes n_audio_ctx*n_audio_state*4" "$tmp/enc.f32" \
+        $((N_AUDIO_CTX * N_AUDIO_STATE * 4))
+    size_is "--logits 1,2,3 writes n_vocab*4" "$tmp/logits.f32" $((N_VOCAB * 4))
 else
     bad "debug outputs (status $rc, n_mels $N_MELS)" "$tmp/err"
 fi
