@@ -74,6 +74,8 @@ wkv_specials wkv_specials_for(int n_vocab);
  * max_out ids, returns how many the piece needs, or -1. */
 int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
                    int max_out);
+/* The reference's non-speech token ids for this vocabulary (vocab.c). */
+const int *wkv_non_speech_tokens(const wkv_model *m, int *n);
 /* Token id of exactly these bytes, or -1. */
 int wkv_vocab_find(const wkv_model *m, const char *bytes, size_t len);
 

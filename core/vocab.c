@@ -137,42 +137,50 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* tokenizer.non_speech_tokens: symbols whose encoding (alone or after a space) is a
- * single token, the first token of the music symbols, and " -", " '". */
+/* tokenizer.non_speech_tokens as the reference computes them from its rank files
+ * (symbols whose encoding, alone or after a space, is one token; the first token of
+ * the music symbols; " -" and " '").  Published ggml vocabularies store every token
+ * that is not valid UTF-8 on its own as U+FFFD, so the partial-character tokens this
+ * list needs cannot be derived from them: the ids are embedded, and test_vocab checks
+ * them against the vocabulary. */
+static const int NON_SPEECH_GPT2[84] = {
+    1, 2, 7, 8, 9, 10, 14, 25, 26, 27, 28, 29, 31, 58, 59, 60, 61, 62, 63, 90, 91, 92, 93,
+    357, 366, 438, 532, 685, 705, 796, 930, 1058, 1220, 1267, 1279, 1303, 1343, 1377, 1391,
+    1635, 1782, 1875, 2162, 2361, 2488, 3467, 4008, 4211, 4600, 4808, 5299, 5855, 6329,
+    7203, 9609, 9959, 10563, 10786, 11420, 11709, 11907, 13163, 13697, 13700, 14808, 15306,
+    16410, 16791, 17992, 19203, 19510, 20724, 22305, 22935, 27007, 30109, 30420, 33409,
+    34949, 40283, 40493, 40549, 47282, 49146,
+};
+static const int NON_SPEECH_MULTILINGUAL[82] = {
+    1, 2, 7, 8, 9, 10, 14, 25, 26, 27, 28, 29, 31, 58, 59, 60, 61, 62, 63, 90, 91, 92, 93,
+    359, 503, 522, 542, 873, 893, 902, 918, 922, 931, 1350, 1853, 1982, 2460, 2627, 3246,
+    3253, 3268, 3536, 3846, 3961, 4183, 4667, 6585, 6647, 7273, 9061, 9383, 10428, 10929,
+    11938, 12033, 12331, 12562, 13793, 14157, 14635, 15265, 15618, 16553, 16604, 18362,
+    18956, 20075, 21675, 22520, 26130, 26161, 26435, 28279, 29464, 31650, 32302, 32470,
+    36865, 42863, 47425, 49870, 50254,
+};
+
+const int *wkv_non_speech_tokens(const wkv_model *m, int *n)
+{
+    if (wkv_model_is_multilingual(m)) {
+        *n = 82;
+        return NON_SPEECH_MULTILINGUAL;
+    }
+    *n = 84;
+    return NON_SPEECH_GPT2;
+}
+
+/* SuppressTokens("-1"): the non-speech tokens plus the control tokens. */
 static int build_suppress(wkv_model *m)
 {
-    static const char *const symbols[] = {
-        "\"", "#", "(", ")", "*", "+", "/", ":", ";", "<", "=", ">", "@", "[", "\\",
-        "]", "^", "_", "`", "{", "|", "}", "~", "\xe3\x80\x8c", "\xe3\x80\x8d",
-        "\xe3\x80\x8e", "\xe3\x80\x8f", "<<", ">>", "<<<", ">>>", "--", "---", "-(",
-        "-[", "('", "(\"", "((", "))", "(((", ")))", "[[", "]]", "{{", "}}",
-        "\xe2\x99\xaa\xe2\x99\xaa", "\xe2\x99\xaa\xe2\x99\xaa\xe2\x99\xaa",
-    };
-    /* ♩♪♫♬♭♮♯ */
-    static const char *const music[] = {
-        "\xe2\x99\xa9", "\xe2\x99\xaa", "\xe2\x99\xab", "\xe2\x99\xac",
-        "\xe2\x99\xad", "\xe2\x99\xae", "\xe2\x99\xaf",
-    };
-    const size_t n_sym = sizeof symbols / sizeof *symbols, n_music = 7;
-    int *list = malloc((2 * (n_sym + n_music) + 2 + 6) * sizeof *list);
+    int n_ns;
+    const int *ns = wkv_non_speech_tokens(m, &n_ns);
+    int *list = malloc((size_t)(n_ns + 6) * sizeof *list);
     if (!list)
         return -1;
-    int n = 0, ids[16];
-    char buf[32];
-    if (wkv_bpe_encode(m, " -", 2, ids, 16) >= 1)
-        list[n++] = ids[0];
-    if (wkv_bpe_encode(m, " '", 2, ids, 16) >= 1)
-        list[n++] = ids[0];
-    for (size_t s = 0; s < n_sym + n_music; s++) {
-        int is_music = s >= n_sym;
-        const char *sym = is_music ? music[s - n_sym] : symbols[s];
-        for (int space = 0; space < 2; space++) {
-            int len = snprintf(buf, sizeof buf, "%s%s", space ? " " : "", sym);
-            int k = wkv_bpe_encode(m, buf, (size_t)len, ids, 16);
-            if (k == 1 || (k >= 1 && is_music))
-                list[n++] = ids[0];
-        }
-    }
+    int n = 0;
+    for (int i = 0; i < n_ns; i++)
+        list[n++] = ns[i];
     const wkv_specials *sp = &m->sp;
     int extra[6] = {sp->transcribe, sp->translate, sp->sot, sp->startofprev, sp->startoflm,
                     sp->nospeech};
@@ -186,6 +194,30 @@ static int build_suppress(wkv_model *m)
     m->suppress = list;
     m->n_suppress = u;
     return 0;
+}
+
+/* Token i < 256 of the byte-level BPE is the single byte at position i of GPT-2's
+ * bytes_to_unicode order (printable '!'..'~', 0xa1..0xac, 0xae..0xff, then the rest
+ * ascending).  Files that stored a lone non-UTF-8 byte as U+FFFD get it back. */
+static void repair_byte_tokens(wkv_model *m)
+{
+    int order[256], n = 0;
+    for (int b = 33; b <= 126; b++)
+        order[n++] = b;
+    for (int b = 161; b <= 172; b++)
+        order[n++] = b;
+    for (int b = 174; b <= 255; b++)
+        order[n++] = b;
+    for (int b = 0; b < 256; b++)
+        if (!((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255)))
+            order[n++] = b;
+    for (int id = 0; id < 256 && id < m->n_tokens; id++) {
+        char *p = m->tok_bytes + m->tok_off[id];
+        if (m->tok_len[id] == 3 && memcmp(p, "\xef\xbf\xbd", 3) == 0) {
+            p[0] = (char)order[id];
+            m->tok_len[id] = 1;
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- specials */
@@ -239,6 +271,7 @@ static int build_special_spellings(wkv_model *m)
 int wkv_vocab_init(wkv_model *m, char **error)
 {
     m->sp = wkv_specials_for(m->hp.n_vocab);
+    repair_byte_tokens(m);
     if (build_special_spellings(m) || build_table(m) || build_suppress(m)) {
         wkv_set_error(error, "%s: out of memory building the vocabulary", m->path);
         return -1;
