@@ -1,0 +1,164 @@
+/* The KV caches change nothing but speed: cached logits equal uncached logits over
+ * many steps, a batched prompt pass equals token-by-token steps, and the cross K/V
+ * projections run exactly once per window.  Usage: test_kv_cache MODEL.bin */
+#include "testutil.h"
+#include "whisperkv.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEPS 40
+
+static uint32_t rng_state = 12345;
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+
+/* A few seconds of tones and noise, so the window is not silence. */
+static float *make_audio(size_t n)
+{
+    float *pcm = malloc(n * sizeof *pcm);
+    for (size_t i = 0; i < n; i++)
+        pcm[i] = 0.3f * sinf(2 * (float)M_PI * 220.0f * (float)i / 16000) +
+                 0.1f * sinf(2 * (float)M_PI * 1250.0f * (float)i / 16000) +
+                 0.05f * ((float)(rnd() % 2001) / 1000.0f - 1.0f);
+    return pcm;
+}
+
+/* Logits of every prefix of seq, one wkv_decode call per token in `mode`. */
+static float *step_logits(wkv_context *ctx, const int *seq, int n, wkv_cache_mode mode,
+                          int n_vocab)
+{
+    float *all = malloc((size_t)n * n_vocab * sizeof *all);
+    wkv_decode_reset(ctx);
+    for (int i = 0; i < n; i++)
+        CHECK(wkv_decode(ctx, seq + i, 1, mode, all + (size_t)i * n_vocab) == 0,
+              "decode step %d mode %d", i, mode);
+    return all;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_kv_cache MODEL\n");
+        return 2;
+    }
+    char *err = NULL;
+    wkv_model *model = wkv_model_load(argv[1], &err);
+    if (!model) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    const wkv_specials *sp = wkv_model_specials(model);
+    const int n_vocab = hp->n_vocab;
+    wkv_context *ctx = wkv_context_new(model, 2, NULL);
+    const wkv_stats *st = wkv_context_stats(ctx);
+
+    size_t n_pcm = 16000 * 7;
+    float *pcm = make_audio(n_pcm);
+    wkv_mel *mel = wkv_mel_compute(model, pcm, n_pcm, 1, NULL);
+    float *window = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *window);
+    wkv_mel_window(mel, 0, (int)mel->content_frames, WKV_MEL_GLOBAL, window);
+
+    /* a sequence: sot, a timestamp, random text tokens */
+    int seq[STEPS];
+    seq[0] = sp->sot;
+    seq[1] = sp->timestamp_begin;
+    for (int i = 2; i < STEPS; i++)
+        seq[i] = (int)(rnd() % (uint32_t)sp->eot);
+
+    int64_t before = st->cross_kv_computes;
+    CHECK(wkv_encode(ctx, window) == 0, "encode");
+    CHECK(st->cross_kv_computes == before + 1, "encode computes cross K/V once (%lld)",
+          (long long)(st->cross_kv_computes - before));
+
+    float *full = step_logits(ctx, seq, STEPS, WKV_CACHE_FULL, n_vocab);
+    CHECK(st->cross_kv_computes == before + 1,
+          "%d cached steps computed cross K/V again (%lld times)", STEPS,
+          (long long)(st->cross_kv_computes - before - 1));
+    float *nocross = step_logits(ctx, seq, STEPS, WKV_CACHE_NO_CROSS, n_vocab);
+    CHECK(st->cross_kv_computes == before + 1 + STEPS, "NO_CROSS recomputes every step");
+    float *none = step_logits(ctx, seq, STEPS, WKV_CACHE_NONE, n_vocab);
+    double worst_nc = 0, worst_none = 0;
+    for (int i = 0; i < STEPS; i++) {
+        size_t o = (size_t)i * n_vocab;
+        double e1 = tu_rel_err(full + o, nocross + o, (size_t)n_vocab);
+        double e2 = tu_rel_err(full + o, none + o, (size_t)n_vocab);
+        worst_nc = e1 > worst_nc ? e1 : worst_nc;
+        worst_none = e2 > worst_none ? e2 : worst_none;
+    }
+    CHECK(worst_nc <= 1e-4, "cached vs cross recomputed: %g", worst_nc);
+    CHECK(worst_none <= 1e-4, "cached vs no cache: %g", worst_none);
+    printf("%d steps: cached vs cross-recomputed %.2e, cached vs uncached %.2e (relative)\n",
+           STEPS, worst_nc, worst_none);
+
+    /* a batched pass of the first 12 tokens, then steps, equals steps all along */
+    float *logits = malloc((size_t)n_vocab * sizeof *logits);
+    wkv_decode_reset(ctx);
+    CHECK(wkv_decode(ctx, seq, 12, WKV_CACHE_FULL, logits) == 0, "batched pass");
+    CHECK(wkv_decode_length(ctx) == 12, "length after batch %d", wkv_decode_length(ctx));
+    double e = tu_rel_err(logits, full + (size_t)11 * n_vocab, (size_t)n_vocab);
+    CHECK(e <= 1e-4, "batched prompt vs steps: %g", e);
+    for (int i = 12; i < STEPS; i++)
+        wkv_decode(ctx, seq + i, 1, WKV_CACHE_FULL, logits);
+    e = tu_rel_err(logits, full + (size_t)(STEPS - 1) * n_vocab, (size_t)n_vocab);
+    CHECK(e <= 1e-4, "steps after a batch: %g", e);
+
+    /* the cache is bounded by n_text_ctx: overflowing is an error, not a write */
+    wkv_decode_reset(ctx);
+    int *many = malloc((size_t)(hp->n_text_ctx + 1) * sizeof *many);
+    for (int i = 0; i <= hp->n_text_ctx; i++)
+        many[i] = seq[i % STEPS];
+    CHECK(wkv_decode(ctx, many, hp->n_text_ctx, WKV_CACHE_FULL, NULL) == 0, "fill to n_ctx");
+    CHECK(wkv_decode(ctx, many, 1, WKV_CACHE_FULL, NULL) != 0, "decode past n_text_ctx fails");
+    CHECK(wkv_decode(ctx, (int[]){n_vocab}, 1, WKV_CACHE_FULL, NULL) != 0, "bad token fails");
+    free(many);
+
+    /* a whole window decode: still one cross K/V per window */
+    wkv_options o;
+    wkv_options_default(&o);
+    o.no_speech_threshold = 1.0f;
+    int64_t c0 = st->cross_kv_computes, w0 = st->encoder_runs;
+    CHECK(wkv_encode(ctx, window) == 0, "encode");
+    wkv_window_result r;
+    CHECK(wkv_decode_window(ctx, NULL, 0, &o, &r, NULL) == 0, "decode window");
+    CHECK(r.n_tokens >= 1, "window decoded %d tokens", r.n_tokens);
+    CHECK(st->cross_kv_computes - c0 == 1, "window of %d tokens: cross K/V computed %lld times",
+          r.n_tokens, (long long)(st->cross_kv_computes - c0));
+    wkv_window_result_clear(&r);
+
+    /* the long-form loop over 70 s: exactly one cross K/V per encoded window */
+    size_t n_long = 16000 * 70;
+    float *long_pcm = make_audio(n_long);
+    wkv_mel *long_mel = wkv_mel_compute(model, long_pcm, n_long, 1, NULL);
+    c0 = st->cross_kv_computes;
+    w0 = st->encoder_runs;
+    int segs = wkv_transcribe_mel(ctx, long_mel, &o, NULL, NULL, NULL, NULL);
+    int64_t windows = st->encoder_runs - w0;
+    CHECK(segs >= 0, "long-form loop");
+    CHECK(windows >= 3, "70 s needs at least 3 windows, ran %lld", (long long)windows);
+    CHECK(st->cross_kv_computes - c0 == windows, "%lld windows, %lld cross K/V computations",
+          (long long)windows, (long long)(st->cross_kv_computes - c0));
+    printf("long form: %lld windows, %lld cross K/V computations, %d segments\n",
+           (long long)windows, (long long)(st->cross_kv_computes - c0), segs);
+
+    wkv_mel_free(long_mel);
+    free(long_pcm);
+    free(logits);
+    free(full);
+    free(nocross);
+    free(none);
+    free(window);
+    wkv_mel_free(mel);
+    free(pcm);
+    wkv_context_free(ctx);
+    wkv_model_free(model);
+    return tu_finish("kv_cache");
+}
