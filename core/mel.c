@@ -190,11 +190,12 @@ static inline double clean_sample(float v)
 
 typedef struct {
     const mel_plan *pl;
-    const float *pcm;
-    int64_t n;        /* real samples */
-    int64_t total;    /* n + 480000: samples before the reflect padding */
-    int64_t n_frames;
-    int64_t f0, f1;   /* frames of this job */
+    const float *pcm; /* stream samples [s0, s0 + n) */
+    int64_t s0, n;
+    int64_t stream_len; /* samples of real audio; zeros follow it */
+    int64_t out_f0;   /* stream frame of data's first column */
+    int64_t n_frames; /* columns of data */
+    int64_t f0, f1;   /* stream frames of this job */
     float *data;
     float max;
     int failed;
@@ -205,7 +206,6 @@ static void *mel_worker(void *arg)
     mel_job *job = arg;
     const mel_plan *pl = job->pl;
     const int n_mels = pl->n_mels;
-    const int64_t n = job->n, total = job->total;
     double x[MEL_NFFT], power[MEL_NBINS];
     cpx b0[MEL_NC], b1[MEL_NC];
     float *blk = malloc(sizeof(float) * (size_t)n_mels * MEL_BLOCK);
@@ -217,19 +217,21 @@ static void *mel_worker(void *arg)
     for (int64_t fb = job->f0; fb < job->f1; fb += MEL_BLOCK) {
         int nb = (int)(job->f1 - fb < MEL_BLOCK ? job->f1 - fb : MEL_BLOCK);
         for (int b = 0; b < nb; b++) {
-            int64_t start = (fb + b) * WKV_HOP - MEL_PAD; /* in unpadded samples */
-            if (start >= 0 && start + MEL_NFFT <= n) {
-                const float *src = job->pcm + start;
+            int64_t start = (fb + b) * WKV_HOP - MEL_PAD; /* stream sample index */
+            if (start >= job->s0 && start + MEL_NFFT <= job->s0 + job->n &&
+                start + MEL_NFFT <= job->stream_len) {
+                const float *src = job->pcm + (start - job->s0);
                 for (int i = 0; i < MEL_NFFT; i++)
                     x[i] = pl->window[i] * clean_sample(src[i]);
             } else {
                 for (int i = 0; i < MEL_NFFT; i++) {
                     int64_t idx = start + i;
                     if (idx < 0)
-                        idx = -idx; /* total > 400: one reflection is enough */
-                    else if (idx >= total)
-                        idx = 2 * (total - 1) - idx;
-                    x[i] = idx < n ? pl->window[i] * clean_sample(job->pcm[idx]) : 0.0;
+                        idx = -idx; /* reflect at the stream's start */
+                    /* after the audio come zeros (30 s of them, and their reflection) */
+                    x[i] = idx < job->stream_len
+                               ? pl->window[i] * clean_sample(job->pcm[idx - job->s0])
+                               : 0.0;
                 }
             }
             power_spectrum(pl, x, power, b0, b1);
@@ -245,7 +247,7 @@ static void *mel_worker(void *arg)
             }
         }
         for (int mb = 0; mb < n_mels; mb++)
-            memcpy(job->data + (size_t)mb * (size_t)job->n_frames + (size_t)fb,
+            memcpy(job->data + (size_t)mb * (size_t)job->n_frames + (size_t)(fb - job->out_f0),
                    blk + (size_t)mb * MEL_BLOCK, sizeof(float) * (size_t)nb);
     }
     free(blk);
@@ -253,32 +255,43 @@ static void *mel_worker(void *arg)
     return NULL;
 }
 
-wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n,
-                                 int threads, char **error)
+/* Frames [f0, f0 + n_frames) of the log-mel of a stream of stream_len samples
+ * (INT64_MAX: not ended yet) of which pcm holds [s0, s0 + n). */
+static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, int64_t s0,
+                          int64_t n, int64_t stream_len, int64_t f0, int64_t n_frames,
+                          int threads, char **error)
 {
     if (!filters || n_mels <= 0) {
         wkv_set_error(error, "mel: no filter bank (n_mels %d)", n_mels);
         return NULL;
     }
-    if (!pcm && n > 0) {
-        wkv_set_error(error, "mel: NULL samples");
+    if ((!pcm && n > 0) || n < 0 || s0 < 0 || f0 < 0 || n_frames < 0) {
+        wkv_set_error(error, "mel: bad arguments");
         return NULL;
     }
-    if (n > (size_t)(INT64_MAX / 2) - WKV_N_SAMPLES) {
-        wkv_set_error(error, "mel: input of %zu samples is too long", n);
+    if (n_frames > INT64_MAX / WKV_HOP / 2 || f0 > INT64_MAX / WKV_HOP / 2 ||
+        (uint64_t)n_frames > SIZE_MAX / sizeof(float) / (size_t)n_mels) {
+        wkv_set_error(error, "mel: %lld frames is too long", (long long)n_frames);
         return NULL;
     }
-    int64_t total = (int64_t)n + WKV_N_SAMPLES;
-    int64_t n_frames = total / WKV_HOP;
-    if ((uint64_t)n_frames > SIZE_MAX / sizeof(float) / (size_t)n_mels) {
-        wkv_set_error(error, "mel: input of %zu samples is too long", n);
+    /* the samples these frames read: reflection at 0 reads [0, 200] */
+    int64_t need_lo = f0 * WKV_HOP - MEL_PAD > 0 ? f0 * WKV_HOP - MEL_PAD : 0;
+    int64_t need_hi = n_frames ? (f0 + n_frames - 1) * WKV_HOP + MEL_PAD : need_lo;
+    if (f0 * WKV_HOP < MEL_PAD + 1 && need_hi < MEL_PAD + 1)
+        need_hi = MEL_PAD + 1;
+    if (need_hi > stream_len)
+        need_hi = stream_len;
+    if (n_frames && (s0 > need_lo || s0 + n < need_hi)) {
+        wkv_set_error(error, "mel: frames %lld..%lld need samples %lld..%lld, have %lld..%lld",
+                      (long long)f0, (long long)(f0 + n_frames), (long long)need_lo,
+                      (long long)need_hi, (long long)s0, (long long)(s0 + n));
         return NULL;
     }
 
     wkv_mel *mel = calloc(1, sizeof *mel);
     mel_plan *pl = calloc(1, sizeof *pl);
     int *ext = malloc(sizeof(int) * 2 * (size_t)n_mels);
-    float *data = malloc(sizeof(float) * (size_t)n_mels * (size_t)n_frames);
+    float *data = malloc(sizeof(float) * (size_t)n_mels * (size_t)(n_frames ? n_frames : 1));
     if (!mel || !pl || !ext || !data) {
         free(mel);
         free(pl);
@@ -314,9 +327,10 @@ wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *
     pthread_t tid[MEL_MAX_THREADS];
     int started[MEL_MAX_THREADS];
     for (int t = 0; t < nt; t++) {
-        jobs[t] = (mel_job){.pl = pl, .pcm = pcm, .n = (int64_t)n, .total = total,
-                            .n_frames = n_frames, .f0 = n_frames * t / nt,
-                            .f1 = n_frames * (t + 1) / nt, .data = data, .max = -INFINITY};
+        jobs[t] = (mel_job){.pl = pl, .pcm = pcm, .s0 = s0, .n = n, .stream_len = stream_len,
+                            .out_f0 = f0, .n_frames = n_frames,
+                            .f0 = f0 + n_frames * t / nt, .f1 = f0 + n_frames * (t + 1) / nt,
+                            .data = data, .max = -INFINITY};
         started[t] = 0;
     }
     for (int t = 1; t < nt; t++)
@@ -345,10 +359,39 @@ wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *
     }
     mel->n_mels = n_mels;
     mel->n_frames = n_frames;
-    mel->content_frames = n_frames - WKV_N_FRAMES;
+    mel->content_frames = n_frames;
     mel->max = vmax;
     mel->data = data;
     return mel;
+}
+
+wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n,
+                                 int threads, char **error)
+{
+    if (n > (size_t)(INT64_MAX / 4) - WKV_N_SAMPLES) {
+        wkv_set_error(error, "mel: input of %zu samples is too long", n);
+        return NULL;
+    }
+    /* the reference: the input followed by 30 s of zeros, every frame of that */
+    int64_t n_frames = ((int64_t)n + WKV_N_SAMPLES) / WKV_HOP;
+    wkv_mel *mel = mel_range(filters, n_mels, pcm, 0, (int64_t)n, (int64_t)n, 0, n_frames,
+                             threads, error);
+    if (mel)
+        mel->content_frames = n_frames - WKV_N_FRAMES;
+    return mel;
+}
+
+wkv_mel *wkv_mel_compute_range(const wkv_model *model, const float *pcm, size_t n, int64_t s0,
+                               int64_t stream_len, int64_t f0, int64_t n_frames, int threads,
+                               char **error)
+{
+    if (!model) {
+        wkv_set_error(error, "mel: no model");
+        return NULL;
+    }
+    return mel_range(wkv_model_mel_filters(model), wkv_model_hparams(model)->n_mels, pcm, s0,
+                     (int64_t)n, stream_len < 0 ? INT64_MAX : stream_len, f0, n_frames,
+                     threads, error);
 }
 
 wkv_mel *wkv_mel_compute(const wkv_model *model, const float *pcm, size_t n, int threads,

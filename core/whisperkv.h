@@ -93,6 +93,17 @@ typedef struct {
 wkv_mel *wkv_mel_compute(const wkv_model *model, const float *pcm, size_t n, int threads,
                          char **error);
 void wkv_mel_free(wkv_mel *mel);
+/* The same frames for a stream read piecewise: frames [f0, f0 + n_frames) of the
+ * log-mel of a stream of which pcm holds samples [s0, s0 + n).  stream_len is the
+ * number of samples of the whole stream once it has ended (zeros follow it, as in
+ * wkv_mel_compute), or -1 while it goes on.  Frame f reads samples
+ * [160 f - 200, 160 f + 200), reflected at the stream's start; pcm must hold them
+ * (an error says which are missing).  The result has n_frames columns,
+ * content_frames = n_frames and max over them, so frames computed this way equal
+ * wkv_mel_compute's of the whole stream. */
+wkv_mel *wkv_mel_compute_range(const wkv_model *model, const float *pcm, size_t n,
+                               int64_t s0, int64_t stream_len, int64_t f0,
+                               int64_t n_frames, int threads, char **error);
 /* Fills out (n_mels x 3000) with the normalized frames [seek, seek + size) and 0.0
  * after them.  GLOBAL clamps at mel->max - 8, WINDOW at the maximum of those frames
  * minus 8.  size is clamped to [0, 3000] and to the frames available. */

@@ -502,7 +502,69 @@ static void test_wav_files(void)
     }
 }
 
-int main(void)
+/* wkv_mel_compute_range on pieces of a stream gives exactly the frames
+ * wkv_mel_compute gives for the whole stream: at its start (reflection), in the
+ * middle (real samples before the frame), and at its end (the appended zeros). */
+static void test_range(const char *model_path)
+{
+    char *e = NULL;
+    wkv_model *model = wkv_model_load(model_path, &e);
+    CHECK(model != NULL, "%s: %s", model_path, e ? e : "");
+    free(e);
+    if (!model)
+        return;
+    const int n_mels = wkv_model_hparams(model)->n_mels;
+    size_t n = 16000 * 70 + 123;
+    float *pcm = malloc(n * sizeof *pcm);
+    uint32_t r = 99;
+    for (size_t i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        pcm[i] = 0.4f * sinf((float)i * 0.05f) + (float)(r >> 8) / (float)(1u << 24) * 0.1f;
+    }
+    wkv_mel *whole = wkv_mel_compute(model, pcm, n, 2, NULL);
+    const int64_t starts[] = {0, 1, 2970, 5999, (int64_t)(n / 160) - 100};
+    for (int k = 0; k < 5 && whole; k++) {
+        int64_t f0 = starts[k], nf = 3000;
+        if (f0 + nf > whole->n_frames)
+            nf = whole->n_frames - f0;
+        int64_t lo = f0 * 160 - 200 > 0 ? f0 * 160 - 200 : 0;
+        int64_t hi = (f0 + nf - 1) * 160 + 200 + 1;
+        if (hi > (int64_t)n)
+            hi = (int64_t)n;
+        for (int ended = 0; ended < 2; ended++) {
+            /* a live stream has not ended: give it the samples the frames need */
+            if (!ended && (f0 + nf - 1) * 160 + 200 >= (int64_t)n)
+                continue;
+            wkv_mel *part = wkv_mel_compute_range(model, pcm + lo, (size_t)(hi - lo), lo,
+                                                  ended ? (int64_t)n : -1, f0, nf, 1, &e);
+            CHECK(part != NULL, "range at %lld: %s", (long long)f0, e ? e : "");
+            free(e);
+            e = NULL;
+            int same = part != NULL;
+            for (int mb = 0; part && mb < n_mels && same; mb++)
+                same = !memcmp(part->data + (size_t)mb * (size_t)nf,
+                               whole->data + (size_t)mb * (size_t)whole->n_frames + f0,
+                               sizeof(float) * (size_t)nf);
+            CHECK(same, "range frames %lld..%lld (ended %d) differ from the whole mel",
+                  (long long)f0, (long long)(f0 + nf), ended);
+            wkv_mel_free(part);
+        }
+        /* one sample short of what the frames need is an error, not a guess */
+        if (f0 > 2) {
+            wkv_mel *bad = wkv_mel_compute_range(model, pcm + lo + 1, (size_t)(hi - lo - 1),
+                                                 lo + 1, (int64_t)n, f0, nf, 1, &e);
+            CHECK(bad == NULL && e != NULL, "range with a missing first sample is refused");
+            free(e);
+            e = NULL;
+        }
+    }
+    printf("mel: stream ranges equal the whole-input frames\n");
+    wkv_mel_free(whole);
+    free(pcm);
+    wkv_model_free(model);
+}
+
+int main(int argc, char **argv)
 {
     float *syn = synthetic_filters(80);
     float *ident = identity_filters();
@@ -513,6 +575,8 @@ int main(void)
     test_threads(syn, 80);
     test_window_norm(syn, 80);
     test_speed(syn, 80);
+    if (argc > 1)
+        test_range(argv[1]);
     free(syn);
     free(ident);
     if (!tu_shared_dir() && tu_failures)
