@@ -206,6 +206,24 @@ typedef int (*wkv_segment_cb)(const wkv_segment *seg, void *user);
 /* Called after each window with the seek reached and the total frames; may be NULL. */
 typedef void (*wkv_progress_cb)(int64_t seek, int64_t total, void *user);
 
+/* The long-form loop one window at a time, for callers that get audio piecewise
+ * (the element): the state between windows is the prompt history.  Feed each window
+ * at the seek the previous call returned; windows of one session must come from one
+ * continuous stream, and give identical segments to wkv_transcribe_mel. */
+typedef struct wkv_longform wkv_longform;
+wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error);
+void wkv_longform_free(wkv_longform *lf);
+/* Decodes the window that starts at mel frame `seek` with `size` (1..3000) frames of
+ * audio; `mel` is its normalized log-mel (n_mels x 3000, 0.0 after size).  Reports its
+ * segments (times in seconds from frame 0) and returns the seek of the next window
+ * (> seek), or -1 with a message. */
+int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
+                            wkv_segment_cb on_segment, void *user, char **error);
+/* Forget the previous text (after a discontinuity or a seek). */
+void wkv_longform_reset_prompt(wkv_longform *lf);
+/* Segments reported so far. */
+int wkv_longform_segments(const wkv_longform *lf);
+
 /* The reference long-form loop over a log-mel (reference doc §6).  Segments that the
  * reference clears (start == end or blank text) are not reported.  Returns the number
  * of segments reported, or -1. */

@@ -57,95 +57,152 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, do
     return stop;
 }
 
+struct wkv_longform {
+    wkv_context *ctx;
+    wkv_options opts;
+    char *language;    /* owned copy of opts.language */
+    int_vec history;   /* tokens of every reported segment */
+    int prompt_reset;  /* history[prompt_reset..] is the prompt */
+    int count;         /* segments reported */
+    int stopped;       /* a callback asked to stop */
+};
+
+wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error)
+{
+    wkv_longform *lf = calloc(1, sizeof *lf);
+    if (lf) {
+        lf->ctx = ctx;
+        lf->opts = *opts;
+        lf->language = strdup(opts->language ? opts->language : "en");
+        lf->opts.language = lf->language;
+    }
+    if (!lf || !lf->language) {
+        wkv_longform_free(lf);
+        wkv_set_error(error, "out of memory");
+        return NULL;
+    }
+    return lf;
+}
+
+void wkv_longform_free(wkv_longform *lf)
+{
+    if (!lf)
+        return;
+    free(lf->language);
+    free(lf->history.v);
+    free(lf);
+}
+
+void wkv_longform_reset_prompt(wkv_longform *lf)
+{
+    lf->prompt_reset = lf->history.n;
+}
+
+int wkv_longform_segments(const wkv_longform *lf)
+{
+    return lf->count;
+}
+
+int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
+                            wkv_segment_cb on_segment, void *user, char **error)
+{
+    wkv_context *ctx = lf->ctx;
+    const wkv_model *m = ctx->model;
+    const wkv_options *o = &lf->opts;
+    const int tb = m->sp.timestamp_begin;
+    if (size <= 0 || size > WKV_N_FRAMES || seek < 0) {
+        wkv_set_error(error, "window of %d frames at %lld", size, (long long)seek);
+        return -1;
+    }
+    double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
+    double duration = (double)size * WKV_HOP / WKV_SAMPLE_RATE;
+    int_vec *history = &lf->history;
+    wkv_window_result r;
+    int use_prompt = o->condition_on_previous_text;
+    if (wkv_encode(ctx, mel) != 0 ||
+        wkv_decode_window(ctx, use_prompt ? history->v + lf->prompt_reset : NULL,
+                          use_prompt ? history->n - lf->prompt_reset : 0, o, &r, error) != 0) {
+        if (error && !*error)
+            wkv_set_error(error, "window at frame %lld failed", (long long)seek);
+        return -1;
+    }
+    /* silence: skip the window unless the text is confidently likely */
+    if (o->no_speech_threshold < 1.0f && r.no_speech_prob > o->no_speech_threshold &&
+        !(r.avg_logprob > o->logprob_threshold)) {
+        wkv_window_result_clear(&r);
+        return seek + size;
+    }
+
+    const int *t = r.tokens;
+    const int n = r.n_tokens;
+    int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
+    int last_slice = 0, any_pair = 0, rc = 0;
+    int64_t next_seek = seek + size;
+    for (int i = 1; i < n && rc == 0; i++) {
+        if (!(t[i - 1] >= tb && t[i] >= tb))
+            continue;
+        any_pair = 1; /* a pair ends at i: segment [last_slice, i) */
+        rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
+                  offset + (t[i - 1] - tb) * 0.02, t + last_slice, i - last_slice, history,
+                  on_segment, user, &lf->count);
+        last_slice = i;
+    }
+    if (rc == 0 && any_pair) {
+        if (single_ending)
+            rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
+                      offset + (t[n - 1] - tb) * 0.02, t + last_slice, n - last_slice,
+                      history, on_segment, user, &lf->count);
+        else /* drop the unfinished tail; decode it again from the last pair's time */
+            next_seek = seek + (int64_t)(t[last_slice - 1] - tb) * 2;
+    } else if (rc == 0) {
+        double end = duration;
+        for (int i = n - 1; i >= 0; i--)
+            if (t[i] >= tb) {
+                if (t[i] != tb)
+                    end = (t[i] - tb) * 0.02;
+                break;
+            }
+        rc = emit(m, &r, seek, offset, offset + end, t, n, history, on_segment, user,
+                  &lf->count);
+    }
+    if (!o->condition_on_previous_text || r.temperature > 0.5)
+        lf->prompt_reset = history->n;
+    wkv_window_result_clear(&r);
+    if (rc < 0) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    lf->stopped |= rc > 0;
+    /* the rules make every pair advance; guard against a model that does not */
+    return next_seek > seek ? next_seek : seek + size;
+}
+
 int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *o,
                        wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
                        char **error)
 {
-    const wkv_model *m = ctx->model;
-    const int tb = m->sp.timestamp_begin;
     const int64_t content = mel->content_frames;
-    float *window = malloc((size_t)m->hp.n_mels * WKV_N_FRAMES * sizeof *window);
-    int_vec history = {0};
-    int prompt_reset = 0, count = 0, rc = 0;
-    if (!window) {
-        wkv_set_error(error, "out of memory");
-        return -1;
-    }
-    int64_t seek = 0;
-    while (seek < content && rc == 0) {
-        int size = content - seek < WKV_N_FRAMES ? (int)(content - seek) : WKV_N_FRAMES;
-        double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
-        double duration = (double)size * WKV_HOP / WKV_SAMPLE_RATE;
-        wkv_mel_window(mel, seek, size, o->mel_norm, window);
-        wkv_window_result r;
-        int use_prompt = o->condition_on_previous_text;
-        if (wkv_encode(ctx, window) != 0 ||
-            wkv_decode_window(ctx, use_prompt ? history.v + prompt_reset : NULL,
-                              use_prompt ? history.n - prompt_reset : 0, o, &r, error) != 0) {
-            if (error && !*error)
-                wkv_set_error(error, "window at frame %lld failed", (long long)seek);
-            rc = -1;
-            break;
-        }
-        /* silence: skip the window unless the text is confidently likely */
-        if (o->no_speech_threshold < 1.0f && r.no_speech_prob > o->no_speech_threshold &&
-            !(r.avg_logprob > o->logprob_threshold)) {
-            wkv_window_result_clear(&r);
-            seek += size;
-            if (on_progress)
-                on_progress(seek, content, user);
-            continue;
-        }
-
-        const int *t = r.tokens;
-        const int n = r.n_tokens;
-        int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
-        int last_slice = 0, any_pair = 0;
-        int64_t next_seek = seek + size;
-        for (int i = 1; i < n && rc == 0; i++) {
-            if (!(t[i - 1] >= tb && t[i] >= tb))
-                continue;
-            any_pair = 1; /* a pair ends at i: segment [last_slice, i) */
-            rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
-                      offset + (t[i - 1] - tb) * 0.02, t + last_slice, i - last_slice,
-                      &history, on_segment, user, &count);
-            last_slice = i;
-        }
-        if (rc == 0 && any_pair) {
-            if (single_ending) {
-                rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
-                          offset + (t[n - 1] - tb) * 0.02, t + last_slice, n - last_slice,
-                          &history, on_segment, user, &count);
-            } else {
-                /* drop the unfinished tail; decode it again from the last pair's time */
-                next_seek = seek + (int64_t)(t[last_slice - 1] - tb) * 2;
-            }
-        } else if (rc == 0) {
-            double end = duration;
-            for (int i = n - 1; i >= 0; i--)
-                if (t[i] >= tb) {
-                    if (t[i] != tb)
-                        end = (t[i] - tb) * 0.02;
-                    break;
-                }
-            rc = emit(m, &r, seek, offset, offset + end, t, n, &history, on_segment, user,
-                      &count);
-        }
-        if (!o->condition_on_previous_text || r.temperature > 0.5)
-            prompt_reset = history.n;
-        wkv_window_result_clear(&r);
-        /* the rules make every pair advance; guard against a model that does not */
-        seek = next_seek > seek ? next_seek : seek + size;
-        if (on_progress)
-            on_progress(seek, content, user);
-    }
-    free(window);
-    free(history.v);
-    if (rc < 0) {
+    float *window = malloc((size_t)ctx->model->hp.n_mels * WKV_N_FRAMES * sizeof *window);
+    wkv_longform *lf = window ? wkv_longform_new(ctx, o, error) : NULL;
+    if (!lf) {
+        free(window);
         if (error && !*error)
             wkv_set_error(error, "out of memory");
         return -1;
     }
+    int64_t seek = 0;
+    while (seek < content && !lf->stopped) {
+        int size = content - seek < WKV_N_FRAMES ? (int)(content - seek) : WKV_N_FRAMES;
+        wkv_mel_window(mel, seek, size, o->mel_norm, window);
+        seek = wkv_longform_window(lf, seek, size, window, on_segment, user, error);
+        if (seek < 0)
+            break;
+        if (on_progress)
+            on_progress(seek, content, user);
+    }
+    int count = seek < 0 ? -1 : lf->count;
+    wkv_longform_free(lf);
+    free(window);
     return count;
 }
 
