@@ -59,7 +59,7 @@ static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
         if (lt < 0) {
             wkv_set_error(error, "unknown language '%s'%s", lang,
                           strcmp(lang, "auto") == 0
-                              ? " (automatic language detection is not supported yet)"
+                              ? " (detect it first: wkv_detect_language)"
                               : "");
             return -1;
         }
@@ -172,4 +172,35 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     res->compression_ratio = wkv_compression_ratio(res->text);
     ctx->stats.windows++;
     return 0;
+}
+
+int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char **error)
+{
+    const wkv_model *m = ctx->model;
+    const wkv_specials *sp = &m->sp;
+    if (!wkv_model_is_multilingual(m)) {
+        wkv_set_error(error, "language detection needs a multilingual model");
+        return -1;
+    }
+    int sot = sp->sot;
+    if (wkv_encode(ctx, mel) != 0 || wkv_decode(ctx, &sot, 1, WKV_CACHE_FULL, ctx->logits) != 0) {
+        wkv_set_error(error, "language detection: decoder failed");
+        return -1;
+    }
+    /* softmax over the language tokens only */
+    const float *lg = ctx->logits + sp->lang_begin;
+    float mx = -INFINITY;
+    int best = 0;
+    for (int i = 0; i < sp->n_langs; i++)
+        if (lg[i] > mx) {
+            mx = lg[i];
+            best = i;
+        }
+    double sum = 0;
+    for (int i = 0; i < sp->n_langs; i++)
+        sum += exp((double)lg[i] - mx);
+    for (int i = 0; probs && i < sp->n_langs; i++)
+        probs[i] = (float)(exp((double)lg[i] - mx) / sum);
+    wkv_decode_reset(ctx);
+    return sp->lang_begin + best;
 }

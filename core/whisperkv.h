@@ -158,7 +158,9 @@ int wkv_decode_length(const wkv_context *ctx);
 /* ---------------------------------------------------------------- decoding */
 
 typedef struct {
-    const char *language;        /* code, default "en"; ignored by English-only models */
+    const char *language;        /* code, default "en"; "auto" (or NULL) detects it on
+                                    multilingual models (wkv_transcribe_mel: from the first
+                                    3000 frames); ignored by English-only models */
     int translate;               /* task translate instead of transcribe (multilingual) */
     int timestamps;              /* 1 (default): timestamp tokens; 0: <|notimestamps|> */
     int condition_on_previous_text; /* default 1 */
@@ -191,6 +193,13 @@ void wkv_window_result_clear(wkv_window_result *res);
 int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
                       const wkv_options *opts, wkv_window_result *res, char **error);
 
+/* Language identification (multilingual models): runs the encoder on `mel`
+ * (n_mels x 3000: the reference uses the first 3000 frames of the whole-input
+ * log-mel, zero-sample frames included) and the decoder on [sot]; writes the softmax
+ * over the language tokens to probs (wkv_model_specials()->n_langs entries, may be
+ * NULL) and returns the most probable language token, or -1. */
+int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char **error);
+
 /* One timed segment of the long-form loop. */
 typedef struct {
     int64_t seek;       /* mel frame where its window started */
@@ -199,6 +208,7 @@ typedef struct {
     int n_tokens;
     const char *text;
     double avg_logprob, no_speech_prob, compression_ratio, temperature; /* its window's */
+    const char *language; /* language code of its window ("en" for English-only models) */
 } wkv_segment;
 
 /* Called for every segment in order; return non-zero to stop. */
@@ -219,6 +229,8 @@ void wkv_longform_free(wkv_longform *lf);
  * (> seek), or -1 with a message. */
 int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
                             wkv_segment_cb on_segment, void *user, char **error);
+/* Sets the language code for the following windows (after detection); 0 or -1. */
+int wkv_longform_set_language(wkv_longform *lf, const char *code);
 /* Forget the previous text (after a discontinuity or a seek). */
 void wkv_longform_reset_prompt(wkv_longform *lf);
 /* Segments reported so far. */

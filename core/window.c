@@ -46,6 +46,7 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, do
             .seek = seek, .start = start, .end = end, .tokens = toks, .n_tokens = n,
             .text = text, .avg_logprob = r->avg_logprob, .no_speech_prob = r->no_speech_prob,
             .compression_ratio = r->compression_ratio, .temperature = r->temperature,
+            .language = r->language >= 0 ? wkv_lang_code(m, r->language) : "en",
         };
         (*count)++;
         if (vec_push(history, toks, n) != 0)
@@ -91,6 +92,17 @@ void wkv_longform_free(wkv_longform *lf)
     free(lf->language);
     free(lf->history.v);
     free(lf);
+}
+
+int wkv_longform_set_language(wkv_longform *lf, const char *code)
+{
+    char *copy = strdup(code);
+    if (!copy)
+        return -1;
+    free(lf->language);
+    lf->language = copy;
+    lf->opts.language = copy;
+    return 0;
 }
 
 void wkv_longform_reset_prompt(wkv_longform *lf)
@@ -189,6 +201,18 @@ int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *
         if (error && !*error)
             wkv_set_error(error, "out of memory");
         return -1;
+    }
+    if (wkv_model_is_multilingual(ctx->model) &&
+        (!o->language || !strcmp(o->language, "auto"))) {
+        /* the reference detects on the first 3000 frames as computed (zero-sample
+         * frames, not 0.0 padding) */
+        wkv_mel_window(mel, 0, WKV_N_FRAMES, o->mel_norm, window);
+        int lang = wkv_detect_language(ctx, window, NULL, error);
+        if (lang < 0 || wkv_longform_set_language(lf, wkv_lang_code(ctx->model, lang)) != 0) {
+            wkv_longform_free(lf);
+            free(window);
+            return -1;
+        }
     }
     int64_t seek = 0;
     while (seek < content && !lf->stopped) {

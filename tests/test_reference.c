@@ -223,6 +223,48 @@ static void test_long_form(wkv_context *ctx, const wkv_model *model, JsonObject 
     wav_free(&wav);
 }
 
+/* micro-multi: language probabilities from the first 3000 frames of the whole mel. */
+static void test_language(wkv_context *ctx, const wkv_model *model, JsonObject *exp)
+{
+    JsonObject *ld = json_object_get_object_member(exp, "language_detection");
+    JsonArray *top = json_object_get_array_member(ld, "top10");
+    wav_data wav;
+    char err[256];
+    if (wav_read(tu_shared_path("speech/jfk/jfk.wav"), &wav, err, sizeof err) != 0) {
+        CHECK(0, "jfk.wav: %s", err);
+        return;
+    }
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    const wkv_specials *sp = wkv_model_specials(model);
+    wkv_mel *mel = wkv_mel_compute(model, wav.samples, wav.n, 2, NULL);
+    float *window = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *window);
+    float *probs = malloc((size_t)sp->n_langs * sizeof *probs);
+    wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_GLOBAL, window);
+    char *e = NULL;
+    int lang = wkv_detect_language(ctx, window, probs, &e);
+    CHECK(lang >= 0, "detect: %s", e ? e : "");
+    free(e);
+    double worst = 0;
+    for (guint i = 0; lang >= 0 && i < json_array_get_length(top); i++) {
+        JsonArray *pair = json_array_get_array_element(top, i);
+        const char *code = json_array_get_string_element(pair, 0);
+        double want = json_array_get_double_element(pair, 1);
+        int tok = wkv_lang_token(model, code);
+        CHECK(tok >= 0, "language %s", code);
+        double d = tok >= 0 ? fabs(probs[tok - sp->lang_begin] - want) : 1;
+        worst = d > worst ? d : worst;
+        if (i == 0)
+            CHECK(lang == tok, "detected %s, want %s", wkv_lang_code(model, lang), code);
+    }
+    CHECK(worst <= 1e-4, "language probabilities differ by up to %g", worst);
+    printf("language detection: %s, top-10 probabilities within %.1e\n",
+           lang >= 0 ? wkv_lang_code(model, lang) : "?", worst);
+    free(probs);
+    free(window);
+    wkv_mel_free(mel);
+    wav_free(&wav);
+}
+
 static void test_set(const char *set)
 {
     char rel[256], *err = NULL;
@@ -251,6 +293,8 @@ static void test_set(const char *set)
         test_window(ctx, mel, exp, set, "greedy_window_notimestamps", 0);
         if (json_object_has_member(exp, "long_form"))
             test_long_form(ctx, model, exp);
+        if (json_object_has_member(exp, "language_detection"))
+            test_language(ctx, model, exp);
     }
     free(mel);
     free(enc);
