@@ -27,6 +27,7 @@
 #define MAX_STATE 8192
 #define MAX_LAYERS 64
 #define MEL_BINS 201 /* n_fft / 2 + 1 */
+#define MMAP_MIN (1u << 20)
 
 /* ---------------------------------------------------------------- byte access */
 
@@ -188,7 +189,10 @@ static int view_open(const char *path, file_view *v, char **error)
         return -1;
     }
     size_t len = (size_t)st.st_size;
-    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* big files are mapped (no second copy of a 3-GB model in memory); small ones
+     * are read, which is cheaper than a mapping in a process with many threads
+     * (every munmap then costs a TLB shoot-down on each CPU) */
+    void *p = len >= MMAP_MIN ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
     if (p != MAP_FAILED) {
         v->map = p;
         v->map_len = len;
@@ -198,7 +202,7 @@ static int view_open(const char *path, file_view *v, char **error)
         close(fd);
         return 0;
     }
-    /* no mmap on this file system: read it */
+    /* small, or no mmap on this file system: read it */
     v->buf = malloc(len);
     if (!v->buf) {
         wkv_set_error(error, "%s: offset 0: out of memory reading %zu bytes", path, len);
@@ -387,17 +391,21 @@ static int read_vocab(reader *r, wkv_model *m)
     for (int32_t i = 0; i < n; i++) {
         uint32_t len;
         at = r->off;
-        snprintf(what, sizeof what, "the length of token %" PRId32, i);
-        if (rd_u32(r, &len, what))
-            return -1;
+        if (left(r) < 4) { /* the message is only formatted when needed */
+            snprintf(what, sizeof what, "the length of token %" PRId32, i);
+            return need(r, 4, what);
+        }
+        len = ld_u32(r->p + r->off);
+        r->off += 4;
         if (len > MAX_TOKEN_LEN) {
             fail(r, at, "token %" PRId32 " has length %" PRIu32 " (at most %u)", i, len,
                  MAX_TOKEN_LEN);
             return -1;
         }
-        snprintf(what, sizeof what, "the bytes of token %" PRId32, i);
-        if (need(r, len, what))
-            return -1;
+        if (left(r) < len) {
+            snprintf(what, sizeof what, "the bytes of token %" PRId32, i);
+            return need(r, len, what);
+        }
         r->off += len;
         total += (uint64_t)len + 1;
     }
