@@ -55,10 +55,15 @@ static void copy_f32(float *dst, const uint8_t *src, size_t n)
 #endif
 }
 
-static void widen_f16(float *dst, const uint8_t *src, size_t n)
+/* f16 data into floats, through a 65536-entry table when one is given */
+static void widen_f16(float *dst, const uint8_t *src, size_t n, const float *table)
 {
-    for (size_t i = 0; i < n; i++)
-        dst[i] = wkv_f16_to_f32(ld_u16(src + 2 * i));
+    if (table)
+        for (size_t i = 0; i < n; i++)
+            dst[i] = table[ld_u16(src + 2 * i)];
+    else
+        for (size_t i = 0; i < n; i++)
+            dst[i] = wkv_f16_to_f32(ld_u16(src + 2 * i));
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -789,6 +794,14 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
         return -1;
     }
     m->arena_floats = total;
+    /* a conversion table pays off above a million f16 values */
+    size_t n_f16 = 0;
+    for (int k = 0; k < ts->n; k++)
+        if (ts->e[k].type == 1)
+            n_f16 += ts->e[k].count;
+    float *table = n_f16 >= ((size_t)1 << 20) ? malloc(65536 * sizeof *table) : NULL;
+    for (uint32_t h = 0; table && h < 65536; h++)
+        table[h] = wkv_f16_to_f32((uint16_t)h);
     float *dst = m->arena;
     for (int k = 0; k < ts->n; k++) {
         expected *x = &ts->e[k];
@@ -800,9 +813,10 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
         if (x->type == 0)
             copy_f32(dst, r->p + x->data_off, x->count);
         else
-            widen_f16(dst, r->p + x->data_off, x->count);
+            widen_f16(dst, r->p + x->data_off, x->count, table);
         dst += x->count;
     }
+    free(table);
     return 0;
 }
 
