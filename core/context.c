@@ -76,7 +76,7 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
-    ctx->self.n = 0;
+    wkv_decode_reset(ctx);
     return 0;
 }
 

@@ -36,5 +36,10 @@ int wkv_decoder_alloc(wkv_context *ctx);
 /* Logits of position `pos` when the last pass covered it (its residual row is still
  * in dec_x); -1 otherwise. */
 int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits);
+/* One token for each of n_seq sequences (self-KV slots, each at its own position),
+ * in one pass: the weights are read once for all of them.  logits: n_seq x n_vocab
+ * (may be NULL).  0 or -1. */
+int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
+                      float *logits);
 
 #endif

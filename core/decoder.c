@@ -31,58 +31,72 @@ int wkv_decoder_alloc(wkv_context *ctx)
 
 void wkv_decode_reset(wkv_context *ctx)
 {
-    ctx->self.n = 0;
+    for (int i = 0; i < ctx->self.n_slots; i++)
+        ctx->self.n[i] = 0;
 }
 
 int wkv_decode_length(const wkv_context *ctx)
 {
-    return ctx->self.n;
+    return ctx->self.n[0];
 }
 
-/* One pass over n new tokens at positions [p0, p0 + n), appending to the self-KV
- * cache; the last row's logits go to `logits` when not NULL. */
-static void forward(wkv_context *ctx, const int *tokens, int n, float *logits)
+/* Adds token embedding and the positional embedding of `pos` into row x. */
+static void embed(const wkv_weights *w, int d, int token, int pos, float *x)
+{
+    const float *te = w->tok_emb + (size_t)token * d;
+    const float *pe = w->dec_pos + (size_t)pos * d;
+    for (int j = 0; j < d; j++)
+        x[j] = te[j] + pe[j];
+}
+
+/* The block's layers after self-attention's output was added: cross-attention over
+ * the window's cached K/V and the MLP, for n rows at once. */
+static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
+{
+    const wkv_model *m = ctx->model;
+    const int d = m->hp.n_text_state;
+    float *x = ctx->dec_x, *h = ctx->dec_h;
+    wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
+    wkv_linear(h, n, d, L->cross_q_w, L->cross_q_b, d, ctx->dec_q);
+    wkv_attention(ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
+                  ctx->cross.n_ctx, d, m->hp.n_text_head, -1, ctx->dec_scores, ctx->dec_att);
+    wkv_linear_add(ctx->dec_att, n, d, L->cross_o_w, L->cross_o_b, d, x);
+
+    wkv_layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
+    wkv_linear(h, n, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->dec_mlp);
+    wkv_gelu(ctx->dec_mlp, (size_t)n * 4 * d);
+    wkv_linear_add(ctx->dec_mlp, n, 4 * d, L->mlp2_w, L->mlp2_b, d, x);
+}
+
+/* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
+ * appending to its self-KV cache; the last row's logits go to `logits` if not NULL. */
+static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float *logits)
 {
     const wkv_model *m = ctx->model;
     const wkv_weights *w = &m->w;
     const int d = m->hp.n_text_state, n_head = m->hp.n_text_head;
-    const int p0 = ctx->self.n, n_audio = ctx->cross.n_ctx;
+    wkv_self_kv *kv = &ctx->self;
+    const int p0 = kv->n[slot];
     float *x = ctx->dec_x, *h = ctx->dec_h;
 
-    for (int i = 0; i < n; i++) {
-        const float *te = w->tok_emb + (size_t)tokens[i] * d;
-        const float *pe = w->dec_pos + (size_t)(p0 + i) * d;
-        for (int j = 0; j < d; j++)
-            x[(size_t)i * d + j] = te[j] + pe[j];
-    }
+    for (int i = 0; i < n; i++)
+        embed(w, d, tokens[i], p0 + i, x + (size_t)i * d);
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         const wkv_layer *L = &w->dec[l];
-        float *kc = wkv_self_k(&ctx->self, l) + (size_t)p0 * d;
-        float *vc = wkv_self_v(&ctx->self, l) + (size_t)p0 * d;
-
+        float *K = wkv_self_k(kv, slot, l), *V = wkv_self_v(kv, slot, l);
         /* self-attention: the new rows' K and V go straight into the cache */
         wkv_layer_norm(x, h, n, d, L->attn_ln_w, L->attn_ln_b);
         wkv_linear(h, n, d, L->attn_q_w, L->attn_q_b, d, ctx->dec_q);
-        wkv_linear(h, n, d, L->attn_k_w, NULL, d, kc);
-        wkv_linear(h, n, d, L->attn_v_w, L->attn_v_b, d, vc);
-        wkv_attention(ctx->dec_q, wkv_self_k(&ctx->self, l), wkv_self_v(&ctx->self, l), n,
-                      p0 + n, d, n_head, p0, ctx->dec_scores, ctx->dec_att);
+        wkv_linear(h, n, d, L->attn_k_w, NULL, d, K + (size_t)p0 * d);
+        wkv_linear(h, n, d, L->attn_v_w, L->attn_v_b, d, V + (size_t)p0 * d);
+        wkv_attention(ctx->dec_q, K, V, n, p0 + n, d, n_head, p0, ctx->dec_scores,
+                      ctx->dec_att);
         wkv_linear_add(ctx->dec_att, n, d, L->attn_o_w, L->attn_o_b, d, x);
-
-        /* cross-attention over the window's cached K and V */
-        wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
-        wkv_linear(h, n, d, L->cross_q_w, L->cross_q_b, d, ctx->dec_q);
-        wkv_attention(ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
-                      n_audio, d, n_head, -1, ctx->dec_scores, ctx->dec_att);
-        wkv_linear_add(ctx->dec_att, n, d, L->cross_o_w, L->cross_o_b, d, x);
-
-        wkv_layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
-        wkv_linear(h, n, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->dec_mlp);
-        wkv_gelu(ctx->dec_mlp, (size_t)n * 4 * d);
-        wkv_linear_add(ctx->dec_mlp, n, 4 * d, L->mlp2_w, L->mlp2_b, d, x);
+        cross_and_mlp(ctx, L, l, n);
     }
-    memmove(ctx->self.tokens + p0, tokens, (size_t)n * sizeof *tokens); /* may alias */
-    ctx->self.n = p0 + n;
+    int *toks = kv->tokens + (size_t)slot * kv->n_ctx;
+    memmove(toks + p0, tokens, (size_t)n * sizeof *tokens); /* may alias */
+    kv->n[slot] = p0 + n;
     ctx->pass_p0 = p0;
     ctx->pass_n = n;
     ctx->stats.decoder_passes++;
@@ -104,11 +118,63 @@ int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits)
     return 0;
 }
 
+int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
+                      float *logits)
+{
+    const wkv_model *m = ctx->model;
+    const wkv_weights *w = &m->w;
+    const int d = m->hp.n_text_state, n_head = m->hp.n_text_head;
+    wkv_self_kv *kv = &ctx->self;
+    float *x = ctx->dec_x, *h = ctx->dec_h;
+    if (n_seq <= 0 || n_seq > m->hp.n_text_ctx || !ctx->cross.valid)
+        return -1;
+    for (int b = 0; b < n_seq; b++) {
+        if (slots[b] < 0 || slots[b] >= kv->n_slots || kv->n[slots[b]] >= kv->n_ctx ||
+            tokens[b] < 0 || tokens[b] >= m->hp.n_vocab)
+            return -1;
+        embed(w, d, tokens[b], kv->n[slots[b]], x + (size_t)b * d);
+    }
+    double t0 = wkv_now_ms();
+    for (int l = 0; l < m->hp.n_text_layer; l++) {
+        const wkv_layer *L = &w->dec[l];
+        wkv_layer_norm(x, h, n_seq, d, L->attn_ln_w, L->attn_ln_b);
+        wkv_linear(h, n_seq, d, L->attn_q_w, L->attn_q_b, d, ctx->dec_q);
+        wkv_linear(h, n_seq, d, L->attn_k_w, NULL, d, ctx->dec_k);
+        wkv_linear(h, n_seq, d, L->attn_v_w, L->attn_v_b, d, ctx->dec_v);
+        for (int b = 0; b < n_seq; b++) {
+            /* each sequence appends its row and attends over its own history */
+            int p = kv->n[slots[b]];
+            float *K = wkv_self_k(kv, slots[b], l), *V = wkv_self_v(kv, slots[b], l);
+            memcpy(K + (size_t)p * d, ctx->dec_k + (size_t)b * d, (size_t)d * sizeof(float));
+            memcpy(V + (size_t)p * d, ctx->dec_v + (size_t)b * d, (size_t)d * sizeof(float));
+            wkv_attention(ctx->dec_q + (size_t)b * d, K, V, 1, p + 1, d, n_head, -1,
+                          ctx->dec_scores, ctx->dec_att + (size_t)b * d);
+        }
+        wkv_linear_add(ctx->dec_att, n_seq, d, L->attn_o_w, L->attn_o_b, d, x);
+        cross_and_mlp(ctx, L, l, n_seq);
+    }
+    for (int b = 0; b < n_seq; b++) {
+        int s = slots[b];
+        kv->tokens[(size_t)s * kv->n_ctx + kv->n[s]] = tokens[b];
+        kv->n[s]++;
+    }
+    ctx->pass_n = 0; /* rows are sequences, not positions */
+    ctx->stats.decoder_passes++;
+    ctx->stats.tokens_decoded += n_seq;
+    if (logits) {
+        wkv_layer_norm(x, h, n_seq, d, w->dec_ln_w, w->dec_ln_b);
+        wkv_linear(h, n_seq, d, w->tok_emb, NULL, m->hp.n_vocab, logits);
+    }
+    ctx->stats.decode_ms += wkv_now_ms() - t0;
+    return 0;
+}
+
 int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
                float *logits)
 {
     const wkv_hparams *hp = &ctx->model->hp;
-    if (n <= 0 || ctx->self.n + n > hp->n_text_ctx || !ctx->cross.valid)
+    wkv_self_kv *kv = &ctx->self;
+    if (n <= 0 || kv->n[0] + n > hp->n_text_ctx || !ctx->cross.valid)
         return -1;
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
@@ -119,15 +185,15 @@ int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
         wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out);
         ctx->stats.cross_kv_computes++;
     }
-    if (mode == WKV_CACHE_NONE && ctx->self.n > 0) {
+    if (mode == WKV_CACHE_NONE && kv->n[0] > 0) {
         /* recompute the whole sequence: old tokens then the new ones */
-        int total = ctx->self.n + n;
-        int *all = ctx->self.tokens; /* rows [0, n) are rewritten in place */
-        memcpy(all + ctx->self.n, tokens, (size_t)n * sizeof *tokens);
-        ctx->self.n = 0;
-        forward(ctx, all, total, logits);
+        int total = kv->n[0] + n;
+        int *all = kv->tokens; /* slot 0's tokens; rewritten in place */
+        memcpy(all + kv->n[0], tokens, (size_t)n * sizeof *tokens);
+        kv->n[0] = 0;
+        forward(ctx, 0, all, total, logits);
     } else {
-        forward(ctx, tokens, n, logits);
+        forward(ctx, 0, tokens, n, logits);
     }
     ctx->stats.decode_ms += wkv_now_ms() - t0;
     return 0;

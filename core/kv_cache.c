@@ -4,6 +4,7 @@
 #include "ops.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state)
 {
@@ -38,23 +39,66 @@ void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc)
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state)
 {
-    size_t n = (size_t)n_layer * n_ctx * n_state;
     s->n_layer = n_layer;
     s->n_ctx = n_ctx;
     s->n_state = n_state;
-    s->n = 0;
-    s->k = malloc(n * sizeof(float));
-    s->v = malloc(n * sizeof(float));
-    s->tokens = malloc((size_t)n_ctx * sizeof(int));
-    return s->k && s->v && s->tokens ? 0 : -1;
+    s->n_slots = 0;
+    s->k = s->v = NULL;
+    s->n = s->tokens = NULL;
+    return wkv_self_kv_reserve(s, 1);
+}
+
+int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots)
+{
+    if (n_slots <= s->n_slots)
+        return 0;
+    size_t per = (size_t)s->n_layer * s->n_ctx * s->n_state;
+    float *k = realloc(s->k, (size_t)n_slots * per * sizeof(float));
+    if (k)
+        s->k = k;
+    float *v = realloc(s->v, (size_t)n_slots * per * sizeof(float));
+    if (v)
+        s->v = v;
+    int *n = realloc(s->n, (size_t)n_slots * sizeof(int));
+    if (n)
+        s->n = n;
+    int *t = realloc(s->tokens, (size_t)n_slots * s->n_ctx * sizeof(int));
+    if (t)
+        s->tokens = t;
+    if (!k || !v || !n || !t)
+        return -1;
+    for (int i = s->n_slots; i < n_slots; i++)
+        s->n[i] = 0;
+    s->n_slots = n_slots;
+    return 0;
+}
+
+void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
+{
+    if (dst == src)
+        return;
+    int n = s->n[src];
+    if (shared > n)
+        shared = n;
+    size_t d = (size_t)s->n_state;
+    for (int l = 0; l < s->n_layer; l++) {
+        memcpy(wkv_self_k(s, dst, l) + shared * d, wkv_self_k(s, src, l) + shared * d,
+               (size_t)(n - shared) * d * sizeof(float));
+        memcpy(wkv_self_v(s, dst, l) + shared * d, wkv_self_v(s, src, l) + shared * d,
+               (size_t)(n - shared) * d * sizeof(float));
+    }
+    memcpy(s->tokens + (size_t)dst * s->n_ctx, s->tokens + (size_t)src * s->n_ctx,
+           (size_t)n * sizeof(int));
+    s->n[dst] = n;
 }
 
 void wkv_self_kv_free(wkv_self_kv *s)
 {
     free(s->k);
     free(s->v);
+    free(s->n);
     free(s->tokens);
     s->k = s->v = NULL;
-    s->tokens = NULL;
-    s->n = 0;
+    s->n = s->tokens = NULL;
+    s->n_slots = 0;
 }

@@ -23,11 +23,13 @@ typedef struct {
     int valid;
 } wkv_cross_kv;
 
+/* Self-KV cache slots: one per sequence decoded side by side (beams, best-of
+ * candidates); slot 0 is the plain single-sequence path. */
 typedef struct {
-    int n_layer, n_ctx, n_state;
-    float *k, *v; /* [n_layer][n_ctx][n_state] */
-    int n;        /* positions filled */
-    int *tokens;  /* the tokens at those positions (for the uncached path) */
+    int n_layer, n_ctx, n_state, n_slots;
+    float *k, *v; /* [slot][n_layer][n_ctx][n_state] */
+    int *n;       /* positions filled, per slot */
+    int *tokens;  /* [slot][n_ctx]: the tokens at those positions */
 } wkv_self_kv;
 
 int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state);
@@ -38,13 +40,22 @@ void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc);
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);
-static inline float *wkv_self_k(const wkv_self_kv *s, int layer)
+/* Makes room for n_slots sequences (grows once; never per token).  0 or -1. */
+int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots);
+/* Slot dst becomes a copy of slot src; rows below `shared` are known to be equal
+ * already (a common prompt) and are not copied. */
+void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared);
+static inline size_t wkv_self_offset(const wkv_self_kv *s, int slot, int layer)
 {
-    return s->k + (size_t)layer * s->n_ctx * s->n_state;
+    return ((size_t)slot * s->n_layer + (size_t)layer) * s->n_ctx * s->n_state;
 }
-static inline float *wkv_self_v(const wkv_self_kv *s, int layer)
+static inline float *wkv_self_k(const wkv_self_kv *s, int slot, int layer)
 {
-    return s->v + (size_t)layer * s->n_ctx * s->n_state;
+    return s->k + wkv_self_offset(s, slot, layer);
+}
+static inline float *wkv_self_v(const wkv_self_kv *s, int slot, int layer)
+{
+    return s->v + wkv_self_offset(s, slot, layer);
 }
 static inline float *wkv_cross_k(const wkv_cross_kv *c, int layer)
 {

@@ -165,9 +165,20 @@ typedef struct {
     int timestamps;              /* 1 (default): timestamp tokens; 0: <|notimestamps|> */
     int condition_on_previous_text; /* default 1 */
     float no_speech_threshold;   /* default 0.6; >= 1 never skips */
-    float logprob_threshold;     /* default -1.0; used with no_speech_threshold */
+    float logprob_threshold;     /* default -1.0: fallback below it, and with
+                                    no_speech_threshold the silence test; -INFINITY: off */
     wkv_mel_norm mel_norm;       /* wkv_transcribe: default GLOBAL */
     float max_initial_timestamp; /* seconds, default 1.0 */
+    /* search (reference DecodingOptions) */
+    float temperature;           /* the first temperature tried, default 0 */
+    float temperature_increment; /* fallback step, default 0.2 (up to 1.0); 0: no fallback */
+    int beam_size;               /* at temperature 0: 0 = greedy (default), N = beam search */
+    float patience;              /* beam search, default 1.0 */
+    float length_penalty;        /* < 0 (default): rank by sum_logprob / length;
+                                    >= 0: the reference's ((5 + length) / 6)^alpha */
+    int best_of;                 /* candidates sampled at temperature > 0, default 5 */
+    float compression_ratio_threshold; /* fallback above it, default 2.4; <= 0: off */
+    uint64_t seed;               /* sampling at temperature > 0 is reproducible per seed */
     int sample_len;              /* tokens per window at most, default n_text_ctx / 2 */
     wkv_cache_mode cache_mode;   /* default WKV_CACHE_FULL */
 } wkv_options;
@@ -187,9 +198,10 @@ typedef struct {
 
 void wkv_window_result_clear(wkv_window_result *res);
 
-/* Decodes the window last given to wkv_encode (greedy, temperature 0), after
- * `prompt` (previous text tokens; the last n_text_ctx/2 - 1 are used).  Returns 0 or
- * -1 with a message. */
+/* Decodes the window last given to wkv_encode at opts->temperature (no fallback):
+ * greedy or beam search at 0, best_of samples above; the best candidate by the
+ * reference's ranking.  `prompt` is previous text (its last n_text_ctx/2 - 1 tokens are
+ * used).  Returns 0 or -1 with a message. */
 int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
                       const wkv_options *opts, wkv_window_result *res, char **error);
 

@@ -59,12 +59,13 @@ static void check_tokens(const char *what, const int *got, int n_got, const int 
 }
 
 static void test_window(wkv_context *ctx, const float *mel, JsonObject *exp,
-                        const char *set, const char *key, int timestamps)
+                        const char *set, const char *key, int timestamps, int beam_size)
 {
     JsonObject *w = json_object_get_object_member(exp, key);
     wkv_options o;
     wkv_options_default(&o);
     o.timestamps = timestamps;
+    o.beam_size = beam_size;
     CHECK(wkv_encode(ctx, mel) == 0, "encode");
     wkv_window_result r;
     char *err = NULL;
@@ -289,8 +290,10 @@ static void test_set(const char *set)
         printf("%s encoder: relative error %.2e\n", set, e);
 
         test_logits(ctx, mel, exp, set);
-        test_window(ctx, mel, exp, set, "greedy_window", 1);
-        test_window(ctx, mel, exp, set, "greedy_window_notimestamps", 0);
+        test_window(ctx, mel, exp, set, "greedy_window", 1, 0);
+        test_window(ctx, mel, exp, set, "greedy_window_notimestamps", 0, 0);
+        test_window(ctx, mel, exp, set, "beam5_window", 1, 5);
+        test_window(ctx, mel, exp, set, "beam5_window_notimestamps", 0, 5);
         if (json_object_has_member(exp, "long_form"))
             test_long_form(ctx, model, exp);
         if (json_object_has_member(exp, "language_detection"))
