@@ -115,6 +115,31 @@ int wkv_longform_segments(const wkv_longform *lf)
     return lf->count;
 }
 
+/* decode_with_fallback: temperatures from opts.temperature up to 1.0 in steps of
+ * temperature_increment until the result is neither too repetitive nor too unlikely
+ * (a likely-silent window stops the search).  The window's encoder output and
+ * cross-KV cache serve every attempt. */
+static int decode_with_fallback(wkv_longform *lf, const int *prompt, int n_prompt,
+                                wkv_window_result *r, char **error)
+{
+    wkv_options o = lf->opts;
+    const float t0 = o.temperature, inc = o.temperature_increment;
+    for (int k = 0;; k++) {
+        o.temperature = t0 + k * inc; /* like np.arange: no accumulated error */
+        if (wkv_decode_window(lf->ctx, prompt, n_prompt, &o, r, error) != 0)
+            return -1;
+        int needs = (o.compression_ratio_threshold > 0 &&
+                     r->compression_ratio > o.compression_ratio_threshold) ||
+                    r->avg_logprob < o.logprob_threshold;
+        if (o.no_speech_threshold < 1.0f && r->no_speech_prob > o.no_speech_threshold &&
+            r->avg_logprob < o.logprob_threshold)
+            needs = 0; /* silence: no temperature will help */
+        if (!needs || inc <= 0 || t0 + (k + 1) * inc > 1.0f + 1e-6f)
+            return 0;
+        wkv_window_result_clear(r);
+    }
+}
+
 int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
                             wkv_segment_cb on_segment, void *user, char **error)
 {
@@ -132,8 +157,8 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     wkv_window_result r;
     int use_prompt = o->condition_on_previous_text;
     if (wkv_encode(ctx, mel) != 0 ||
-        wkv_decode_window(ctx, use_prompt ? history->v + lf->prompt_reset : NULL,
-                          use_prompt ? history->n - lf->prompt_reset : 0, o, &r, error) != 0) {
+        decode_with_fallback(lf, use_prompt ? history->v + lf->prompt_reset : NULL,
+                             use_prompt ? history->n - lf->prompt_reset : 0, &r, error) != 0) {
         if (error && !*error)
             wkv_set_error(error, "window at frame %lld failed", (long long)seek);
         return -1;

@@ -140,12 +140,17 @@ int main(int argc, char **argv)
     wkv_mel *long_mel = wkv_mel_compute(model, long_pcm, n_long, 1, NULL);
     c0 = st->cross_kv_computes;
     w0 = st->encoder_runs;
+    int64_t d0 = st->windows;
+    o.beam_size = 3; /* beams and fallback samples share each window's cross K/V */
+    o.best_of = 2;
     int segs = wkv_transcribe_mel(ctx, long_mel, &o, NULL, NULL, NULL, NULL);
     int64_t windows = st->encoder_runs - w0;
     CHECK(segs >= 0, "long-form loop");
     CHECK(windows >= 3, "70 s needs at least 3 windows, ran %lld", (long long)windows);
     CHECK(st->cross_kv_computes - c0 == windows, "%lld windows, %lld cross K/V computations",
           (long long)windows, (long long)(st->cross_kv_computes - c0));
+    printf("long form: %lld decodes (temperature fallback included) on %lld windows\n",
+           (long long)(st->windows - d0), (long long)windows);
     printf("long form: %lld windows, %lld cross K/V computations, %d segments\n",
            (long long)windows, (long long)(st->cross_kv_computes - c0), segs);
 

@@ -206,7 +206,8 @@ static void test_long_form(wkv_context *ctx, const wkv_model *model, JsonObject 
         seg_check c = {json_object_get_array_member(lf, "segments"), 0, keys[k], 0};
         wkv_options o;
         wkv_options_default(&o);
-        o.no_speech_threshold = 1.0f; /* the vectors use no thresholds */
+        o.no_speech_threshold = 1.0f; /* the vectors: temperature 0 only, no thresholds */
+        o.temperature_increment = 0.0f;
         o.mel_norm = k ? WKV_MEL_WINDOW : WKV_MEL_GLOBAL;
         e = NULL;
         int n = wkv_transcribe_mel(ctx, mel, &o, on_segment, NULL, &c, &e);
