@@ -121,7 +121,7 @@ int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
             free(start);
             return -1; /* a byte missing from the vocabulary */
         }
-        if (count < max_out)
+        if (out && count < max_out)
             out[count] = id;
         count++;
     }

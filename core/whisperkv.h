@@ -71,6 +71,13 @@ const char *wkv_lang_code(const wkv_model *model, int token);
  * Python's errors="replace" does.  Returns a malloc'd NUL-terminated string. */
 char *wkv_tokens_to_text(const wkv_model *model, const int *tokens, int n, int text_only);
 
+/* Text -> tokens like the reference tokenizer's encode(): the GPT-2 pre-tokenizer
+ * pattern, then byte-level BPE by rank.  Writes at most max_out ids (out may be NULL)
+ * and returns how many the text needs, or -1.  Note: ggml vocabularies store
+ * partial-UTF-8 tokens as U+FFFD, so text outside ASCII may split into more tokens
+ * than the reference's would. */
+int wkv_text_to_tokens(const wkv_model *model, const char *text, int *out, int max_out);
+
 /* ---------------------------------------------------------------- log-mel */
 
 typedef enum {
@@ -179,6 +186,8 @@ typedef struct {
     int best_of;                 /* candidates sampled at temperature > 0, default 5 */
     float compression_ratio_threshold; /* fallback above it, default 2.4; <= 0: off */
     uint64_t seed;               /* sampling at temperature > 0 is reproducible per seed */
+    const char *initial_prompt;  /* text before the first window (reference
+                                    initial_prompt), or NULL */
     int sample_len;              /* tokens per window at most, default n_text_ctx / 2 */
     wkv_cache_mode cache_mode;   /* default WKV_CACHE_FULL */
 } wkv_options;

@@ -82,6 +82,25 @@ wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char *
         wkv_set_error(error, "out of memory");
         return NULL;
     }
+    lf->opts.initial_prompt = NULL; /* not kept: its tokens are */
+    if (opts->initial_prompt && *opts->initial_prompt) {
+        /* the reference: encode(" " + prompt.strip()) starts the history */
+        char *stripped = strdup(opts->initial_prompt);
+        char *text = stripped ? wkv_strdup_printf(" %s", wkv_text_strip(stripped)) : NULL;
+        free(stripped);
+        int n = text ? wkv_text_to_tokens(ctx->model, text, NULL, 0) : -1;
+        int *toks = n > 0 ? malloc((size_t)n * sizeof *toks) : NULL;
+        if (n < 0 || (n > 0 && (!toks || wkv_text_to_tokens(ctx->model, text, toks, n) != n ||
+                               vec_push(&lf->history, toks, n) != 0))) {
+            free(text);
+            free(toks);
+            wkv_longform_free(lf);
+            wkv_set_error(error, "cannot encode the initial prompt");
+            return NULL;
+        }
+        free(text);
+        free(toks);
+    }
     return lf;
 }
 

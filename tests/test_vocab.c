@@ -40,6 +40,17 @@ static void check_text(const wkv_model *m)
     n = wkv_bpe_encode(m, " hello", 6, ids, 8);
     CHECK(n == 1 && ids[0] == 23748, "BPE ' hello' -> %d, %d", n, ids[0]);
 
+    /* the pre-tokenizer: contractions, " ?letters", " ?numbers", " ?other", and white
+     * space that leaves its last character to the next word (ids from tiktoken gpt2) */
+    static const int want[] = {15496, 995, 11, 340, 338, 48609, 0, 220, 24429, 13, 628, 2124};
+    int got[32];
+    n = wkv_text_to_tokens(m, "Hello world, it's 2024!  Done.\n\n x", got, 32);
+    CHECK(n == 12 && !memcmp(got, want, sizeof want), "text_to_tokens: %d tokens", n);
+    static const int want2[] = {1770, 13, 2264, 346, 353, 318, 262, 46329, 286, 262, 3504, 6097};
+    n = wkv_text_to_tokens(m, " Mr. Quilter is the apostle of the middle classes", got, 32);
+    CHECK(n == 12 && !memcmp(got, want2, sizeof want2), "text_to_tokens 2: %d tokens", n);
+    CHECK(wkv_text_to_tokens(m, "", got, 32) == 0, "empty text");
+
     const wkv_specials *sp = wkv_model_specials(m);
     int toks[] = {15496, 995, sp->sot, sp->lang_begin + 2, sp->timestamp_begin + 5, sp->eot};
     char *t = wkv_tokens_to_text(m, toks, 6, 0);
