@@ -258,6 +258,8 @@ static char *take_core_error(char *err, const char *fallback)
 
 typedef struct {
     gboolean enabled, tty, shown;
+    gboolean line_open;   /* a "\r" progress line is on the terminal */
+    gboolean out_tty;     /* the results go to the same terminal */
     int last_percent;
 } progress_state;
 
@@ -277,11 +279,20 @@ static void on_progress(int64_t seek, int64_t total, void *user)
             p->tty ? "" : "\n");
     fflush(stderr);
     p->shown = TRUE;
+    p->line_open = p->tty;
 }
 
 static int on_segment(const wkv_segment *seg, void *user)
 {
     wkv_output *out = ((void **)user)[0];
+    progress_state *p = ((void **)user)[1];
+    if (p->line_open && p->out_tty) {
+        /* results on the same terminal: erase the progress line, redrawn later */
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        p->line_open = FALSE;
+        p->last_percent = -1;
+    }
     wkv_output_segment(out, seg);
     return 0;
 }
@@ -510,12 +521,14 @@ int main(int argc, char **argv)
     prog.tty = isatty(STDERR_FILENO);
     prog.enabled = opt_progress || (prog.tty && mel->content_frames > WKV_N_FRAMES);
     prog.last_percent = -1;
+    prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
     out = wkv_output_new(fmt, outf);
     wkv_output_begin(out);
     void *cb_data[2] = {out, &prog};
+    on_progress(0, mel->content_frames, cb_data); /* the 0% line, before the first window */
     int n_seg = wkv_transcribe_mel(ctx, mel, &opts, on_segment, on_progress, cb_data, &err);
-    if (prog.shown && prog.tty)
+    if (prog.line_open)
         fputc('\n', stderr);
     if (n_seg < 0) {
         err = take_core_error(err, "transcription failed");
