@@ -11,6 +11,7 @@ struct wkv_output {
     FILE *out;
     int cue;              /* srt/vtt cues written so far */
     JsonArray *segments;  /* json only */
+    char *first_language; /* the first segment's language (for -l auto) */
 };
 
 gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
@@ -55,6 +56,7 @@ void wkv_output_free(wkv_output *o)
         return;
     if (o->segments)
         json_array_unref(o->segments);
+    g_free(o->first_language);
     g_free(o);
 }
 
@@ -108,11 +110,15 @@ static void json_segment(wkv_output *o, const wkv_segment *seg)
     json_object_set_double_member(obj, "no_speech_prob", seg->no_speech_prob);
     json_object_set_double_member(obj, "compression_ratio", seg->compression_ratio);
     json_object_set_double_member(obj, "temperature", seg->temperature);
+    if (seg->language)
+        json_object_set_string_member(obj, "language", seg->language);
     json_array_add_object_element(o->segments, obj);
 }
 
 void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
 {
+    if (!o->first_language && seg->language)
+        o->first_language = g_strdup(seg->language);
     if (o->fmt == WKV_OUT_JSON) {
         json_segment(o, seg);
         return;
@@ -178,6 +184,9 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     JsonObject *m = json_object_new();
     set_hparams(m, wkv_model_hparams(model));
     json_object_set_object_member(root, "model", m);
+    /* "auto": what was detected (the first window's), if anything was */
+    if (g_strcmp0(language, "auto") == 0 && o->first_language)
+        language = o->first_language;
     json_object_set_string_member(root, "language", language);
     json_object_set_double_member(root, "duration", duration);
     json_object_set_array_member(root, "segments", json_array_ref(o->segments));

@@ -34,7 +34,8 @@ void wkv_output_free(wkv_output *o);
 void wkv_output_begin(wkv_output *o);
 void wkv_output_segment(wkv_output *o, const wkv_segment *seg);
 /* Writes what the format keeps for the end (the whole JSON document).  `duration` is
- * the audio's length in seconds.  Returns FALSE if writing failed. */
+ * the audio's length in seconds; `language` "auto" is reported as the language of the
+ * first segment.  Returns FALSE if writing failed. */
 gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
                            double duration, const wkv_out_timings *timings);
 

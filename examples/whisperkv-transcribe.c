@@ -25,8 +25,11 @@
 
 static char *opt_model;
 static char *opt_language;
-static int opt_threads = -1;
+static int opt_threads = G_MININT; /* G_MININT: not given */
 static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
+static gboolean opt_translate;
+static int opt_beam_size = G_MININT, opt_best_of = G_MININT;
+static char *opt_prompt;
 static double opt_no_speech = NAN;
 static char *opt_mel_norm;
 static char *opt_format;
@@ -50,7 +53,16 @@ static GOptionEntry entries[] = {
      "ggml model file (default: $WHISPERKV_MODEL, then models/ggml-base.en.bin, then "
      "models/ggml-*.bin)", "PATH"},
     {"language", 'l', 0, G_OPTION_ARG_STRING, &opt_language,
-     "Spoken language code (default en; English-only models always use en)", "CODE"},
+     "Spoken language code, or auto to detect it (multilingual models); default en. "
+     "English-only models always use en", "CODE"},
+    {"translate", 0, 0, G_OPTION_ARG_NONE, &opt_translate,
+     "Translate into English instead of transcribing (multilingual models)", NULL},
+    {"prompt", 0, 0, G_OPTION_ARG_STRING, &opt_prompt,
+     "Text to condition the first window on (the reference's initial prompt)", "TEXT"},
+    {"beam-size", 0, 0, G_OPTION_ARG_INT, &opt_beam_size,
+     "Beam search with N beams at temperature 0 (default 0: greedy)", "N"},
+    {"best-of", 0, 0, G_OPTION_ARG_INT, &opt_best_of,
+     "Candidates sampled at each fallback temperature (default 5)", "N"},
     {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
      "Threads (default: the number of cores)", "N"},
     {"no-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_no_timestamps,
@@ -58,8 +70,8 @@ static GOptionEntry entries[] = {
     {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
      "Do not give the previous text as a prompt to the next window", NULL},
     {"no-fallback", 0, 0, G_OPTION_ARG_NONE, &opt_no_fallback,
-     "Temperature 0 only; accepted for compatibility: greedy decoding at temperature 0 "
-     "is the only mode for now", NULL},
+     "Decode at temperature 0 only: no retry at higher temperatures when a window's "
+     "text is too repetitive or improbable", NULL},
     {"no-speech-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_no_speech,
      "Skip a window as silence above this no-speech probability (default 0.6; >= 1 "
      "never skips)", "X"},
@@ -86,7 +98,9 @@ static GOptionEntry entries[] = {
 
 static const char description[] =
     "Transcribes FILE (any audio format GStreamer can decode, or a URI) with a Whisper\n"
-    "model in the whisper.cpp ggml format (f32 or f16), greedily at temperature 0.\n"
+    "model in the whisper.cpp ggml format (f32 or f16): greedy decoding (or beam search)\n"
+    "at temperature 0, retried at rising temperatures when the result looks wrong\n"
+    "(the reference's fallback; --no-fallback turns it off).\n"
     "\n"
     "Model: -m PATH, else $WHISPERKV_MODEL, else models/ggml-base.en.bin, else the first\n"
     "models/ggml-*.bin (relative to the current directory).\n"
@@ -94,8 +108,7 @@ static const char description[] =
     "Output formats: txt (one segment per line), srt, vtt, json (segments with tokens\n"
     "and scores, the model's hyper-parameters and timings).\n"
     "\n"
-    "Not there yet: temperature fallback, beam search, language detection (-l auto).\n"
-    "\n"
+
     "Exit status: 0 done, 1 error, 2 bad options.\n";
 
 /* GOption cannot take two arguments for one option: pull "--logits TOKENS PATH" (or
@@ -377,7 +390,6 @@ int main(int argc, char **argv)
         g_error_free(gerr);
         return st;
     }
-    (void)opt_no_fallback; /* temperature 0 is the only mode */
 
     /* ---- validate the options */
     guint n_files = opt_files ? g_strv_length(opt_files) : 0;
@@ -399,7 +411,7 @@ int main(int argc, char **argv)
             return usage("--mel-norm must be global or window, not '%s'", opt_mel_norm);
     }
 
-    if (opt_threads == -1)
+    if (opt_threads == G_MININT)
         opt_threads = (int)g_get_num_processors();
     else if (opt_threads < 1 || opt_threads > 1024)
         return usage("--threads must be between 1 and 1024");
@@ -408,9 +420,13 @@ int main(int argc, char **argv)
         return usage("--no-speech-threshold must be a number");
 
     const char *language = opt_language && *opt_language ? opt_language : "en";
-    if (g_ascii_strcasecmp(language, "auto") == 0)
-        return usage("language detection (-l auto) is not available yet; give a language "
-                     "code such as -l en");
+    gboolean detect = g_ascii_strcasecmp(language, "auto") == 0;
+    if (detect)
+        language = "auto";
+    if (opt_beam_size != G_MININT && (opt_beam_size < 0 || opt_beam_size > 64))
+        return usage("--beam-size must be between 0 and 64");
+    if (opt_best_of != G_MININT && (opt_best_of < 1 || opt_best_of > 64))
+        return usage("--best-of must be between 1 and 64");
 
     int *logit_ids = NULL, n_logit_ids = 0;
     if (opt_logits_tokens) {
@@ -452,11 +468,15 @@ int main(int argc, char **argv)
     const wkv_hparams *hp = wkv_model_hparams(model);
 
     if (!wkv_model_is_multilingual(model)) {
-        if (g_ascii_strcasecmp(language, "en") != 0)
+        if (g_ascii_strcasecmp(language, "en") != 0 && !detect)
             fprintf(stderr, "%s: warning: %s is an English-only model; using en, not %s\n",
                     PROG, model_path, language);
+        if (opt_translate)
+            fprintf(stderr, "%s: warning: %s is an English-only model; it cannot translate\n",
+                    PROG, model_path);
         language = "en";
-    } else if (wkv_lang_token(model, language) < 0) {
+        detect = FALSE;
+    } else if (!detect && wkv_lang_token(model, language) < 0) {
         status = usage("unknown language code '%s'", language);
         goto done;
     }
@@ -516,6 +536,15 @@ int main(int argc, char **argv)
     if (!isnan(opt_no_speech))
         opts.no_speech_threshold = (float)opt_no_speech;
     opts.mel_norm = norm;
+    opts.translate = opt_translate && wkv_model_is_multilingual(model);
+    if (opt_no_fallback)
+        opts.temperature_increment = 0.0f;
+    if (opt_beam_size != G_MININT)
+        opts.beam_size = opt_beam_size;
+    if (opt_best_of != G_MININT)
+        opts.best_of = opt_best_of;
+    if (opt_prompt && *opt_prompt)
+        opts.initial_prompt = opt_prompt;
 
     progress_state prog = {0};
     prog.tty = isatty(STDERR_FILENO);

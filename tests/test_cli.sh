@@ -68,6 +68,10 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # Paths below are absolute: some checks run in another directory.
 case "$CLI" in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
 MODEL=$tmp/micro.bin
+MULTI=$tmp/micro-multi.bin
+# Temperature fallback retries each window at up to 5 more temperatures with several
+# samples: off except in one run, to keep the test quick.
+NF=--no-fallback
 
 # run ARGS...: the CLI with stdout in $tmp/out, stderr in $tmp/err, status in $rc
 run() {
@@ -176,7 +180,7 @@ else
 fi
 
 # ------------------------------------------------------------------ jfk.wav, 16 kHz mono
-run -m "$MODEL" "$JFK" -o json
+run -m "$MODEL" "$JFK" -o json $NF
 if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && "$JCHECK" "$tmp/out" >"$tmp/facts" 2>"$tmp/err"; then
     ok "jfk.wav -o json parses and has model, language, segments, timings ($(cat "$tmp/facts"))"
 else
@@ -195,7 +199,7 @@ check "jfk.wav decodes to 11.0 s of 16 kHz audio" \
 check "jfk.wav: json language is \"en\"" grep -q '"language" *: *"en"' "$tmp/jfk.json"
 
 # srt through --output-file: nothing on stdout, a valid file
-run -m "$MODEL" "$JFK" -o srt --output-file "$tmp/jfk.srt"
+run -m "$MODEL" "$JFK" -o srt --output-file "$tmp/jfk.srt" $NF
 if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] &&
     n=$(srt_cues "$tmp/jfk.srt" 2>"$tmp/err"); then
     ok "jfk.wav -o srt --output-file: valid SubRip ($n cues), nothing on stdout"
@@ -210,7 +214,7 @@ else
     SRT_CUES=-1
 fi
 
-run -m "$MODEL" "$JFK"
+run -m "$MODEL" "$JFK" $NF
 if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(lines "$tmp/out")" -eq "$SRT_CUES" ]; then
     ok "jfk.wav default txt: one line per segment ($SRT_CUES), nothing on stderr"
 else
@@ -223,16 +227,17 @@ else
 fi
 
 # ------------------------------------------------------------------ harvard.wav, 44.1 kHz stereo
-run -m "$MODEL" "$HARVARD" -o vtt
+run -m "$MODEL" "$HARVARD" -o vtt $NF
 if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && n=$(vtt_cues "$tmp/out" 2>"$tmp/err"); then
     ok "harvard.wav (44.1 kHz stereo) -o vtt is valid WebVTT ($n cues)"
 else
     bad "harvard.wav -o vtt (status $rc)" "$tmp/err" "$tmp/out"
 fi
-run -m "$MODEL" "$HARVARD" -o json --mel-norm window --no-condition --no-fallback \
-    --no-speech-threshold 1 -t 1 -l en
+# temperature fallback on (the default) here only: it is the slow path
+run -m "$MODEL" "$HARVARD" -o json --mel-norm window --no-condition \
+    --no-speech-threshold 1 -t 1 -l en --best-of 2
 if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >"$tmp/facts2" 2>"$tmp/err"; then
-    ok "--mel-norm window --no-condition --no-fallback --no-speech-threshold 1 -t 1 -l en -o json"
+    ok "fallback on, --mel-norm window --no-condition --no-speech-threshold 1 -t 1 -l en --best-of 2 -o json"
     d=$(tr ' ' '\n' <"$tmp/facts2" | sed -n 's/^duration=//p')
     if awk -v d="$d" 'BEGIN { exit !(d > 18.2 && d < 18.5) }'; then
         ok "harvard.wav resampled to 16 kHz mono: $d s"
@@ -243,9 +248,24 @@ else
     bad "harvard.wav -o json with decoding options (status $rc)" "$tmp/err" "$tmp/out"
 fi
 
+# ------------------------------------------------------------------ multilingual model
+if "$GEN" --out "$MULTI" --size micro --ftype f16 --n-vocab 51865 --seed 12 \
+    >"$tmp/gen.log" 2>&1; then
+    run -m "$MULTI" "$JFK" -o json -l auto --translate --beam-size 2 --prompt "Good evening." $NF
+    if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/err" &&
+        lang=$(sed -n 's/^  "language" *: *"\([a-z]*\)",*$/\1/p' "$tmp/out") &&
+        [ -n "$lang" ] && [ "$lang" != auto ]; then
+        ok "multilingual model, -l auto --translate --beam-size 2 --prompt: valid json, language $lang"
+    else
+        bad "multilingual -l auto --translate --beam-size 2 --prompt (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+else
+    bad "gen_model --n-vocab 51865" "$tmp/gen.log"
+fi
+
 # ------------------------------------------------------------------ debug outputs
 run -m "$MODEL" "$JFK" --dump-mel "$tmp/mel.f32" --dump-encoder "$tmp/enc.f32" \
-    --logits 1,2,3 "$tmp/logits.f32" -o srt --no-timestamps
+    --logits 1,2,3 "$tmp/logits.f32" -o srt --no-timestamps $NF
 if [ "$rc" -eq 0 ] && [ "$N_MELS" -gt 0 ]; then
     size_is "--dump-mel writes n_mels*3000*4" "$tmp/mel.f32" $((N_MELS * 3000 * 4))
     size_is "--dump-encoder writes n_audio_ctx*n_audio_state*4" "$tmp/enc.f32" \
@@ -328,7 +348,8 @@ else
     bad "missing model file (status $rc)" "$tmp/err"
 fi
 
-for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "--logits 1,2" "-l auto" ""; do
+for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
+    "--best-of 0" "--logits 1,2" "--logits 1,x PATH" ""; do
     # shellcheck disable=SC2086 # the arguments are split on purpose
     run -m "$MODEL" $args ${args:+"$JFK"}
     if one_error_line 2; then
