@@ -69,10 +69,12 @@ wkv_check_meson() {
     fi
 }
 
-# wkv_configure BUILD_DIR [fresh]: configures BUILD_DIR (relative to the checkout)
-# unless it already is configured; with "fresh", starts from an empty one.
+# wkv_configure BUILD_DIR [fresh|keep] [MESON_OPTION...]: configures BUILD_DIR
+# (relative to the checkout) unless it already is configured; "fresh" starts from an
+# empty one.
 wkv_configure() {
-    local dir=$1 fresh=${2:-}
+    local dir=$1 fresh=${2:-keep}
+    shift $(($# < 2 ? $# : 2))
     wkv_check_meson || return 1
     cd "$WKV_ROOT" || return 1
     if [[ "$fresh" == fresh && -e "$dir" ]]; then
@@ -85,7 +87,7 @@ wkv_configure() {
     if [[ -f "$dir/build.ninja" ]]; then
         return 0 # ninja re-runs meson by itself when a meson.build changed
     fi
-    meson setup "$dir"
+    meson setup "$dir" "$@"
 }
 
 # wkv_build BUILD_DIR [TARGET...]: builds everything, or only the targets named
