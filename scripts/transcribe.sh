@@ -40,7 +40,7 @@ is_ggml() {
 
 download_model() {
     local dest=$WKV_ROOT/models/$MODEL_NAME part
-    part=$dest.part
+    part=$WKV_ROOT/models/partial-$MODEL_NAME # ignored by git and by the model lookup
     mkdir -p "$WKV_ROOT/models"
     wkv_log "no model configured: downloading $MODEL_NAME (about 150 MB) from $MODEL_URL"
     rm -f "$part"
