@@ -1,0 +1,26 @@
+/* whisper: speech to text with whisperkv.  Audio in on `sink`, the same buffers out
+ * on `src`, timed text (one buffer per segment) on `text_src`.  See docs/element.md. */
+#ifndef GST_WHISPER_H
+#define GST_WHISPER_H
+
+#include <gst/gst.h>
+
+#include "gstwhispermodel.h"
+#include "whisperkv.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_WHISPER (gst_whisper_get_type())
+G_DECLARE_FINAL_TYPE(GstWhisper, gst_whisper, GST, WHISPER, GstElement)
+
+/* The string tag each final segment's text is sent with. */
+#define GST_WHISPER_TAG_TRANSCRIPT "transcript"
+
+/* Registers the `transcript` tag (idempotent). */
+void gst_whisper_register_tags(void);
+/* Registers the element with `plugin` (NULL: statically, for tests and apps). */
+gboolean gst_whisper_register(GstPlugin *plugin);
+
+G_END_DECLS
+
+#endif

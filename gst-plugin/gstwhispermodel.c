@@ -1,0 +1,123 @@
+/* Shared, refcounted models keyed by their canonical path. */
+#include "gstwhispermodel.h"
+
+#include <stdlib.h>
+
+#ifdef GST_WHISPER_HAVE_OPENBLAS
+/* OpenBLAS's own declaration lives in its cblas.h; declared here so that the plugin
+ * does not depend on which BLAS headers are installed. */
+void openblas_set_num_threads(int);
+#endif
+
+struct _GstWhisperModel {
+    gchar *key;       /* canonical path */
+    gchar *path;      /* as first given */
+    wkv_model *model; /* immutable once loaded */
+    guint refs;       /* under cache_lock */
+};
+
+static GMutex cache_lock;
+static GHashTable *cache; /* key -> GstWhisperModel* */
+
+G_DEFINE_QUARK(gst-whisper-model-error-quark, gst_whisper_model_error)
+
+gboolean gst_whisper_model_set_blas_threads(gint threads)
+{
+#ifdef GST_WHISPER_HAVE_OPENBLAS
+    openblas_set_num_threads(threads > 0 ? threads : 1);
+    return TRUE;
+#else
+    (void)threads;
+    return FALSE;
+#endif
+}
+
+static gchar *canonical_key(const gchar *path)
+{
+    char *real = realpath(path, NULL);
+    gchar *key = g_strdup(real ? real : path);
+    free(real);
+    return key;
+}
+
+GstWhisperModel *gst_whisper_model_acquire(const gchar *path, gint threads, GError **error)
+{
+    if (!path || !*path) {
+        g_set_error(error, gst_whisper_model_error_quark(), 1,
+                    "no model: set the 'model' property or WHISPERKV_MODEL");
+        return NULL;
+    }
+    gchar *key = canonical_key(path);
+    g_mutex_lock(&cache_lock);
+    if (!cache)
+        cache = g_hash_table_new(g_str_hash, g_str_equal);
+    GstWhisperModel *m = g_hash_table_lookup(cache, key);
+    if (m) {
+        m->refs++;
+        g_mutex_unlock(&cache_lock);
+        g_free(key);
+        return m;
+    }
+    /* Loading under the lock: a second element asking for the same file waits for
+     * this load instead of loading it twice. */
+    char *err = NULL;
+    wkv_model *model = wkv_model_load(path, &err);
+    if (!model) {
+        g_mutex_unlock(&cache_lock);
+        g_set_error(error, gst_whisper_model_error_quark(), 2, "cannot load model '%s': %s",
+                    path, err ? err : "unknown error");
+        free(err);
+        g_free(key);
+        return NULL;
+    }
+    gst_whisper_model_set_blas_threads(threads);
+    m = g_new0(GstWhisperModel, 1);
+    m->key = key;
+    m->path = g_strdup(path);
+    m->model = model;
+    m->refs = 1;
+    g_hash_table_insert(cache, m->key, m);
+    g_mutex_unlock(&cache_lock);
+    return m;
+}
+
+void gst_whisper_model_release(GstWhisperModel *m)
+{
+    if (!m)
+        return;
+    g_mutex_lock(&cache_lock);
+    if (--m->refs == 0) {
+        g_hash_table_remove(cache, m->key);
+        wkv_model_free(m->model);
+        g_free(m->key);
+        g_free(m->path);
+        g_free(m);
+    }
+    g_mutex_unlock(&cache_lock);
+}
+
+const wkv_model *gst_whisper_model_get(const GstWhisperModel *m)
+{
+    return m ? m->model : NULL;
+}
+
+const gchar *gst_whisper_model_path(const GstWhisperModel *m)
+{
+    return m ? m->path : NULL;
+}
+
+guint gst_whisper_model_refcount(const GstWhisperModel *m)
+{
+    g_mutex_lock(&cache_lock);
+    guint r = m ? m->refs : 0;
+    g_mutex_unlock(&cache_lock);
+    return r;
+}
+
+guint gst_whisper_model_cache_size(void)
+{
+    g_mutex_lock(&cache_lock);
+    guint n = cache ? g_hash_table_size(cache) : 0;
+    g_mutex_unlock(&cache_lock);
+    return n;
+}

@@ -1,0 +1,33 @@
+/* The process-wide cache of loaded models: elements whose `model` property names the
+ * same file share one immutable wkv_model (refcounted); each keeps its own
+ * wkv_context. */
+#ifndef GST_WHISPER_MODEL_H
+#define GST_WHISPER_MODEL_H
+
+#include <glib.h>
+
+#include "whisperkv.h"
+
+G_BEGIN_DECLS
+
+typedef struct _GstWhisperModel GstWhisperModel;
+
+/* Returns the shared model for `path` (loading it on first use, with `threads`
+ * OpenBLAS threads; see gst_whisper_model_set_blas_threads), or NULL with *error set
+ * to a message naming the path and the reason. */
+GstWhisperModel *gst_whisper_model_acquire(const gchar *path, gint threads, GError **error);
+/* Drops one reference; the last one frees the model. */
+void gst_whisper_model_release(GstWhisperModel *model);
+const wkv_model *gst_whisper_model_get(const GstWhisperModel *model);
+const gchar *gst_whisper_model_path(const GstWhisperModel *model);
+/* How many elements hold this model (tests). */
+guint gst_whisper_model_refcount(const GstWhisperModel *model);
+/* Number of distinct models loaded now (tests). */
+guint gst_whisper_model_cache_size(void);
+/* OpenBLAS's thread count is process-wide: this sets it (when built with OpenBLAS)
+ * and returns TRUE if it did. */
+gboolean gst_whisper_model_set_blas_threads(gint threads);
+
+G_END_DECLS
+
+#endif
