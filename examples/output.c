@@ -12,6 +12,7 @@ struct wkv_output {
     int cue;              /* srt/vtt cues written so far */
     JsonArray *segments;  /* json only */
     char *first_language; /* the first segment's language (for -l auto) */
+    JsonArray *language_probs; /* [code, probability] pairs, when detected */
 };
 
 gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
@@ -57,6 +58,8 @@ void wkv_output_free(wkv_output *o)
     if (o->segments)
         json_array_unref(o->segments);
     g_free(o->first_language);
+    if (o->language_probs)
+        json_array_unref(o->language_probs);
     g_free(o);
 }
 
@@ -174,6 +177,27 @@ static void set_hparams(JsonObject *obj, const wkv_hparams *hp)
         json_object_set_int_member(obj, fields[i].name, fields[i].value);
 }
 
+void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const float *probs)
+{
+    const wkv_specials *sp = wkv_model_specials(model);
+    int taken[128] = {0};
+    if (o->language_probs)
+        json_array_unref(o->language_probs);
+    o->language_probs = json_array_new();
+    /* the ten most probable, best first */
+    for (int k = 0; k < 10 && k < sp->n_langs && sp->n_langs <= 128; k++) {
+        int best = -1;
+        for (int i = 0; i < sp->n_langs; i++)
+            if (!taken[i] && (best < 0 || probs[i] > probs[best]))
+                best = i;
+        taken[best] = 1;
+        JsonArray *pair = json_array_new();
+        json_array_add_string_element(pair, wkv_lang_code(model, sp->lang_begin + best));
+        json_array_add_double_element(pair, probs[best]);
+        json_array_add_array_element(o->language_probs, pair);
+    }
+}
+
 gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
                            double duration, const wkv_out_timings *t)
 {
@@ -188,6 +212,8 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     if (g_strcmp0(language, "auto") == 0 && o->first_language)
         language = o->first_language;
     json_object_set_string_member(root, "language", language);
+    if (o->language_probs)
+        json_object_set_array_member(root, "language_probs", json_array_ref(o->language_probs));
     json_object_set_double_member(root, "duration", duration);
     json_object_set_array_member(root, "segments", json_array_ref(o->segments));
     JsonObject *tm = json_object_new();

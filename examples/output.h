@@ -36,6 +36,9 @@ void wkv_output_segment(wkv_output *o, const wkv_segment *seg);
 /* Writes what the format keeps for the end (the whole JSON document).  `duration` is
  * the audio's length in seconds; `language` "auto" is reported as the language of the
  * first segment.  Returns FALSE if writing failed. */
+/* JSON: `language_probs`, the ten most probable languages of detection (probs has
+ * wkv_model_specials()->n_langs entries). */
+void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const float *probs);
 gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
                            double duration, const wkv_out_timings *timings);
 

@@ -32,6 +32,9 @@ static int opt_threads = G_MININT; /* G_MININT: not given */
 static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
 static gboolean opt_translate;
 static int opt_beam_size = G_MININT, opt_best_of = G_MININT;
+static gboolean opt_fallback;
+static double opt_compression_threshold = NAN, opt_logprob_threshold = NAN;
+static gint64 opt_seed;
 static char *opt_prompt;
 static double opt_no_speech = NAN;
 static char *opt_mel_norm;
@@ -72,6 +75,17 @@ static GOptionEntry entries[] = {
      "Decode without timestamp tokens (one segment per 30-s window)", NULL},
     {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
      "Do not give the previous text as a prompt to the next window", NULL},
+    {"temperature-fallback", 0, 0, G_OPTION_ARG_NONE, &opt_fallback,
+     "Retry at temperatures 0.2, 0.4, ... 1.0 when a window's text is too repetitive or "
+     "improbable (the default)", NULL},
+    {"compression-ratio-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_compression_threshold,
+     "Fall back when the text's gzip compression ratio exceeds X (default 2.4; <= 0 off)",
+     "X"},
+    {"logprob-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_logprob_threshold,
+     "Fall back when the average log-probability is below X (default -1.0); also the "
+     "silence test with --no-speech-threshold", "X"},
+    {"seed", 0, 0, G_OPTION_ARG_INT64, &opt_seed,
+     "Seed of the sampling at temperatures above 0 (runs are reproducible; default 0)", "N"},
     {"no-fallback", 0, 0, G_OPTION_ARG_NONE, &opt_no_fallback,
      "Decode at temperature 0 only: no retry at higher temperatures when a window's "
      "text is too repetitive or improbable", NULL},
@@ -427,10 +441,16 @@ int main(int argc, char **argv)
     gboolean detect = g_ascii_strcasecmp(language, "auto") == 0;
     if (detect)
         language = "auto";
-    if (opt_beam_size != G_MININT && (opt_beam_size < 0 || opt_beam_size > 64))
-        return usage("--beam-size must be between 0 and 64");
-    if (opt_best_of != G_MININT && (opt_best_of < 1 || opt_best_of > 64))
-        return usage("--best-of must be between 1 and 64");
+    if (opt_beam_size != G_MININT && (opt_beam_size < 0 || opt_beam_size > 32))
+        return usage("--beam-size must be between 0 and 32");
+    if (opt_best_of != G_MININT && (opt_best_of < 1 || opt_best_of > 32))
+        return usage("--best-of must be between 1 and 32");
+    if (opt_fallback && opt_no_fallback)
+        return usage("--temperature-fallback and --no-fallback contradict each other");
+    if ((!isnan(opt_compression_threshold) && !isfinite(opt_compression_threshold)) ||
+        (!isnan(opt_logprob_threshold) && isinf(opt_logprob_threshold) &&
+         opt_logprob_threshold > 0))
+        return usage("thresholds must be numbers");
 
     int *logit_ids = NULL, n_logit_ids = 0;
     if (opt_logits_tokens) {
@@ -549,6 +569,11 @@ int main(int argc, char **argv)
         opts.best_of = opt_best_of;
     if (opt_prompt && *opt_prompt)
         opts.initial_prompt = opt_prompt;
+    if (!isnan(opt_compression_threshold))
+        opts.compression_ratio_threshold = (float)opt_compression_threshold;
+    if (!isnan(opt_logprob_threshold))
+        opts.logprob_threshold = (float)opt_logprob_threshold;
+    opts.seed = (uint64_t)opt_seed;
 
     progress_state prog = {0};
     prog.tty = isatty(STDERR_FILENO);
@@ -557,6 +582,28 @@ int main(int argc, char **argv)
     prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
     out = wkv_output_new(fmt, outf);
+    if (detect && wkv_model_is_multilingual(model)) {
+        /* detect here (the core would too) to report the probabilities */
+        const wkv_specials *sp = wkv_model_specials(model);
+        float *window = g_new(float, (gsize)wkv_model_hparams(model)->n_mels * WKV_N_FRAMES);
+        float *probs = g_new(float, (gsize)sp->n_langs);
+        wkv_mel_window(mel, 0, WKV_N_FRAMES, norm, window);
+        int lang = wkv_detect_language(ctx, window, probs, &err);
+        if (lang >= 0) {
+            opts.language = wkv_lang_code(model, lang);
+            language = opts.language;
+            wkv_output_set_language_probs(out, model, probs);
+            fprintf(stderr, "detected language: %s (p = %.3f)\n", language,
+                    probs[lang - sp->lang_begin]);
+        }
+        g_free(window);
+        g_free(probs);
+        if (lang < 0) {
+            err = take_core_error(err, "language detection failed");
+            status = fail(1, "%s", err);
+            goto done;
+        }
+    }
     wkv_output_begin(out);
     void *cb_data[2] = {out, &prog};
     on_progress(0, mel->content_frames, cb_data); /* the 0% line, before the first window */

@@ -252,10 +252,12 @@ fi
 if "$GEN" --out "$MULTI" --size micro --ftype f16 --n-vocab 51865 --seed 12 \
     >"$tmp/gen.log" 2>&1; then
     run -m "$MULTI" "$JFK" -o json -l auto --translate --beam-size 2 --prompt "Good evening." $NF
+    cp "$tmp/err" "$tmp/cli-err"
     if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/err" &&
         lang=$(sed -n 's/^  "language" *: *"\([a-z]*\)",*$/\1/p' "$tmp/out") &&
-        [ -n "$lang" ] && [ "$lang" != auto ]; then
-        ok "multilingual model, -l auto --translate --beam-size 2 --prompt: valid json, language $lang"
+        [ -n "$lang" ] && [ "$lang" != auto ] &&
+        grep -q '"language_probs"' "$tmp/out" && grep -q "^detected language: $lang " "$tmp/cli-err"; then
+        ok "multilingual model, -l auto --translate --beam-size 2 --prompt: valid json, language $lang, language_probs"
     else
         bad "multilingual -l auto --translate --beam-size 2 --prompt (status $rc)" "$tmp/err" "$tmp/out"
     fi
