@@ -6,8 +6,14 @@
  * first validates every header, name, type, shape and data range and records where
  * each expected tensor's data lies; only then is the arena allocated (its size
  * follows from the hyper-parameters, and every tensor is known to be in the file)
- * and the second pass copies or widens the data. */
+ * and the second pass copies, widens or dequantizes the data.
+ *
+ * Quantized files (q4_0, q4_1, q5_0, q5_1, q8_0, as whisper.cpp's quantizer writes
+ * them: every 2-D weight matrix quantized in blocks of 32 along ne[0], the rest f32 or
+ * f16) are dequantized here into the same f32 arena, so the compute path never sees
+ * them. */
 #include "internal.h"
+#include "quant.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +34,7 @@
 #define MAX_LAYERS 64
 #define MEL_BINS 201 /* n_fft / 2 + 1 */
 #define MMAP_MIN (1u << 20)
+#define MAX_QNT_VERSION 99 /* "a small version": f32/f16 files may carry any */
 
 /* ---------------------------------------------------------------- byte access */
 
@@ -236,18 +243,6 @@ static int view_open(const char *path, file_view *v, char **error)
 
 /* ---------------------------------------------------------------- header */
 
-static const char *quant_name(int t)
-{
-    switch (t) {
-    case 2: return "q4_0";
-    case 3: return "q4_1";
-    case 6: return "q5_0";
-    case 7: return "q5_1";
-    case 8: return "q8_0";
-    default: return NULL;
-    }
-}
-
 static int read_hparams(reader *r, wkv_hparams *hp)
 {
     static const char *const names[11] = {
@@ -317,19 +312,31 @@ static int read_hparams(reader *r, wkv_hparams *hp)
             }
             break;
         case 10: {
-            int t = x >= 0 ? x % 1000 : -1;
+            /* ftype % 1000 is the weight type, ftype / 1000 the quantization version
+             * (whisper.cpp writes 2000 + type since the f16-scale block layout) */
+            int t = x >= 0 ? x % 1000 : -1, ver = x >= 0 ? x / 1000 : -1;
+            if (t < 0 || ver > MAX_QNT_VERSION) {
+                fail(r, at, "unknown ftype %" PRId32 " (expected version * 1000 + type, "
+                            "type 0 = f32, 1 = f16, 2 = q4_0, 3 = q4_1, 7 = q8_0, "
+                            "8 = q5_0, 9 = q5_1)", x);
+                return -1;
+            }
             if (t == 0 || t == 1)
                 break;
-            if (t == 2 || t == 3 || t == 7 || t == 8 || t == 9) {
-                static const char *const q[10] = {0, 0, "q4_0", "q4_1", 0, 0, 0,
-                                                  "q8_0", "q5_0", "q5_1"};
-                fail(r, at, "ftype %" PRId32 " is a quantized model (%s); quantized "
-                            "models (q4_0, q4_1, q5_0, q5_1, q8_0) are not supported yet: "
-                            "use an f16 or f32 model", x, q[t]);
-            } else {
-                fail(r, at, "unknown ftype %" PRId32 " (expected 0 = f32 or 1 = f16)", x);
+            int qt = wkv_quant_type_of_ftype(t);
+            if (qt < 0) {
+                fail(r, at, "unknown ftype %" PRId32 " (type %d; expected 0 = f32, 1 = f16, "
+                            "2 = q4_0, 3 = q4_1, 7 = q8_0, 8 = q5_0 or 9 = q5_1)", x, t);
+                return -1;
             }
-            return -1;
+            if (ver != WKV_QNT_VERSION) {
+                fail(r, at, "ftype %" PRId32 ": a %s model of quantization version %d; only "
+                            "version %d (f16 block scales, whisper.cpp since May 2023) is "
+                            "supported: quantize the f16 model again with a current "
+                            "whisper.cpp", x, wkv_quant_type_name(qt), ver, WKV_QNT_VERSION);
+                return -1;
+            }
+            break;
         }
         }
     }
@@ -518,7 +525,7 @@ typedef struct {
     int64_t dims[3];
     size_t count;       /* elements */
     int seen;
-    int type;           /* 0 F32, 1 F16 */
+    int type;           /* 0 F32, 1 F16, or a quantized WKV_TYPE_* */
     uint64_t hdr_off, data_off;
 } expected;
 
@@ -526,6 +533,7 @@ typedef struct {
     expected *e;
     int n;
     int n_audio_layer, n_text_layer;
+    int qnt_version;    /* ftype / 1000 of the file */
 } tensor_set;
 
 static void expected_shape(expected *x, const wkv_hparams *hp)
@@ -559,6 +567,7 @@ static int tensor_set_init(tensor_set *ts, const wkv_hparams *hp)
 {
     ts->n_audio_layer = hp->n_audio_layer;
     ts->n_text_layer = hp->n_text_layer;
+    ts->qnt_version = hp->ftype / 1000;
     ts->n = N_GLOBAL + hp->n_audio_layer * N_ENC_BLOCK + hp->n_text_layer * N_DEC_BLOCK;
     ts->e = calloc((size_t)ts->n, sizeof *ts->e);
     if (!ts->e)
@@ -713,16 +722,42 @@ static int scan_tensors(reader *r, tensor_set *ts)
                  x->hdr_off);
             return -1;
         }
-        if (type != 0 && type != 1) {
-            const char *q = quant_name(type);
-            if (q)
-                fail(r, hdr + 8, "tensor '%s' has quantized tensor type %s (%" PRId32 "): "
-                                 "quantized tensor types are not supported yet", name, q,
-                     type);
-            else
-                fail(r, hdr + 8, "tensor '%s' has unknown tensor type %" PRId32
-                                 " (expected 0 = F32 or 1 = F16)", name, type);
+        size_t qbytes = wkv_quant_block_bytes(type);
+        if (type != WKV_TYPE_F32 && type != WKV_TYPE_F16 && !qbytes) {
+            fail(r, hdr + 8, "tensor '%s' has unknown tensor type %" PRId32
+                             " (expected 0 = F32, 1 = F16, 2 = Q4_0, 3 = Q4_1, 6 = Q5_0, "
+                             "7 = Q5_1 or 8 = Q8_0)", name, type);
             return -1;
+        }
+        if (qbytes) {
+            /* whisper.cpp quantizes the 2-D weight matrices only: never the 1-D
+             * tensors, the 3-D conv weights, the [d, 1] conv biases or the
+             * positional embeddings */
+            const char *qn = wkv_quant_type_name(type);
+            enum shape_kind sk = x->def->shape;
+            if (sk != S_MAT && sk != S_MLP0 && sk != S_MLP2 && sk != S_TOK) {
+                fail(r, hdr + 8, "tensor '%s' (%d-D) has quantized type %s, but only the 2-D "
+                                 "weight matrices may be quantized (this one must be F32 or "
+                                 "F16)", name, (int)n_dims, qn);
+                return -1;
+            }
+            if (n_dims != 2) {
+                fail(r, hdr, "tensor '%s' has quantized type %s and %" PRId32 " dimensions, "
+                             "expected 2", name, qn, n_dims);
+                return -1;
+            }
+            if (ne[0] % WKV_QK != 0) {
+                fail(r, ne_off, "tensor '%s' has quantized type %s but ne[0] = %" PRId64
+                                " is not a multiple of the block size %d", name, qn, ne[0],
+                     WKV_QK);
+                return -1;
+            }
+            if (ts->qnt_version != WKV_QNT_VERSION) {
+                fail(r, hdr + 8, "tensor '%s' has quantized type %s in a file of quantization "
+                                 "version %d (ftype / 1000); only version %d blocks are "
+                                 "understood", name, qn, ts->qnt_version, WKV_QNT_VERSION);
+                return -1;
+            }
         }
         /* ne[] is innermost first: the PyTorch shape reversed */
         int64_t got[4];
@@ -741,7 +776,18 @@ static int scan_tensors(reader *r, tensor_set *ts)
                  es);
             return -1;
         }
-        uint64_t bytes = (uint64_t)x->count * (type == 0 ? 4 : 2);
+        uint64_t bytes;
+        if (qbytes) {
+            /* rows * blocks per row * bytes per block, without overflow */
+            uint64_t rows = (uint64_t)ne[1], blocks = (uint64_t)ne[0] / WKV_QK;
+            if (blocks > UINT64_MAX / rows || blocks * rows > UINT64_MAX / qbytes) {
+                fail(r, ne_off, "tensor '%s' is too large", name);
+                return -1;
+            }
+            bytes = rows * blocks * qbytes;
+        } else {
+            bytes = (uint64_t)x->count * (type == 0 ? 4 : 2);
+        }
         if (bytes > left(r)) {
             fail(r, r->off, "the data of tensor '%s' is truncated: needs %" PRIu64
                             " bytes, %" PRIu64 " left", name, bytes, left(r));
@@ -810,10 +856,12 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
                                   : (char *)&m->w.enc[x->layer];
         float **slot = (float **)(void *)(base + x->def->slot);
         *slot = dst;
-        if (x->type == 0)
+        if (x->type == WKV_TYPE_F32)
             copy_f32(dst, r->p + x->data_off, x->count);
-        else
+        else if (x->type == WKV_TYPE_F16)
             widen_f16(dst, r->p + x->data_off, x->count, table);
+        else /* a 2-D matrix of whole blocks: checked by scan_tensors */
+            wkv_dequantize(x->type, r->p + x->data_off, dst, x->count / WKV_QK);
         dst += x->count;
     }
     free(table);
@@ -832,7 +880,7 @@ static wkv_model *load(const char *path, int vocab_only, char **error)
     if (view_open(path, &v, error))
         return NULL;
     reader r = {v.data, v.size, 0, path, error};
-    tensor_set ts = {NULL, 0, 0, 0};
+    tensor_set ts = {NULL, 0, 0, 0, 0};
     wkv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(path))) {
         wkv_set_error(error, "%s: offset 0: out of memory", path);
