@@ -2,7 +2,8 @@
  *
  *   gen_model --out PATH [--size micro|tiny|base] [--n-state N] [--n-head N]
  *             [--n-layer N] [--n-mels 80|128] [--n-vocab 51864|51865|51866]
- *             [--ftype f32|f16] [--seed N] [--vocab-from FILE]
+ *             [--ftype f32|f16|q8_0|q5_0|q5_1|q4_0|q4_1] [--seed N]
+ *             [--vocab-from FILE]
  */
 #include "genlib.h"
 
@@ -24,7 +25,10 @@ static void usage(FILE *f)
             "  --n-vocab 51864|51865|51866\n"
             "                          English-only, multilingual, large-v3 (default\n"
             "                          51864, or the vocabulary file's)\n"
-            "  --ftype f32|f16         weight type (default f16)\n"
+            "  --ftype f32|f16|q8_0|q5_0|q5_1|q4_0|q4_1\n"
+            "                          weight type (default f16); the quantized ones as\n"
+            "                          whisper.cpp's quantizer writes them (2-D matrices\n"
+            "                          quantized, conv weights f16, the rest f32)\n"
             "  --seed N                PRNG seed (default 1)\n"
             "  --vocab-from FILE       copy the mel filters and the vocabulary from this\n"
             "                          ggml file (default: synthetic vocabulary and\n"
@@ -108,12 +112,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen_model: unknown --size '%s' (micro, tiny or base)\n", size);
         return 2;
     }
-    if (strcmp(ftype, "f32") == 0)
-        p.ftype = 0;
-    else if (strcmp(ftype, "f16") == 0)
-        p.ftype = 1;
-    else {
-        fprintf(stderr, "gen_model: --ftype must be f32 or f16\n");
+    p.ftype = gen_ftype_parse(ftype);
+    if (p.ftype < 0) {
+        fprintf(stderr, "gen_model: --ftype must be f32, f16, q8_0, q5_0, q5_1, q4_0 or q4_1\n");
         return 2;
     }
     if (n_state)
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("wrote %s: n_state %d, %d heads, %d+%d layers, %s, seed %llu, %s\n", out,
-           p.n_state, p.n_head, p.n_audio_layer, p.n_text_layer, p.ftype ? "f16" : "f32",
+           p.n_state, p.n_head, p.n_audio_layer, p.n_text_layer, gen_ftype_name(p.ftype),
            (unsigned long long)p.seed, vocab_from ? vocab_from : "synthetic vocabulary");
     return 0;
 }

@@ -403,6 +403,153 @@ done:
     return rc;
 }
 
+/* ---------------------------------------------------------------- quantization */
+
+/* ggml's block quantization as whisper.cpp's quantizer does it (quantization version
+ * 2): blocks of 32 consecutive values, an f16 scale (and minimum) per block, round to
+ * nearest.  Written from the block layouts, independent of core/quant.c. */
+
+#define QK 32
+
+int gen_quant_type(int ftype)
+{
+    switch (ftype) {
+    case 2: return 2; /* q4_0 */
+    case 3: return 3; /* q4_1 */
+    case 7: return 8; /* q8_0 */
+    case 8: return 6; /* q5_0 */
+    case 9: return 7; /* q5_1 */
+    default: return -1;
+    }
+}
+
+size_t gen_quant_block_bytes(int type)
+{
+    switch (type) {
+    case 2: return 18;
+    case 3: return 20;
+    case 6: return 22;
+    case 7: return 24;
+    case 8: return 34;
+    default: return 0;
+    }
+}
+
+static const struct {
+    const char *name;
+    int ftype;
+} FTYPES[] = {{"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q4_1", 3},
+              {"q8_0", 7}, {"q5_0", 8}, {"q5_1", 9}};
+
+int gen_ftype_parse(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof FTYPES / sizeof *FTYPES; i++)
+        if (strcmp(name, FTYPES[i].name) == 0)
+            return FTYPES[i].ftype;
+    return -1;
+}
+
+const char *gen_ftype_name(int ftype)
+{
+    for (size_t i = 0; i < sizeof FTYPES / sizeof *FTYPES; i++)
+        if (FTYPES[i].ftype == ftype)
+            return FTYPES[i].name;
+    return NULL;
+}
+
+static void put_f16(uint8_t *p, float v)
+{
+    uint16_t h = gen_f32_to_f16(v);
+    p[0] = (uint8_t)h;
+    p[1] = (uint8_t)(h >> 8);
+}
+
+static int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The value of largest magnitude, with its sign (the first such one). */
+static float signed_absmax(const float *x)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < QK; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    return max;
+}
+
+static void min_max(const float *x, float *lo, float *hi)
+{
+    *lo = x[0];
+    *hi = x[0];
+    for (int j = 1; j < QK; j++) {
+        if (x[j] < *lo)
+            *lo = x[j];
+        if (x[j] > *hi)
+            *hi = x[j];
+    }
+}
+
+void gen_quantize_block(int type, const float *x, uint8_t *out)
+{
+    memset(out, 0, gen_quant_block_bytes(type));
+    switch (type) {
+    case 8: { /* q8_0: d = amax / 127, q = round(x / d) */
+        float amax = fabsf(signed_absmax(x));
+        float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put_f16(out, d);
+        for (int j = 0; j < QK; j++)
+            out[2 + j] = (uint8_t)(int8_t)clampi((int)roundf(x[j] * id), -127, 127);
+        break;
+    }
+    case 2:   /* q4_0: d = max / -8 (the signed max maps to q = 0), q = x / d + 8 */
+    case 6: { /* q5_0: d = max / -16, q = x / d + 16 */
+        int half = type == 2 ? 8 : 16;
+        float d = signed_absmax(x) / (float)-half, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put_f16(out, d);
+        uint8_t *qs = out + (type == 2 ? 2 : 6);
+        uint32_t qh = 0;
+        for (int j = 0; j < QK / 2; j++) {
+            /* x / d + half + 0.5 is >= 0.5 here, so truncation rounds to nearest */
+            int q0 = clampi((int)(x[j] * id + (float)half + 0.5f), 0, 2 * half - 1);
+            int q1 = clampi((int)(x[j + QK / 2] * id + (float)half + 0.5f), 0, 2 * half - 1);
+            qs[j] = (uint8_t)((q0 & 0x0f) | (q1 & 0x0f) << 4);
+            qh |= (uint32_t)(q0 >> 4 & 1) << j | (uint32_t)(q1 >> 4 & 1) << (j + QK / 2);
+        }
+        if (type == 6)
+            for (int i = 0; i < 4; i++)
+                out[2 + i] = (uint8_t)(qh >> (8 * i));
+        break;
+    }
+    case 3:   /* q4_1: d = (max - min) / 15, m = min, q = (x - min) / d */
+    case 7: { /* q5_1: d = (max - min) / 31 */
+        int top = type == 3 ? 15 : 31;
+        float lo, hi;
+        min_max(x, &lo, &hi);
+        float d = (hi - lo) / (float)top, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put_f16(out, d);
+        put_f16(out + 2, lo);
+        uint8_t *qs = out + (type == 3 ? 4 : 8);
+        uint32_t qh = 0;
+        for (int j = 0; j < QK / 2; j++) {
+            int q0 = clampi((int)((x[j] - lo) * id + 0.5f), 0, top);
+            int q1 = clampi((int)((x[j + QK / 2] - lo) * id + 0.5f), 0, top);
+            qs[j] = (uint8_t)((q0 & 0x0f) | (q1 & 0x0f) << 4);
+            qh |= (uint32_t)(q0 >> 4 & 1) << j | (uint32_t)(q1 >> 4 & 1) << (j + QK / 2);
+        }
+        if (type == 7)
+            for (int i = 0; i < 4; i++)
+                out[4 + i] = (uint8_t)(qh >> (8 * i));
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 /* ---------------------------------------------------------------- tensors */
 
 enum init { I_NORMAL, I_LN_W, I_SINUS };
@@ -411,7 +558,7 @@ typedef struct {
     char name[64];
     int nd;
     int64_t dims[3]; /* PyTorch order */
-    int type;        /* 0 F32, 1 F16 */
+    int type;        /* 0 F32, 1 F16, else a quantized ggml type */
     enum init init;
     double std;
 } spec;
@@ -432,7 +579,15 @@ static void add(spec_list *l, const char *name, int nd, int64_t d0, int64_t d1, 
     s->dims[2] = d2;
     s->init = init;
     s->std = std;
-    s->type = ftype == 1 && nd >= 2 && !force_f32 ? 1 : 0;
+    /* f16: every matrix f16.  Quantized (whisper.cpp's quantizer on an f16 model):
+     * the 2-D matrices quantized, the 3-D conv weights f16; the 1-D tensors, the conv
+     * biases and the positional embeddings f32 always */
+    if (ftype == 0 || nd < 2 || force_f32)
+        s->type = 0;
+    else if (ftype == 1 || nd != 2)
+        s->type = 1;
+    else
+        s->type = gen_quant_type(ftype);
 }
 
 static void add_block(spec_list *l, const char *prefix, int dec, int64_t d, int ftype)
@@ -623,8 +778,13 @@ static int check_params(const gen_params *p, char **error)
         gen_err(error, "n_mels %d: expected 80 or 128", p->n_mels);
         return -1;
     }
-    if (p->ftype != 0 && p->ftype != 1) {
-        gen_err(error, "ftype %d: expected 0 (f32) or 1 (f16)", p->ftype);
+    if (p->ftype != 0 && p->ftype != 1 && gen_quant_type(p->ftype) < 0) {
+        gen_err(error, "ftype %d: expected 0 (f32), 1 (f16), 2 (q4_0), 3 (q4_1), 7 (q8_0), "
+                       "8 (q5_0) or 9 (q5_1)", p->ftype);
+        return -1;
+    }
+    if (gen_quant_type(p->ftype) >= 0 && p->n_state % QK) {
+        gen_err(error, "n_state %d: a quantized model needs a multiple of %d", p->n_state, QK);
         return -1;
     }
     return 0;
@@ -638,6 +798,7 @@ static int generate(const gen_params *p, sink *s, gen_layout *lay, char **error)
         return -1;
     int n_vocab = p->n_vocab, n_mels = p->n_mels, n_tokens = 0;
     float *filters = NULL, *chunk = NULL;
+    uint8_t *qbuf = NULL;
     bytes vocab = {0};
     spec_list specs = {0};
     int rc = -1;
@@ -695,7 +856,9 @@ static int generate(const gen_params *p, sink *s, gen_layout *lay, char **error)
         lay->hparams_off = s->off;
     int32_t hp[11] = {n_vocab,        p->n_audio_ctx, p->n_state,      p->n_head,
                       p->n_audio_layer, p->n_text_ctx, p->n_state,     p->n_head,
-                      p->n_text_layer, n_mels,         p->ftype};
+                      p->n_text_layer, n_mels,
+                      /* whisper.cpp writes quantization version 2 into quantized files */
+                      gen_quant_type(p->ftype) >= 0 ? 2000 + p->ftype : p->ftype};
     for (int i = 0; i < 11; i++)
         s_i32(s, hp[i]);
     if (lay)
@@ -711,7 +874,8 @@ static int generate(const gen_params *p, sink *s, gen_layout *lay, char **error)
     /* tensors */
     const size_t CH = 1 << 16;
     chunk = malloc(CH * sizeof *chunk);
-    if (!chunk) {
+    qbuf = malloc(CH / QK * 34);
+    if (!chunk || !qbuf) {
         gen_err(error, "out of memory");
         goto done;
     }
@@ -751,10 +915,16 @@ static int generate(const gen_params *p, sink *s, gen_layout *lay, char **error)
         for (size_t done_n = 0; done_n < count;) {
             size_t k = count - done_n < CH ? count - done_n : CH;
             fill(sp, &r, cols, done_n, k, chunk);
-            if (sp->type == 1)
+            if (sp->type == 1) {
                 s_f16s(s, chunk, k);
-            else
+            } else if (sp->type == 0) {
                 s_f32s(s, chunk, k);
+            } else { /* rows of whole blocks (n_state % 32 == 0), CH a multiple of 32 */
+                size_t bb = gen_quant_block_bytes(sp->type);
+                for (size_t b = 0; b < k / QK; b++)
+                    gen_quantize_block(sp->type, chunk + b * QK, qbuf + b * bb);
+                s_put(s, qbuf, k / QK * bb);
+            }
             done_n += k;
         }
         if (ti) {
@@ -777,6 +947,7 @@ done:
     if (rc && lay)
         gen_layout_free(lay);
     free(chunk);
+    free(qbuf);
     free(filters);
     free(vocab.p);
     free(specs.s);

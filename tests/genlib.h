@@ -28,7 +28,11 @@ typedef struct {
     int n_audio_layer;
     int n_text_layer;
     int n_mels;             /* 80 | 128; 0: from vocab_from, else 80 */
-    int ftype;              /* 0 f32, 1 f16 (matrices f16, the rest f32) */
+    int ftype;              /* 0 f32, 1 f16 (matrices f16, the rest f32), or quantized
+                               as whisper.cpp's quantizer does it to an f16 model: 2 q4_0,
+                               3 q4_1, 7 q8_0, 8 q5_0, 9 q5_1 (2-D matrices quantized from
+                               the f32 values, conv weights f16, the rest f32; the header
+                               says 2000 + ftype; needs n_state % 32 == 0) */
     uint64_t seed;
     const char *vocab_from; /* copy mel filters + vocabulary from this ggml file */
     int n_tokens;           /* synthetic vocabulary size; 0: 50257 */
@@ -80,6 +84,18 @@ int gen_write_file(const char *path, const void *data, size_t size);
 
 /* The Slaney mel filter bank (n_mels x 201, row-major) into out. */
 void gen_mel_filters(int n_mels, float *out);
+
+/* "f32", "f16", "q4_0", "q4_1", "q8_0", "q5_0", "q5_1" <-> ftype (0, 1, 2, 3, 7, 8, 9);
+ * -1 / NULL when unknown. */
+int gen_ftype_parse(const char *name);
+const char *gen_ftype_name(int ftype);
+/* The ggml tensor type of a quantized ftype (2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 8 Q8_0),
+ * or -1; and the bytes of one 32-value block of such a type (0 for others). */
+int gen_quant_type(int ftype);
+size_t gen_quant_block_bytes(int type);
+/* Quantizes 32 values into one block of ggml type `type` (round to nearest; q8_0
+ * d = amax / 127; q4_0 / q5_0 d = signed max / -8 / -16; q4_1 / q5_1 from min and max). */
+void gen_quantize_block(int type, const float *x, uint8_t *out);
 
 /* f32 -> f16 bits, round to nearest even; and back. */
 uint16_t gen_f32_to_f16(float f);
