@@ -486,12 +486,16 @@ static void check_malformed(void)
     fail_i32(base, size, H + 32, 100, "n_text_layer", "n_text_layer 100");
     fail_i32(base, size, H + 36, 7, "n_mels", "n_mels 7");
     fail_i32(base, size, H + 36, 128, "bands", "n_mels 128 / 80 filters");
-    fail_i32(base, size, H + 40, 2, "quantized models", "ftype 2 (q4_0)");
-    fail_i32(base, size, H + 40, 3, "quantized models", "ftype 3 (q4_1)");
-    fail_i32(base, size, H + 40, 7, "q8_0", "ftype 7 (q8_0)");
-    fail_i32(base, size, H + 40, 8, "q5_0", "ftype 8 (q5_0)");
-    fail_i32(base, size, H + 40, 2009, "q5_1", "ftype 2009 (q5_1)");
+    /* quantized ftypes load only in the current block layout (version 2) */
+    fail_i32(base, size, H + 40, 2, "q4_0 model of quantization version 0", "ftype 2 (q4_0 v0)");
+    fail_i32(base, size, H + 40, 3, "q4_1 model of quantization version 0", "ftype 3 (q4_1 v0)");
+    fail_i32(base, size, H + 40, 7, "q8_0 model of quantization version 0", "ftype 7 (q8_0 v0)");
+    fail_i32(base, size, H + 40, 1008, "q5_0 model of quantization version 1",
+             "ftype 1008 (q5_0 v1)");
+    fail_i32(base, size, H + 40, 3009, "version 3", "ftype 3009 (q5_1 v3)");
     fail_i32(base, size, H + 40, 5, "unknown ftype", "ftype 5");
+    fail_i32(base, size, H + 40, 2005, "unknown ftype", "ftype 2005");
+    fail_i32(base, size, H + 40, 100001, "unknown ftype", "ftype 100001 (version 100)");
     fail_i32(base, size, H + 40, -1, "unknown ftype", "ftype -1");
     {
         /* a quantisation version with f16 weights is fine */
@@ -549,11 +553,14 @@ static void check_malformed(void)
     const gen_tensor_info *tq = &lay.tensors[iq], *tk = &lay.tensors[ik];
 
     /* tensor types */
-    fail_i32(base, size, tq->hdr_off + 8, 8, "quantized tensor type q8_0", "tensor type 8 (q8_0)");
-    fail_i32(base, size, tq->hdr_off + 8, 2, "quantized tensor type q4_0", "tensor type 2 (q4_0)");
-    fail_i32(base, size, tq->hdr_off + 8, 3, "q4_1", "tensor type 3 (q4_1)");
-    fail_i32(base, size, tq->hdr_off + 8, 6, "q5_0", "tensor type 6 (q5_0)");
-    fail_i32(base, size, tq->hdr_off + 8, 7, "q5_1", "tensor type 7 (q5_1)");
+    /* a quantized tensor in an f16 file (quantization version 0): layout unknown */
+    fail_i32(base, size, tq->hdr_off + 8, 8, "quantized type q8_0 in a file of quantization "
+             "version 0", "tensor type 8 (q8_0), v0 file");
+    fail_i32(base, size, tq->hdr_off + 8, 2, "q4_0", "tensor type 2 (q4_0), v0 file");
+    fail_i32(base, size, tq->hdr_off + 8, 3, "q4_1", "tensor type 3 (q4_1), v0 file");
+    fail_i32(base, size, tq->hdr_off + 8, 6, "q5_0", "tensor type 6 (q5_0), v0 file");
+    fail_i32(base, size, tq->hdr_off + 8, 7, "q5_1", "tensor type 7 (q5_1), v0 file");
+    fail_i32(base, size, tq->hdr_off + 8, 4, "unknown tensor type", "tensor type 4");
     fail_i32(base, size, tq->hdr_off + 8, 99, "unknown tensor type", "tensor type 99");
     fail_i32(base, size, tq->hdr_off + 8, -1, "unknown tensor type", "tensor type -1");
     {
@@ -680,6 +687,151 @@ out:
     gen_layout_free(&lay);
 }
 
+/* ---------------------------------------------------------------- quantized files */
+
+/* Malformed quantized models (tests/test_quant.c checks the values of valid ones). */
+static void check_quantized(void)
+{
+    gen_params p;
+    gen_params_preset(&p, "micro");
+    p.ftype = gen_ftype_parse("q8_0");
+    uint8_t *base;
+    size_t size;
+    gen_layout lay;
+    char *err = NULL;
+    if (gen_model_build(&p, &base, &size, &lay, &err)) {
+        CHECK(0, "generator: %s", err);
+        free(err);
+        return;
+    }
+    /* every quantized type loads, with its ftype */
+    static const char *const names[5] = {"q8_0", "q5_0", "q5_1", "q4_0", "q4_1"};
+    for (int i = 0; i < 5; i++) {
+        gen_params pq = p;
+        pq.ftype = gen_ftype_parse(names[i]);
+        uint8_t *d;
+        size_t n;
+        if (gen_model_build(&pq, &d, &n, NULL, &err)) {
+            CHECK(0, "generator %s: %s", names[i], err);
+            free(err);
+            err = NULL;
+            continue;
+        }
+        wkv_model *m = load_bytes(d, n, "q.bin", &err);
+        CHECK(m != NULL, "%s micro must load: %s", names[i], err ? err : "?");
+        if (m)
+            CHECK(m->hp.ftype == 2000 + pq.ftype, "%s: ftype %d", names[i], m->hp.ftype);
+        if (g_verbose && m)
+            printf("  %-28s -> loads (ftype %d, %zu bytes)\n", names[i], m->hp.ftype, n);
+        wkv_model_free(m);
+        free(err);
+        err = NULL;
+        free(d);
+    }
+    const uint64_t H = lay.hparams_off;
+    int iq = gen_layout_find(&lay, "encoder.blocks.0.attn.query.weight");
+    int it = gen_layout_find(&lay, "decoder.token_embedding.weight");
+    int il = gen_layout_find(&lay, "encoder.ln_post.bias");
+    int ib = gen_layout_find(&lay, "encoder.conv2.bias");
+    int ip = gen_layout_find(&lay, "decoder.positional_embedding");
+    int ic = gen_layout_find(&lay, "encoder.conv1.weight");
+    CHECK(iq >= 0 && it >= 0 && il >= 0 && ib >= 0 && ip >= 0 && ic >= 0, "layout lacks tensors");
+    if (iq < 0 || it < 0 || il < 0 || ib < 0 || ip < 0 || ic < 0)
+        goto out;
+    const gen_tensor_info *tq = &lay.tensors[iq];
+    CHECK(tq->type == 8 && lay.tensors[it].type == 8 && lay.tensors[il].type == 0 &&
+              lay.tensors[ic].type == 1,
+          "generated q8_0 types %d %d %d %d", tq->type, lay.tensors[it].type,
+          lay.tensors[il].type, lay.tensors[ic].type);
+
+    /* the same file with an older quantization version */
+    fail_i32(base, size, H + 40, 7, "quantization version 0", "q8_0 file, ftype 7 (v0)");
+    fail_i32(base, size, H + 40, 1007, "quantization version 1", "q8_0 file, ftype 1007 (v1)");
+
+    /* quantized types on tensors whisper.cpp never quantizes */
+    fail_i32(base, size, lay.tensors[il].hdr_off + 8, 8, "only the 2-D weight matrices",
+             "q8_0 1-D tensor (ln bias)");
+    fail_i32(base, size, lay.tensors[ib].hdr_off + 8, 2, "only the 2-D weight matrices",
+             "q4_0 conv bias [d, 1]");
+    fail_i32(base, size, lay.tensors[ip].hdr_off + 8, 8, "only the 2-D weight matrices",
+             "q8_0 positional embedding");
+    fail_i32(base, size, lay.tensors[ic].hdr_off + 8, 8, "only the 2-D weight matrices",
+             "q8_0 3-D conv weight");
+
+    /* ne[0] not a multiple of 32 */
+    fail_i32(base, size, tq->ne_off, 48, "ne[0] = 48 is not a multiple of the block size 32",
+             "q8_0 matrix with ne[0] 48");
+    {
+        /* a genuine one: an f32 model of state 48 with one matrix marked q8_0 (its data
+         * is f32, but the shape is refused before the data is looked at) */
+        gen_params p48;
+        gen_params_preset(&p48, "micro");
+        p48.ftype = 0;
+        p48.n_state = 48;
+        uint8_t *d;
+        size_t n;
+        gen_layout l48;
+        if (gen_model_build(&p48, &d, &n, &l48, &err) == 0) {
+            int k = gen_layout_find(&l48, "encoder.blocks.1.mlp.0.weight");
+            put_i32(d, l48.hparams_off + 40, 2007);
+            if (k >= 0)
+                fail_i32(d, n, l48.tensors[k].hdr_off + 8, 8, "ne[0] = 48 is not a multiple",
+                         "state 48, q8_0 mlp.0 matrix");
+            free(d);
+            gen_layout_free(&l48);
+        } else {
+            CHECK(0, "generator (state 48): %s", err);
+            free(err);
+            err = NULL;
+        }
+    }
+
+    /* the wrong block size: q8_0 data read as q4_0 (fewer bytes) misaligns the file */
+    {
+        uint8_t *b = dup_bytes(base, size);
+        put_i32(b, tq->hdr_off + 8, 2);
+        expect_fail(b, size, NULL, "q8_0 data marked q4_0");
+        put_i32(b, tq->hdr_off + 8, 0);
+        expect_fail(b, size, NULL, "q8_0 data marked F32");
+        free(b);
+    }
+
+    /* truncated quantized data: the size is rows * blocks * block bytes */
+    {
+        const gen_tensor_info *t = &lay.tensors[it];
+        CHECK(t->data_bytes == (uint64_t)t->ne[1] * (uint64_t)(t->ne[0] / 32) * 34,
+              "token embedding: %llu bytes", (unsigned long long)t->data_bytes);
+        char want[96];
+        snprintf(want, sizeof want, "needs %llu bytes", (unsigned long long)t->data_bytes);
+        expect_fail(base, t->end_off - 1, want, "quantized data short by 1");
+        expect_fail(base, t->data_off + t->data_bytes / 2, "truncated",
+                    "quantized data cut in half");
+        /* truncations in and around every quantized tensor */
+        size_t cap = (size_t)lay.n_tensors * 4, n = 0;
+        uint64_t *offs = malloc(cap * sizeof *offs);
+        for (int k = 0; k < lay.n_tensors; k++) {
+            const gen_tensor_info *u = &lay.tensors[k];
+            if (u->type < 2)
+                continue;
+            uint64_t pts[4] = {u->data_off, u->data_off + 17, u->data_off + u->data_bytes / 2,
+                               u->end_off - 1};
+            for (int i = 0; i < 4 && n < cap; i++)
+                offs[n++] = pts[i];
+        }
+        qsort(offs, n, sizeof *offs, cmp_desc);
+        truncations(base, size, offs, n, "quantized truncations");
+        free(offs);
+    }
+    {
+        /* rows * blocks * bytes that would overflow 64 bits cannot be reached (the shape
+         * is checked first), but a huge ne[1] must fail cleanly */
+        fail_i32(base, size, tq->ne_off + 4, 0x7fffffff, "shape", "q8_0 matrix, ne[1] huge");
+    }
+out:
+    free(base);
+    gen_layout_free(&lay);
+}
+
 /* ---------------------------------------------------------------- shared files */
 
 static void check_shared_vocab(const char *rel, int n_vocab, int n_state, int n_layer)
@@ -799,6 +951,8 @@ int main(void)
     check_malformed();
     printf("truncated models\n");
     check_truncations();
+    printf("quantized models\n");
+    check_quantized();
 
     int shared = tu_shared_dir() != NULL;
     if (shared) {
