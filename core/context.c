@@ -17,6 +17,7 @@ void wkv_context_free(wkv_context *ctx)
         free(bufs[i]);
     wkv_cross_kv_free(&ctx->cross);
     wkv_self_kv_free(&ctx->self);
+    wkv_pool_free(ctx->pool);
     free(ctx);
 }
 
@@ -33,6 +34,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     }
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
+    ctx->pool = wkv_pool_new(ctx->threads); /* NULL: everything on this thread */
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
     size_t cols_chan = (size_t)(hp->n_mels > hp->n_audio_state ? hp->n_mels : hp->n_audio_state);

@@ -4,10 +4,12 @@
 #define WKV_CONTEXT_H
 
 #include "kv_cache.h"
+#include "pool.h"
 
 struct wkv_context {
     const wkv_model *model;
     int threads;
+    wkv_pool *pool; /* threads - 1 workers for our own loops */
     wkv_stats stats;
 
     /* encoder activations for one window */

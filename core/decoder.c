@@ -58,7 +58,7 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     float *x = ctx->dec_x, *h = ctx->dec_h;
     wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
     wkv_linear(h, n, d, L->cross_q_w, L->cross_q_b, d, ctx->dec_q);
-    wkv_attention(ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
+    wkv_attention(ctx->pool, ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
                   ctx->cross.n_ctx, d, m->hp.n_text_head, -1, ctx->dec_scores, ctx->dec_att);
     wkv_linear_add(ctx->dec_att, n, d, L->cross_o_w, L->cross_o_b, d, x);
 
@@ -89,7 +89,7 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
         wkv_linear(h, n, d, L->attn_q_w, L->attn_q_b, d, ctx->dec_q);
         wkv_linear(h, n, d, L->attn_k_w, NULL, d, K + (size_t)p0 * d);
         wkv_linear(h, n, d, L->attn_v_w, L->attn_v_b, d, V + (size_t)p0 * d);
-        wkv_attention(ctx->dec_q, K, V, n, p0 + n, d, n_head, p0, ctx->dec_scores,
+        wkv_attention(ctx->pool, ctx->dec_q, K, V, n, p0 + n, d, n_head, p0, ctx->dec_scores,
                       ctx->dec_att);
         wkv_linear_add(ctx->dec_att, n, d, L->attn_o_w, L->attn_o_b, d, x);
         cross_and_mlp(ctx, L, l, n);
@@ -147,7 +147,7 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
             float *K = wkv_self_k(kv, slots[b], l), *V = wkv_self_v(kv, slots[b], l);
             memcpy(K + (size_t)p * d, ctx->dec_k + (size_t)b * d, (size_t)d * sizeof(float));
             memcpy(V + (size_t)p * d, ctx->dec_v + (size_t)b * d, (size_t)d * sizeof(float));
-            wkv_attention(ctx->dec_q + (size_t)b * d, K, V, 1, p + 1, d, n_head, -1,
+            wkv_attention(NULL, ctx->dec_q + (size_t)b * d, K, V, 1, p + 1, d, n_head, -1,
                           ctx->dec_scores, ctx->dec_att + (size_t)b * d);
         }
         wkv_linear_add(ctx->dec_att, n_seq, d, L->attn_o_w, L->attn_o_b, d, x);

@@ -39,12 +39,12 @@ int wkv_encoder_run(wkv_context *ctx, const float *mel)
     /* conv1: mel is [n_mels][WKV_N_FRAMES]; read its first 2*T frames */
     im2col(mel, T2, 1, WKV_N_FRAMES, n_mels, 1, T2, ctx->enc_cols);
     wkv_linear(ctx->enc_cols, T2, n_mels * 3, w->conv1_w, w->conv1_b, d, x);
-    wkv_gelu(x, (size_t)T2 * d);
+    wkv_gelu_pool(ctx->pool, x, (size_t)T2 * d);
 
     /* conv2, stride 2: input x is [2T][d] */
     im2col(x, T2, d, 1, d, 2, T, ctx->enc_cols);
     wkv_linear(ctx->enc_cols, T, d * 3, w->conv2_w, w->conv2_b, d, x);
-    wkv_gelu(x, (size_t)T * d);
+    wkv_gelu_pool(ctx->pool, x, (size_t)T * d);
     for (size_t i = 0; i < (size_t)T * d; i++)
         x[i] += w->enc_pos[i];
 
@@ -54,13 +54,13 @@ int wkv_encoder_run(wkv_context *ctx, const float *mel)
         wkv_linear(h, T, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q);
         wkv_linear(h, T, d, L->attn_k_w, NULL, d, ctx->enc_k);
         wkv_linear(h, T, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v);
-        wkv_attention(ctx->enc_q, ctx->enc_k, ctx->enc_v, T, T, d, m->hp.n_audio_head, -1,
+        wkv_attention(ctx->pool, ctx->enc_q, ctx->enc_k, ctx->enc_v, T, T, d, m->hp.n_audio_head, -1,
                       ctx->enc_scores, ctx->enc_att);
         wkv_linear_add(ctx->enc_att, T, d, L->attn_o_w, L->attn_o_b, d, x);
 
         wkv_layer_norm(x, h, T, d, L->mlp_ln_w, L->mlp_ln_b);
         wkv_linear(h, T, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->enc_mlp);
-        wkv_gelu(ctx->enc_mlp, (size_t)T * 4 * d);
+        wkv_gelu_pool(ctx->pool, ctx->enc_mlp, (size_t)T * 4 * d);
         wkv_linear_add(ctx->enc_mlp, T, 4 * d, L->mlp2_w, L->mlp2_b, d, x);
     }
     wkv_layer_norm(x, ctx->enc_out, T, d, w->enc_ln_w, w->enc_ln_b);

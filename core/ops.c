@@ -89,19 +89,63 @@ void wkv_gelu(float *x, size_t n)
         x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
 }
 
+/* e^x for x <= 0 (softmax after the maximum is subtracted), to ~1 ulp: Cephes'
+ * expf polynomial on x - n ln2, written so the compiler vectorizes the loop. */
+static inline float exp_nonpos(float x)
+{
+    x = x < -87.0f ? -87.0f : x; /* below: ~1e-38, nothing to a softmax sum */
+    const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float n = (x * 1.44269504088896341f + magic) - magic;
+    float r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    union {
+        int32_t i;
+        float f;
+    } scale = {.i = ((int32_t)n + 127) << 23};
+    return p * scale.f;
+}
+
+/* Eight lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and the
+ * baseline, chosen at run time. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
 void wkv_softmax(float *x, int n)
 {
+    float m8[8];
+    for (int k = 0; k < 8; k++)
+        m8[k] = -INFINITY;
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            m8[k] = x[i + k] > m8[k] ? x[i + k] : m8[k];
     float m = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (x[i] > m)
-            m = x[i];
+    for (int k = 0; k < 8; k++)
+        m = m8[k] > m ? m8[k] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    if (m == -INFINITY)
+        return;
+    float s[8] = {0};
+    for (i = 0; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            x[i + k] = exp_nonpos(x[i + k] - m);
+            s[k] += x[i + k];
+        }
     double sum = 0;
-    for (int i = 0; i < n; i++) {
-        x[i] = expf(x[i] - m);
+    for (; i < n; i++) {
+        x[i] = exp_nonpos(x[i] - m);
         sum += x[i];
     }
+    for (int k = 0; k < 8; k++)
+        sum += s[k];
     float inv = (float)(1.0 / sum);
-    for (int i = 0; i < n; i++)
+    for (i = 0; i < n; i++)
         x[i] *= inv;
 }
 
@@ -133,10 +177,31 @@ void wkv_linear_add(const float *x, int rows, int in, const float *w, const floa
     linear(x, rows, in, w, bias, out, y, 1.0f);
 }
 
+typedef struct {
+    float *scores;
+    int n_q, n_kv, causal_offset;
+} softmax_job;
+
+/* Rows [part/n_parts] of the scores: masked softmax. */
+static void softmax_rows(void *arg, int part, int n_parts)
+{
+    softmax_job *j = arg;
+    int r0 = (int)((long)j->n_q * part / n_parts), r1 = (int)((long)j->n_q * (part + 1) / n_parts);
+    for (int i = r0; i < r1; i++) {
+        float *row = j->scores + (size_t)i * j->n_kv;
+        int visible = j->n_kv;
+        if (j->causal_offset >= 0 && j->causal_offset + i + 1 < j->n_kv)
+            visible = j->causal_offset + i + 1;
+        wkv_softmax(row, visible);
+        for (int k = visible; k < j->n_kv; k++)
+            row[k] = 0.0f;
+    }
+}
+
 /* Multi-head attention of q (n_q x d) over k, v (n_kv x d); out (n_q x d).
  * `causal_offset` >= 0 masks key j > causal_offset + i for query row i. */
-void wkv_attention(const float *q, const float *k, const float *v, int n_q, int n_kv,
-                   int d, int n_head, int causal_offset, float *scores, float *out)
+void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
+                   int n_kv, int d, int n_head, int causal_offset, float *scores, float *out)
 {
     int hd = d / n_head;
     /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
@@ -145,16 +210,33 @@ void wkv_attention(const float *q, const float *k, const float *v, int n_q, int 
         const float *qh = q + h * hd, *kh = k + h * hd, *vh = v + h * hd;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_q, n_kv, hd, scale, qh, d, kh,
                     d, 0.0f, scores, n_kv);
-        for (int i = 0; i < n_q; i++) {
-            float *row = scores + (size_t)i * n_kv;
-            int visible = n_kv;
-            if (causal_offset >= 0 && causal_offset + i + 1 < n_kv)
-                visible = causal_offset + i + 1;
-            wkv_softmax(row, visible);
-            for (int j = visible; j < n_kv; j++)
-                row[j] = 0.0f;
-        }
+        softmax_job job = {scores, n_q, n_kv, causal_offset};
+        if (n_q >= 64)
+            wkv_pool_run(pool, softmax_rows, &job);
+        else
+            softmax_rows(&job, 0, 1);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_q, hd, n_kv, 1.0f, scores,
                     n_kv, vh, d, 0.0f, out + h * hd, d);
     }
+}
+
+typedef struct {
+    float *x;
+    size_t n;
+} gelu_job;
+
+static void gelu_part(void *arg, int part, int n_parts)
+{
+    gelu_job *j = arg;
+    size_t a = j->n * (size_t)part / (size_t)n_parts, b = j->n * (size_t)(part + 1) / (size_t)n_parts;
+    wkv_gelu(j->x + a, b - a);
+}
+
+void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n)
+{
+    gelu_job job = {x, n};
+    if (n >= 65536)
+        wkv_pool_run(pool, gelu_part, &job);
+    else
+        wkv_gelu(x, n);
 }

@@ -2,6 +2,8 @@
 #ifndef WKV_OPS_H
 #define WKV_OPS_H
 
+#include "pool.h"
+
 #include <stddef.h>
 
 /* y[r] = LayerNorm(x[r]) * w + b for `rows` rows of `n` (eps 1e-5). y may be x. */
@@ -19,8 +21,11 @@ void wkv_linear_add(const float *x, int rows, int in, const float *w, const floa
                     int out, float *y);
 /* Multi-head attention of q (n_q x d) over k, v (n_kv x d) into out (n_q x d);
  * scores is scratch of n_q x n_kv.  causal_offset >= 0 hides key j > causal_offset + i
- * from query row i (the decoder's mask); -1 sees everything. */
-void wkv_attention(const float *q, const float *k, const float *v, int n_q, int n_kv,
-                   int d, int n_head, int causal_offset, float *scores, float *out);
+ * from query row i (the decoder's mask); -1 sees everything.  Softmax rows are
+ * split over the pool's threads (pool may be NULL). */
+void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
+                   int n_kv, int d, int n_head, int causal_offset, float *scores, float *out);
+/* wkv_gelu split over the pool's threads (pool may be NULL). */
+void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n);
 
 #endif
