@@ -80,6 +80,7 @@ typedef struct {
     gint64 base;      /* stream index of pcm[0] */
     gint64 len;       /* samples received: base + n */
     gboolean closed;  /* no more samples will come */
+    gboolean eos;     /* closed by EOS (not by a discontinuity) */
     GstClockTime t0;  /* PTS of stream sample 0 */
     gboolean live;    /* decided when the item starts */
     /* worker-owned */
@@ -352,6 +353,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *s)
 typedef struct {
     GstWhisper *self;
     GstClockTime t0;
+    GstClockTime limit; /* end of a stretch a discontinuity closed, or NONE */
     GPtrArray *segs;
 } CollectCtx;
 
@@ -370,6 +372,16 @@ static int collect_segment(const wkv_segment *seg, void *user)
     s->avg_logprob = seg->avg_logprob;
     s->no_speech_prob = seg->no_speech_prob;
     s->final = TRUE;
+    if (GST_CLOCK_TIME_IS_VALID(c->limit)) {
+        /* the last window of a stretch that a DISCONT or a gap closed: no text past
+         * the hole (at EOS the segments stay exactly the long form's) */
+        if (s->pts >= c->limit) {
+            wseg_free(s);
+            return 0;
+        }
+        if (s->pts + s->duration > c->limit)
+            s->duration = c->limit - s->pts;
+    }
     g_ptr_array_add(c->segs, s);
     return 0;
 }
@@ -398,27 +410,6 @@ static float *scratch_reserve(GstWhisper *self, gsize n)
 
 /* ------------------------------------------------------------------ live */
 
-static void live_seed_prompt(GstWhisper *self)
-{
-    (void)self;
-}
-
-static gboolean live_ready(GstWhisper *self, WItem *it)
-{
-    (void)self;
-    (void)it;
-    return FALSE;
-}
-
-static gboolean live_run(GstWhisper *self, WItem *it)
-{
-    (void)self;
-    (void)it;
-    return TRUE;
-}
-
-/* ------------------------------------------------------------------ worker */
-
 static gboolean worker_error(GstWhisper *self, const gchar *what, char *err)
 {
     GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Whisper inference failed"),
@@ -426,6 +417,288 @@ static gboolean worker_error(GstWhisper *self, const gchar *what, char *err)
     free(err);
     return FALSE;
 }
+
+/* Live mode (reference doc section 7): every `step` ms the audio buffered since the
+ * last commit (at most 30 s) is decoded again with a fresh cross-KV cache and the
+ * committed text as the prompt.  LocalAgreement-2: the text tokens two consecutive
+ * runs agree on are committed, a whole segment at a time, and the audio up to the
+ * end of the last committed segment is dropped.  When the oldest uncommitted audio
+ * would be older than `latency` at the next run (or the buffer reaches 30 s, or the
+ * stream ends), the latest hypothesis's complete segments are committed without
+ * waiting for agreement. */
+
+typedef struct {
+    int tok0, tok1;       /* tokens [tok0, tok1) of the run, timestamps included */
+    double start, end;    /* seconds from the buffer's start */
+    gboolean complete;    /* closed by a timestamp */
+} LiveSeg;
+
+/* Initial prompt: the text's tokens as previous text.  The core has no public
+ * tokenizer; wkv_bpe_encode (exported, declared in core/internal.h) encodes one
+ * pre-tokenized piece: the text is cut before each space, a rough version of the
+ * reference's pre-tokenizer that is good enough for a prompt. */
+int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out, int max_out);
+
+static void live_seed_prompt(GstWhisper *self)
+{
+    gchar *prompt;
+    GST_OBJECT_LOCK(self);
+    prompt = g_strdup(self->initial_prompt);
+    GST_OBJECT_UNLOCK(self);
+    if (!prompt || !*prompt || !self->model) {
+        g_free(prompt);
+        return;
+    }
+    const wkv_model *m = gst_whisper_model_get(self->model);
+    const gchar *p = prompt;
+    while (*p) {
+        const gchar *q = p + 1;
+        while (*q && *q != ' ')
+            q++;
+        int ids[256];
+        int k = wkv_bpe_encode(m, p, (size_t)(q - p), ids, 256);
+        if (k > 0 && k <= 256)
+            g_array_append_vals(self->committed, ids, (guint)k);
+        p = q;
+    }
+    g_free(prompt);
+}
+
+static guint live_step_ms(GstWhisper *self)
+{
+    guint step;
+    GST_OBJECT_LOCK(self);
+    step = self->step_ms;
+    GST_OBJECT_UNLOCK(self);
+    return step ? step : DEFAULT_LIVE_STEP;
+}
+
+/* Lock held. */
+static gboolean live_ready(GstWhisper *self, WItem *it)
+{
+    if (it->closed)
+        return it->len > it->base;
+    gint64 step = (gint64)live_step_ms(self) * WKV_SAMPLE_RATE / 1000;
+    return it->len - it->last_run >= step && it->len > it->base;
+}
+
+/* Cuts a run's tokens into segments at timestamp pairs, like the long form. */
+static GArray *live_split(const wkv_model *m, const wkv_window_result *r, double duration)
+{
+    const int tb = wkv_model_specials(m)->timestamp_begin;
+    const int *t = r->tokens;
+    const int n = r->n_tokens;
+    GArray *segs = g_array_new(FALSE, TRUE, sizeof(LiveSeg));
+    int last = 0;
+    for (int i = 1; i < n; i++) {
+        if (t[i - 1] >= tb && t[i] >= tb) {
+            LiveSeg s = {last, i, (t[last] - tb) * 0.02, (t[i - 1] - tb) * 0.02, TRUE};
+            g_array_append_val(segs, s);
+            last = i;
+        }
+    }
+    if (last < n) {
+        /* text after the last pair: complete when it ends with a timestamp */
+        gboolean closed = n - last >= 2 && t[n - 1] >= tb;
+        double start = t[last] >= tb ? (t[last] - tb) * 0.02 : 0.0;
+        LiveSeg s = {last, n, start, closed ? (t[n - 1] - tb) * 0.02 : duration, closed};
+        g_array_append_val(segs, s);
+    }
+    return segs;
+}
+
+static gchar *live_text(const wkv_model *m, const int *toks, int n)
+{
+    char *t = wkv_tokens_to_text(m, toks, n, 1);
+    gchar *g = g_strdup(t ? t : "");
+    free(t);
+    return g;
+}
+
+/* Text tokens (below eot) of tokens [a, b). */
+static void text_tokens(const wkv_model *m, const int *t, int a, int b, GArray *out)
+{
+    const int eot = wkv_model_specials(m)->eot;
+    for (int i = a; i < b; i++)
+        if (t[i] < eot)
+            g_array_append_val(out, t[i]);
+}
+
+/* One live run on `it`; the lock is held on entry and exit. */
+static gboolean live_run(GstWhisper *self, WItem *it)
+{
+    const wkv_model *m = gst_whisper_model_get(self->model);
+    gint64 base = it->base;
+    gint64 n = MIN(it->len - base, (gint64)LIVE_MAX_SAMPLES);
+    gboolean at_end = it->closed && base + n == it->len;
+    GstClockTime t0 = it->t0;
+    float *pcm = scratch_reserve(self, (gsize)n + 1);
+    memcpy(pcm, it->pcm, (gsize)n * sizeof(float));
+    it->last_run = it->len;
+    gint64 pending = it->len - base; /* audio waiting for text, in samples */
+    guint latency, step = live_step_ms(self), lateness;
+    GST_OBJECT_LOCK(self);
+    latency = self->latency_ms;
+    lateness = self->lateness_ms;
+    GST_OBJECT_UNLOCK(self);
+    g_mutex_unlock(&self->lock);
+
+    gint64 t_start = g_get_monotonic_time();
+    char *err = NULL;
+    wkv_mel *mel = wkv_mel_compute(m, pcm, (size_t)n, self->run_threads, &err);
+    if (!mel) {
+        g_mutex_lock(&self->lock);
+        return worker_error(self, "log-mel", err);
+    }
+    int size = (int)MIN((gint64)WKV_N_FRAMES, mel->content_frames);
+    wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, self->win);
+    wkv_mel_free(mel);
+    wkv_window_result r;
+    memset(&r, 0, sizeof r);
+    const int *prompt = NULL;
+    int n_prompt = 0;
+    if (self->opts.condition_on_previous_text || self->committed->len) {
+        prompt = (const int *)(void *)self->committed->data;
+        n_prompt = (int)self->committed->len;
+    }
+    if (size > 0 && (wkv_encode(self->ctx, self->win) != 0 ||
+                     wkv_decode_window(self->ctx, prompt, n_prompt, &self->opts, &r, &err) != 0)) {
+        g_mutex_lock(&self->lock);
+        return worker_error(self, "live run", err ? err : strdup("the encoder failed"));
+    }
+    double busy_ms = (g_get_monotonic_time() - t_start) / 1000.0;
+    gboolean silent = size <= 0 || (self->opts.no_speech_threshold < 1.0f &&
+                                    r.no_speech_prob > self->opts.no_speech_threshold &&
+                                    !(r.avg_logprob > self->opts.logprob_threshold));
+    double duration = (double)n / WKV_SAMPLE_RATE;
+    GArray *segs = silent ? g_array_new(FALSE, TRUE, sizeof(LiveSeg))
+                          : live_split(m, &r, duration);
+
+    /* agreement with the previous run, in text tokens */
+    GArray *hyp = g_array_new(FALSE, FALSE, sizeof(int));
+    text_tokens(m, r.tokens, 0, silent ? 0 : r.n_tokens, hyp);
+    guint agree = 0;
+    while (agree < hyp->len && agree < self->prev_hyp->len &&
+           g_array_index(hyp, int, agree) == g_array_index(self->prev_hyp, int, agree))
+        agree++;
+    /* would the oldest waiting audio be older than `latency` at the next run? */
+    gboolean force = at_end || n >= LIVE_MAX_SAMPLES ||
+                     (double)pending * 1000.0 / WKV_SAMPLE_RATE + step + busy_ms >= latency;
+
+    guint n_commit = 0, text_seen = 0;
+    for (guint i = 0; i < segs->len; i++) {
+        LiveSeg *s = &g_array_index(segs, LiveSeg, i);
+        GArray *tt = g_array_new(FALSE, FALSE, sizeof(int));
+        text_tokens(m, r.tokens, s->tok0, s->tok1, tt);
+        text_seen += tt->len;
+        g_array_unref(tt);
+        gboolean ok = (s->complete || at_end) && (force || text_seen <= agree);
+        if (!ok)
+            break;
+        n_commit = i + 1;
+    }
+    if (force && n_commit == 0 && segs->len > 0 && !at_end) {
+        /* no complete segment yet: the whole hypothesis becomes final so that the
+         * promise holds */
+        n_commit = segs->len;
+    }
+
+    GPtrArray *out = g_ptr_array_new_with_free_func(wseg_free);
+    double trim = 0; /* seconds of the buffer done with */
+    guint committed_text = 0;
+    GstClockTime base_ts = t0 + samples_to_ns(base) + lateness * GST_MSECOND;
+    for (guint i = 0; i < n_commit; i++) {
+        LiveSeg *s = &g_array_index(segs, LiveSeg, i);
+        double end = MIN(s->end, duration);
+        double start = MIN(s->start, end);
+        gchar *text = live_text(m, r.tokens + s->tok0, s->tok1 - s->tok0);
+        GArray *tt = g_array_new(FALSE, FALSE, sizeof(int));
+        text_tokens(m, r.tokens, s->tok0, s->tok1, tt);
+        committed_text += tt->len;
+        g_array_unref(tt);
+        g_array_append_vals(self->committed, r.tokens + s->tok0, (guint)(s->tok1 - s->tok0));
+        gchar *stripped = g_strstrip(g_strdup(text));
+        if (*stripped && end > start) {
+            WSeg *w = g_new0(WSeg, 1);
+            w->text = text;
+            text = NULL;
+            w->pts = base_ts + secs_to_ns(start);
+            w->duration = secs_to_ns(end) - secs_to_ns(start);
+            w->avg_logprob = r.avg_logprob;
+            w->no_speech_prob = r.no_speech_prob;
+            w->final = TRUE;
+            g_ptr_array_add(out, w);
+        }
+        g_free(stripped);
+        g_free(text);
+        trim = MAX(trim, end);
+    }
+    if (force && (n_commit == segs->len || silent))
+        trim = duration; /* nothing left worth waiting for */
+    if (self->committed->len > 1000) /* the decoder uses the last 223 */
+        g_array_remove_range(self->committed, 0, self->committed->len - 1000);
+    /* the uncommitted rest: one partial */
+    if (n_commit < segs->len) {
+        LiveSeg *first = &g_array_index(segs, LiveSeg, n_commit);
+        LiveSeg *last = &g_array_index(segs, LiveSeg, segs->len - 1);
+        gchar *text = live_text(m, r.tokens + first->tok0, last->tok1 - first->tok0);
+        gchar *stripped = g_strstrip(g_strdup(text));
+        double start = MAX(trim, MIN(first->start, duration));
+        if (*stripped) {
+            WSeg *w = g_new0(WSeg, 1);
+            w->text = text;
+            text = NULL;
+            w->pts = base_ts + secs_to_ns(start);
+            w->duration = secs_to_ns(duration) - secs_to_ns(start);
+            w->avg_logprob = r.avg_logprob;
+            w->no_speech_prob = r.no_speech_prob;
+            w->final = FALSE;
+            g_ptr_array_add(out, w);
+        }
+        g_free(stripped);
+        g_free(text);
+    }
+    /* the next run is compared with what is left of this one */
+    g_array_set_size(self->prev_hyp, 0);
+    if (committed_text < hyp->len)
+        g_array_append_vals(self->prev_hyp, &g_array_index(hyp, int, committed_text),
+                            hyp->len - committed_text);
+    g_array_unref(hyp);
+    g_array_unref(segs);
+    wkv_window_result_clear(&r);
+    account(self, busy_ms, 0);
+    GST_OBJECT_LOCK(self);
+    self->stat_audio_s += (double)step / 1000.0;
+    GST_OBJECT_UNLOCK(self);
+
+    gint64 trim_samples = base + (gint64)llround(trim * WKV_SAMPLE_RATE);
+    g_mutex_lock(&self->lock);
+    if (self->flushing) {
+        g_ptr_array_unref(out);
+        return TRUE;
+    }
+    if (trim_samples > it->base)
+        witem_drop_before(it, trim_samples);
+    if (at_end)
+        witem_drop_before(it, it->len);
+    gint64 new_base = it->base;
+    g_mutex_unlock(&self->lock);
+
+    GstFlowReturn ret = GST_FLOW_OK;
+    for (guint i = 0; i < out->len && ret == GST_FLOW_OK; i++)
+        ret = push_segment(self, g_ptr_array_index(out, i));
+    g_ptr_array_unref(out);
+    if (ret == GST_FLOW_OK)
+        push_gap(self, t0 + samples_to_ns(new_base) + lateness * GST_MSECOND);
+    g_mutex_lock(&self->lock);
+    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
+        GST_ELEMENT_FLOW_ERROR(self, ret);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ------------------------------------------------------------------ worker */
 
 /* One offline window of `it`, which the lock is held for on entry and exit.
  * Returns FALSE on a fatal error. */
@@ -437,6 +710,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     gint64 hi = it->closed ? it->len : MIN(it->len, (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2);
     gint64 stream_len = it->closed ? it->len : -1;
     GstClockTime t0 = it->t0;
+    GstClockTime limit = it->closed && !it->eos ? t0 + samples_to_ns(it->len) : GST_CLOCK_TIME_NONE;
     if (hi < lo)
         hi = lo;
     float *pcm = scratch_reserve(self, (gsize)(hi - lo) + 1);
@@ -454,7 +728,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, self->win);
     wkv_mel_free(mel);
 
-    CollectCtx c = {self, t0, g_ptr_array_new_with_free_func(wseg_free)};
+    CollectCtx c = {self, t0, limit, g_ptr_array_new_with_free_func(wseg_free)};
     gint64 next = wkv_longform_window(self->lf, seek, size, self->win, collect_segment, &c, &err);
     if (next < 0) {
         g_ptr_array_unref(c.segs);
@@ -817,6 +1091,8 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
     }
     case GST_EVENT_EOS: {
         g_mutex_lock(&self->lock);
+        if (tail_audio(self))
+            tail_audio(self)->eos = TRUE;
         close_tail(self);
         queue_event(self, gst_event_ref(event));
         self->src_eos = TRUE;

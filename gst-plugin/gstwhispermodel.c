@@ -114,6 +114,17 @@ guint gst_whisper_model_refcount(const GstWhisperModel *m)
     return r;
 }
 
+guint gst_whisper_model_users(const gchar *path)
+{
+    gchar *key = canonical_key(path);
+    g_mutex_lock(&cache_lock);
+    GstWhisperModel *m = cache ? g_hash_table_lookup(cache, key) : NULL;
+    guint r = m ? m->refs : 0;
+    g_mutex_unlock(&cache_lock);
+    g_free(key);
+    return r;
+}
+
 guint gst_whisper_model_cache_size(void)
 {
     g_mutex_lock(&cache_lock);

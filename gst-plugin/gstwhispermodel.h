@@ -22,6 +22,8 @@ const wkv_model *gst_whisper_model_get(const GstWhisperModel *model);
 const gchar *gst_whisper_model_path(const GstWhisperModel *model);
 /* How many elements hold this model (tests). */
 guint gst_whisper_model_refcount(const GstWhisperModel *model);
+/* How many elements hold the model loaded from `path` now, 0 if none (tests). */
+guint gst_whisper_model_users(const gchar *path);
 /* Number of distinct models loaded now (tests). */
 guint gst_whisper_model_cache_size(void);
 /* OpenBLAS's thread count is process-wide: this sets it (when built with OpenBLAS)

@@ -1,0 +1,571 @@
+/* The whisper element (gst-plugin/) with a generated micro model and synthetic audio:
+ * passthrough, offline text == the core's window-normalized long form, EOS drain,
+ * DISCONT and timestamp gaps, flushing mid-window, messages and tags, model errors,
+ * state cycles, model sharing, negotiation with textoverlay and matroskamux, live. */
+#include "gstwhisper.h"
+#include "gstwhispermodel.h"
+#include "whisper_check.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#define F32_CAPS "audio/x-raw, format=F32LE, rate=16000, channels=1, layout=interleaved"
+
+/* s16 round trip of the samples: what the element sees when fed S16LE */
+static float *quantize(const float *pcm, gsize n)
+{
+    float *q = g_new(float, n);
+    for (gsize i = 0; i < n; i++)
+        q[i] = (float)(gint16)CLAMP(lrintf(pcm[i] * 32768.0f), -32768, 32767) / 32768.0f;
+    return q;
+}
+
+static void check_offline(gsize n, GstClockTime t0, gboolean s16, gsize chunk, guint32 seed)
+{
+    float *pcm = synth_audio(n, seed);
+    if (s16) {
+        float *q = quantize(pcm, n);
+        g_free(pcm);
+        pcm = q;
+    }
+    GThread *core = core_segments_async(test_model, pcm, n, t0, 0.6f);
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, s16, NULL);
+    wh_push_pcm(&wh, pcm, n, chunk, t0, s16, FALSE);
+    GPtrArray *got = wh_finish(&wh);
+    GPtrArray *want = g_thread_join(core);
+    gchar *what = g_strdup_printf("%.1f s at %" GST_TIME_FORMAT " %s", n / 16000.0,
+                                  GST_TIME_ARGS(t0), s16 ? "S16LE" : "F32LE");
+    GST_INFO("%s: %u segments", what, got->len);
+    fail_unless(want->len > 0, "%s: the core gives no text (pick other audio)", what);
+    assert_same_segments(got, want, what);
+    guint64 windows = 0;
+    g_object_get(wh.element, "windows", &windows, NULL);
+    fail_unless(windows > 0);
+    g_free(what);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+
+GST_START_TEST(test_offline_f32)
+{
+    /* two full windows and a partial one, starting at 10 s */
+    check_offline(16000 * 33, 10 * GST_SECOND, FALSE, 1600, 1);
+}
+GST_END_TEST
+
+GST_START_TEST(test_offline_s16)
+{
+    check_offline(16000 * 8 + 123, 0, TRUE, 4096, 2);
+}
+GST_END_TEST
+
+GST_START_TEST(test_eos_drains_short)
+{
+    /* shorter than a window: all the text comes at EOS */
+    check_offline(16000 * 2 + 77, 2 * GST_SECOND, FALSE, 999, 3);
+}
+GST_END_TEST
+
+GST_START_TEST(test_passthrough)
+{
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, NULL);
+    float *pcm = synth_audio(16000, 4);
+    /* wh_push_pcm checks pointer identity buffer by buffer */
+    wh_push_pcm(&wh, pcm, 16000, 160, 0, FALSE, FALSE);
+    GPtrArray *got = wh_finish(&wh);
+    g_ptr_array_unref(got);
+    /* the src caps are the sink's */
+    GstCaps *caps = gst_pad_get_current_caps(wh.h->sinkpad);
+    GstCaps *want = gst_caps_from_string(F32_CAPS);
+    fail_unless(gst_caps_is_equal(caps, want));
+    gst_caps_unref(want);
+    gst_caps_unref(caps);
+    caps = gst_pad_get_current_caps(wh.text->sinkpad);
+    fail_unless(caps && gst_structure_has_name(gst_caps_get_structure(caps, 0), "text/x-raw"));
+    gst_caps_unref(caps);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
+/* A DISCONT (or a jump in the timestamps) closes the window: the text is the core's on
+ * each stretch separately, and nothing spans the hole. */
+static void check_split(gboolean flag, GstClockTime t1)
+{
+    gsize na = 16000 * 2 + 500, nb = 16000 * 2;
+    float *a = synth_audio(na, 5), *b = synth_audio(nb, 6);
+    GThread *ca = core_segments_async(test_model, a, na, 0, 0.6f);
+    GPtrArray *wb = core_segments(test_model, b, nb, t1, 0.6f);
+    GPtrArray *want = g_thread_join(ca);
+    /* the first stretch's text stops at the hole */
+    GstClockTime end_a = gst_util_uint64_scale_int(na, GST_SECOND, 16000);
+    for (guint i = 0; i < want->len;) {
+        TextSeg *s = g_ptr_array_index(want, i);
+        if (s->pts >= end_a) {
+            g_ptr_array_remove_index(want, i);
+            continue;
+        }
+        s->duration = MIN(s->duration, end_a - s->pts);
+        i++;
+    }
+    for (guint i = 0; i < wb->len; i++) {
+        TextSeg *s = g_ptr_array_index(wb, i);
+        textseg_add(want, s->pts, s->duration, s->text);
+    }
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, NULL);
+    wh_push_pcm(&wh, a, na, 1600, 0, FALSE, FALSE);
+    wh_push_pcm(&wh, b, nb, 1600, t1, FALSE, flag);
+    GPtrArray *got = wh_finish(&wh);
+    assert_same_segments(got, want, flag ? "DISCONT" : "timestamp gap");
+    for (guint i = 0; i < got->len; i++) {
+        TextSeg *s = g_ptr_array_index(got, i);
+        fail_if(s->pts < end_a && s->pts + s->duration > t1, "a segment spans the hole");
+    }
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    g_ptr_array_unref(wb);
+    wh_teardown(&wh);
+    g_free(a);
+    g_free(b);
+}
+
+GST_START_TEST(test_discont)
+{
+    /* DISCONT flag with timestamps that go on without a hole */
+    check_split(TRUE, gst_util_uint64_scale_int(16000 * 2 + 500, GST_SECOND, 16000));
+}
+GST_END_TEST
+
+GST_START_TEST(test_timestamp_gap)
+{
+    check_split(FALSE, 20 * GST_SECOND);
+}
+GST_END_TEST
+
+/* Flushing mid-window: the audio before the flush leaves no text; after it the new
+ * segment's audio is transcribed from scratch. */
+GST_START_TEST(test_flush_mid_window)
+{
+    gsize na = 16000 * 12, nb = 16000 * 3;
+    float *a = synth_audio(na, 7), *b = synth_audio(nb, 8);
+    GstClockTime t1 = 100 * GST_SECOND;
+    GThread *core = core_segments_async(test_model, b, nb, t1, 0.6f);
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, NULL);
+    wh_push_pcm(&wh, a, na, 1600, 0, FALSE, FALSE);
+    fail_unless(gst_harness_push_event(wh.h, gst_event_new_flush_start()));
+    fail_unless(gst_harness_push_event(wh.h, gst_event_new_flush_stop(TRUE)));
+    GstSegment seg;
+    gst_segment_init(&seg, GST_FORMAT_TIME);
+    seg.start = seg.time = t1;
+    fail_unless(gst_harness_push_event(wh.h, gst_event_new_segment(&seg)));
+    /* drop what text_src got before the flush */
+    GstBuffer *old;
+    while ((old = gst_harness_try_pull(wh.text)))
+        gst_buffer_unref(old);
+    GstEvent *ev;
+    while ((ev = gst_harness_try_pull_event(wh.text)))
+        gst_event_unref(ev);
+    wh_push_pcm(&wh, b, nb, 1600, t1, FALSE, TRUE);
+    GPtrArray *got = wh_finish(&wh);
+    GPtrArray *want = g_thread_join(core);
+    assert_same_segments(got, want, "after flush");
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(a);
+    g_free(b);
+}
+GST_END_TEST
+
+/* Bus messages and tags of the final segments. */
+GST_START_TEST(test_messages_and_tags)
+{
+    gsize n = 16000 * 2;
+    float *pcm = synth_audio(n, 9);
+    GPtrArray *want = core_segments(test_model, pcm, n, 0, 0.6f);
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, NULL);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(wh.element, bus);
+    wh_push_pcm(&wh, pcm, n, 1600, 0, FALSE, FALSE);
+    GPtrArray *got = wh_finish(&wh);
+    assert_same_segments(got, want, "messages run");
+    guint n_msg = 0;
+    GstMessage *msg;
+    while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT))) {
+        const GstStructure *s = gst_message_get_structure(msg);
+        if (gst_structure_has_name(s, "whisper-segment")) {
+            fail_unless(n_msg < want->len);
+            TextSeg *w = g_ptr_array_index(want, n_msg);
+            GstClockTime start, end;
+            gboolean final;
+            fail_unless(gst_structure_get_clock_time(s, "start", &start));
+            fail_unless(gst_structure_get_clock_time(s, "end", &end));
+            fail_unless(gst_structure_get_boolean(s, "final", &final) && final);
+            fail_unless_equals_string(gst_structure_get_string(s, "text"), w->text);
+            fail_unless_equals_string(gst_structure_get_string(s, "language"), "en");
+            fail_unless(gst_structure_has_field_typed(s, "avg-logprob", G_TYPE_DOUBLE));
+            fail_unless(gst_structure_has_field_typed(s, "no-speech-prob", G_TYPE_DOUBLE));
+            fail_unless(start == w->pts && end == w->pts + w->duration);
+            n_msg++;
+        }
+        gst_message_unref(msg);
+    }
+    fail_unless_equals_int(n_msg, want->len);
+    /* tags: on text_src before each buffer (and on src while audio still flows) */
+    guint n_tags = 0;
+    GstEvent *ev;
+    while ((ev = gst_harness_try_pull_event(wh.text))) {
+        if (GST_EVENT_TYPE(ev) == GST_EVENT_TAG) {
+            GstTagList *tl;
+            gchar *t = NULL;
+            gst_event_parse_tag(ev, &tl);
+            if (gst_tag_list_get_string(tl, GST_WHISPER_TAG_TRANSCRIPT, &t)) {
+                n_tags++;
+                g_free(t);
+            }
+        }
+        gst_event_unref(ev);
+    }
+    (void)n_tags; /* wh_finish consumed the events already; see the pipeline test */
+    gst_element_set_bus(wh.element, NULL);
+    gst_object_unref(bus);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
+/* ------------------------------------------------------------------ pipelines */
+
+/* Offline, the text of a stretch of audio comes once its 30-s window is complete (or at
+ * EOS): anything that waits for the text (an overlay, a muxer, a prerolling sink)
+ * needs the audio to flow meanwhile. */
+#define UNLIMITED_QUEUE "queue max-size-time=0 max-size-bytes=0 max-size-buffers=0"
+
+static void count_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, guint *n)
+{
+    (void)sink;
+    (void)pad;
+    if (gst_buffer_get_size(buf) > 0)
+        (*n)++;
+}
+
+/* Runs a pipeline to EOS (or error); returns the error message or NULL. */
+static gchar *run_pipeline(GstElement *pipe, GstClockTime timeout, GList **tags_out)
+{
+    GstBus *bus = gst_element_get_bus(pipe);
+    gchar *error = NULL;
+    if (gst_element_set_state(pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+        GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+        if (m) {
+            GError *e;
+            gchar *dbg;
+            gst_message_parse_error(m, &e, &dbg);
+            error = g_strdup_printf("%s | %s", e->message, dbg ? dbg : "");
+            g_error_free(e);
+            g_free(dbg);
+            gst_message_unref(m);
+        } else {
+            error = g_strdup("state change failed");
+        }
+    }
+    while (!error) {
+        GstMessage *m = gst_bus_timed_pop_filtered(bus, timeout,
+            GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_TAG);
+        if (!m) {
+            error = g_strdup("timeout");
+            break;
+        }
+        if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
+            GError *e;
+            gchar *dbg;
+            gst_message_parse_error(m, &e, &dbg);
+            error = g_strdup_printf("%s | %s", e->message, dbg ? dbg : "");
+            g_error_free(e);
+            g_free(dbg);
+        } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_TAG) {
+            GstTagList *tl;
+            gst_message_parse_tag(m, &tl);
+            if (tags_out)
+                *tags_out = g_list_append(*tags_out, tl);
+            else
+                gst_tag_list_unref(tl);
+        } else {
+            gst_message_unref(m);
+            break;
+        }
+        gst_message_unref(m);
+    }
+    gst_element_set_state(pipe, GST_STATE_NULL);
+    gst_object_unref(bus);
+    return error;
+}
+
+GST_START_TEST(test_missing_model)
+{
+    GstElement *p = gst_parse_launch("audiotestsrc num-buffers=2 ! audio/x-raw,rate=16000,"
+        "channels=1 ! whisper model=/nonexistent/ggml-x.bin ! fakesink", NULL);
+    gchar *err = run_pipeline(p, 10 * GST_SECOND, NULL);
+    fail_unless(err != NULL);
+    fail_unless(strstr(err, "/nonexistent/ggml-x.bin") != NULL, "error: %s", err);
+    GST_INFO("missing model: %s", err);
+    g_free(err);
+    gst_object_unref(p);
+}
+GST_END_TEST
+
+GST_START_TEST(test_bad_model)
+{
+    gchar *path = g_build_filename(g_get_tmp_dir(), "whisper-bad-model.bin", NULL);
+    fail_unless(g_file_set_contents(path, "this is not a model", -1, NULL));
+    GstElement *p = gst_parse_launch("audiotestsrc num-buffers=2 ! audio/x-raw,rate=16000,"
+        "channels=1 ! whisper name=w ! fakesink", NULL);
+    GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
+    g_object_set(w, "model", path, NULL);
+    gchar *err = run_pipeline(p, 10 * GST_SECOND, NULL);
+    fail_unless(err != NULL);
+    fail_unless(strstr(err, path) != NULL, "error: %s", err);
+    GST_INFO("bad model: %s", err);
+    g_free(err);
+    gst_object_unref(w);
+    gst_object_unref(p);
+    g_unlink(path);
+    g_free(path);
+}
+GST_END_TEST
+
+static GstElement *make_pipeline(const gchar *desc)
+{
+    gchar *full = g_strdup_printf(desc, test_model, test_model);
+    GError *e = NULL;
+    GstElement *p = gst_parse_launch(full, &e);
+    fail_unless(p != NULL && e == NULL, "%s: %s", full, e ? e->message : "");
+    g_free(full);
+    return p;
+}
+
+GST_START_TEST(test_state_cycles)
+{
+    GstElement *p = make_pipeline(
+        "audiotestsrc is-live=true samplesperbuffer=1600 ! audio/x-raw,rate=16000,channels=1 "
+        "! whisper name=w model=%s threads=1 step=100 ! fakesink async=false w.text_src ! "
+        "fakesink async=false");
+    for (int i = 0; i < 100; i++) {
+        fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+        if (i % 25 == 0) /* sometimes let a live run start */
+            g_usleep(150000);
+        fail_unless(gst_element_set_state(p, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+        fail_unless_equals_int(gst_whisper_model_cache_size(), 0);
+    }
+    gst_object_unref(p);
+}
+GST_END_TEST
+
+GST_START_TEST(test_two_elements_share_model)
+{
+    GstElement *p = make_pipeline(
+        "audiotestsrc num-buffers=10 samplesperbuffer=1600 wave=pink-noise ! "
+        "audio/x-raw,rate=16000,channels=1,format=F32LE ! tee name=t "
+        "t. ! queue ! whisper name=w1 model=%s threads=1 ! fakesink "
+        "w1.text_src ! fakesink name=a1 signal-handoffs=true "
+        "t. ! queue ! whisper name=w2 model=%s threads=1 ! fakesink "
+        "w2.text_src ! fakesink name=a2 signal-handoffs=true");
+    guint n1 = 0, n2 = 0;
+    GstElement *a1 = gst_bin_get_by_name(GST_BIN(p), "a1");
+    GstElement *a2 = gst_bin_get_by_name(GST_BIN(p), "a2");
+    g_signal_connect(a1, "handoff", G_CALLBACK(count_handoff), &n1);
+    g_signal_connect(a2, "handoff", G_CALLBACK(count_handoff), &n2);
+    fail_unless(gst_element_set_state(p, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+    fail_unless_equals_int(gst_whisper_model_cache_size(), 1);
+    fail_unless_equals_int(gst_whisper_model_users(test_model), 2);
+    gchar *err = run_pipeline(p, 100 * GST_SECOND, NULL);
+    fail_unless(err == NULL, "%s", err);
+    fail_unless_equals_int(gst_whisper_model_cache_size(), 0);
+    /* same audio, same model, separate contexts: the same text */
+    fail_unless(n1 > 0 && n1 == n2, "%u and %u text buffers", n1, n2);
+    gst_object_unref(a1);
+    gst_object_unref(a2);
+    gst_object_unref(p);
+}
+GST_END_TEST
+
+GST_START_TEST(test_textoverlay)
+{
+    GstElement *p = make_pipeline(
+        "audiotestsrc num-buffers=15 samplesperbuffer=1600 wave=pink-noise ! "
+        "audio/x-raw,rate=16000,channels=1 ! whisper name=w model=%s ! " UNLIMITED_QUEUE
+        " ! fakesink videotestsrc num-buffers=15 ! "
+        "video/x-raw,width=160,height=120,framerate=10/1 ! textoverlay name=o ! fakesink "
+        "w.text_src ! o.text_sink");
+    gchar *err = run_pipeline(p, 60 * GST_SECOND, NULL);
+    fail_unless(err == NULL, "%s", err);
+    gst_object_unref(p);
+}
+GST_END_TEST
+
+GST_START_TEST(test_matroskamux)
+{
+    gchar *path = g_build_filename(g_get_tmp_dir(), "whisper-test.mkv", NULL);
+    gchar *desc = g_strdup_printf(
+        "audiotestsrc num-buffers=15 samplesperbuffer=1600 wave=pink-noise ! "
+        "audio/x-raw,rate=16000,channels=1,format=S16LE ! whisper name=w model=%%s ! "
+        UNLIMITED_QUEUE " ! matroskamux name=m ! filesink location=%s w.text_src ! queue ! m.",
+        path);
+    GstElement *p = make_pipeline(desc);
+    GList *tags = NULL;
+    gchar *err = run_pipeline(p, 60 * GST_SECOND, &tags);
+    fail_unless(err == NULL, "%s", err);
+    g_list_free_full(tags, (GDestroyNotify)gst_tag_list_unref);
+    gst_object_unref(p);
+    /* the file has two tracks and plays */
+    gchar *d2 = g_strdup_printf("filesrc location=%s ! matroskademux name=d "
+                                "d.audio_0 ! fakesink d.subtitle_0 ! fakesink", path);
+    p = gst_parse_launch(d2, NULL);
+    err = run_pipeline(p, 30 * GST_SECOND, NULL);
+    fail_unless(err == NULL, "mkv read back: %s", err);
+    gst_object_unref(p);
+    g_free(d2);
+    g_free(desc);
+    g_unlink(path);
+    g_free(path);
+}
+GST_END_TEST
+
+
+/* ------------------------------------------------------------------ live */
+
+typedef struct {
+    GstElement *pipe;
+    guint finals, partials, late;
+    GstClockTimeDiff worst; /* latest final: running time at the message - segment end */
+    guint latency_ms;
+} LiveStats;
+
+static GstBusSyncReply live_sync(GstBus *bus, GstMessage *m, gpointer data)
+{
+    (void)bus;
+    LiveStats *ls = data;
+    const GstStructure *s = gst_message_get_structure(m);
+    if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT || !gst_structure_has_name(s, "whisper-segment"))
+        return GST_BUS_PASS;
+    gboolean final = FALSE;
+    GstClockTime start, end;
+    gst_structure_get_boolean(s, "final", &final);
+    gst_structure_get_clock_time(s, "start", &start);
+    gst_structure_get_clock_time(s, "end", &end);
+    if (!final) {
+        ls->partials++;
+        return GST_BUS_PASS;
+    }
+    ls->finals++;
+    GstClock *clock = gst_element_get_clock(ls->pipe);
+    if (clock) {
+        GstClockTime now = gst_clock_get_time(clock) - gst_element_get_base_time(ls->pipe);
+        GstClockTimeDiff late = GST_CLOCK_DIFF(end, now);
+        ls->worst = MAX(ls->worst, late);
+        gst_object_unref(clock);
+    }
+    return GST_BUS_PASS;
+}
+
+/* A live source: partials and finals come, and a final segment is out at most
+ * `latency` after the end of its audio (plus the time of one run, which the element
+ * estimates from the previous one). */
+GST_START_TEST(test_live)
+{
+    const guint latency = 6000, step = 1000;
+    gchar *desc = g_strdup_printf(
+        "audiotestsrc is-live=true samplesperbuffer=800 wave=pink-noise volume=0.3 "
+        "num-buffers=240 ! audio/x-raw,rate=16000,channels=1,format=F32LE ! "
+        "whisper name=w model=%s threads=2 step=%u latency=%u partial-results=true ! "
+        "fakesink sync=true w.text_src ! fakesink name=text sync=true signal-handoffs=true",
+        test_model, step, latency);
+    GstElement *p = gst_parse_launch(desc, NULL);
+    fail_unless(p != NULL);
+    LiveStats ls = {p, 0, 0, 0, 0, latency};
+    GstBus *bus = gst_element_get_bus(p);
+    gst_bus_set_sync_handler(bus, live_sync, &ls, NULL);
+    guint n_text = 0;
+    GstElement *text = gst_bin_get_by_name(GST_BIN(p), "text");
+    g_signal_connect(text, "handoff", G_CALLBACK(count_handoff), &n_text);
+    fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    /* the LATENCY query on text_src adds `latency` */
+    GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
+    GstPad *tp = gst_element_get_static_pad(w, "text_src");
+    g_usleep(200000);
+    GstQuery *q = gst_query_new_latency();
+    fail_unless(gst_pad_query(tp, q));
+    gboolean live;
+    GstClockTime min, max;
+    gst_query_parse_latency(q, &live, &min, &max);
+    fail_unless(live && min >= latency * GST_MSECOND, "latency %" GST_TIME_FORMAT,
+                GST_TIME_ARGS(min));
+    gst_query_unref(q);
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, 90 * GST_SECOND,
+                                               GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless(m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS);
+    gst_message_unref(m);
+    gst_element_set_state(p, GST_STATE_NULL);
+    g_print("live: %u finals, %u partials, %u text buffers, latest final %.2f s after its "
+            "audio (latency %u ms)\n", ls.finals, ls.partials, n_text, ls.worst / 1e9, latency);
+    fail_unless(ls.finals > 0 && ls.partials > 0);
+    fail_unless(n_text >= ls.finals);
+    /* a final may follow its audio by `latency` plus one run overrunning the estimate */
+    fail_unless(ls.worst <= (GstClockTimeDiff)(latency + 1500) * GST_MSECOND,
+                "a final came %.2f s after its audio", ls.worst / 1e9);
+    gst_object_unref(tp);
+    gst_object_unref(w);
+    gst_object_unref(text);
+    gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+    gst_object_unref(bus);
+    gst_object_unref(p);
+    g_free(desc);
+}
+GST_END_TEST
+
+static Suite *whisper_suite(void)
+{
+    Suite *s = suite_create("whisper");
+    TCase *tc = tcase_create("general");
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    tcase_add_test(tc, test_passthrough);
+    tcase_add_test(tc, test_offline_f32);
+    tcase_add_test(tc, test_offline_s16);
+    tcase_add_test(tc, test_eos_drains_short);
+    tcase_add_test(tc, test_discont);
+    tcase_add_test(tc, test_timestamp_gap);
+    tcase_add_test(tc, test_flush_mid_window);
+    tcase_add_test(tc, test_messages_and_tags);
+    tcase_add_test(tc, test_missing_model);
+    tcase_add_test(tc, test_bad_model);
+    tcase_add_test(tc, test_state_cycles);
+    tcase_add_test(tc, test_two_elements_share_model);
+    tcase_add_test(tc, test_textoverlay);
+    tcase_add_test(tc, test_matroskamux);
+    tcase_add_test(tc, test_live);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    gst_check_init(&argc, &argv);
+    test_model = argc > 1 ? argv[1] : g_getenv("WHISPER_TEST_MODEL");
+    if (!test_model) {
+        g_printerr("usage: %s MODEL (a generated micro model)\n", argv[0]);
+        return 1;
+    }
+    gst_whisper_register(NULL);
+    return gst_check_run_suite(whisper_suite(), "whisper", __FILE__);
+}

@@ -1,0 +1,58 @@
+/* Helpers shared by the whisper element's GStreamer check tests: running the element
+ * in a GstHarness on PCM, running the core on the same PCM, comparing segments. */
+#ifndef WHISPER_CHECK_H
+#define WHISPER_CHECK_H
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "whisperkv.h"
+
+typedef struct {
+    GstClockTime pts, duration;
+    gchar *text;
+    gboolean partial;
+} TextSeg;
+
+/* GPtrArray of TextSeg* (frees them). */
+GPtrArray *textseg_array_new(void);
+void textseg_add(GPtrArray *a, GstClockTime pts, GstClockTime dur, const gchar *text);
+
+/* The core's window-normalized long form on pcm[0..n), times shifted by t0, with
+ * the element's defaults (no_speech_threshold as given). */
+GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, GstClockTime t0,
+                         float no_speech_threshold);
+
+/* The same on a thread of its own (g_thread_join returns the GPtrArray*); pcm must
+ * stay alive until then. */
+GThread *core_segments_async(const gchar *model_path, const float *pcm, gsize n,
+                             GstClockTime t0, float no_speech_threshold);
+
+/* A harness on a new whisper element (model set) with a second harness on text_src. */
+typedef struct {
+    GstElement *element;
+    GstHarness *h;    /* sink -> src */
+    GstHarness *text; /* text_src */
+} WhisperHarness;
+
+void wh_setup(WhisperHarness *wh, const gchar *model_path, gboolean s16,
+              const gchar *first_prop, ...);
+void wh_teardown(WhisperHarness *wh);
+/* Pushes pcm[0..n) in buffers of `chunk` samples, PTS from t0 (DISCONT on the first
+ * when `discont`). */
+void wh_push_pcm(WhisperHarness *wh, const float *pcm, gsize n, gsize chunk,
+                 GstClockTime t0, gboolean s16, gboolean discont);
+/* Pushes EOS, waits for EOS on text_src and returns the text buffers (and checks the
+ * GAPs and buffers go forward in time). */
+GPtrArray *wh_finish(WhisperHarness *wh);
+
+/* fail_unless the two lists are the same segments (text, PTS, duration exact). */
+void assert_same_segments(GPtrArray *got, GPtrArray *want, const gchar *what);
+
+/* Deterministic test audio: noise bursts shaped like syllables, seed-dependent. */
+float *synth_audio(gsize n, guint32 seed);
+
+/* The model given on the command line (argv[1]) or $WHISPER_TEST_MODEL. */
+extern const gchar *test_model;
+
+#endif
