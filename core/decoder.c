@@ -3,8 +3,14 @@
  * x = token_embedding[token] + positional_embedding[position]; per block
  * x += self_attn(ln(x)) over the self-KV cache, x += cross_attn(ln(x)) over the
  * cross-KV cache, x += mlp(ln(x)); logits = ln(x_last) . token_embedding^T.
- * Several new tokens (a prompt) go through in one batched pass. */
+ * Several new tokens (a prompt) go through in one batched pass.
+ *
+ * The per-token matrices of non-f32 models are f16 in memory (weights.c): up to 8 rows
+ * at a time (single steps, beams) go through the f16 kernels of gemv_f16.c, which read
+ * half the bytes; larger passes (a prompt) widen each matrix into a scratch buffer and
+ * use sgemm. */
 #include "context.h"
+#include "gemv_f16.h"
 #include "ops.h"
 
 #include <stdlib.h>
@@ -23,7 +29,8 @@ int wkv_decoder_alloc(wkv_context *ctx)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = malloc(rows * d * sizeof(float))))
             return -1;
-    ctx->dec_mlp = malloc(rows * 4 * d * sizeof(float));
+    /* dec_mlp is followed by a 4d x d scratch for one widened f16 matrix */
+    ctx->dec_mlp = malloc((rows * 4 * d + 4 * d * d) * sizeof(float));
     ctx->dec_scores = malloc(rows * kv * sizeof(float));
     ctx->logits = malloc((size_t)hp->n_vocab * sizeof(float));
     return ctx->dec_mlp && ctx->dec_scores && ctx->logits ? 0 : -1;
@@ -43,10 +50,36 @@ int wkv_decode_length(const wkv_context *ctx)
 /* Adds token embedding and the positional embedding of `pos` into row x. */
 static void embed(const wkv_weights *w, int d, int token, int pos, float *x)
 {
-    const float *te = w->tok_emb + (size_t)token * d;
     const float *pe = w->dec_pos + (size_t)pos * d;
+    if (w->tok_emb_h) {
+        wkv_f16_to_f32_row(w->tok_emb_h + (size_t)token * d, x, (size_t)d);
+        for (int j = 0; j < d; j++)
+            x[j] += pe[j];
+        return;
+    }
+    const float *te = w->tok_emb + (size_t)token * d;
     for (int j = 0; j < d; j++)
         x[j] = te[j] + pe[j];
+}
+
+/* y (rows x out) (+)= x (rows x in) . W^T + bias, W given as f32 (w32) or f16 (w16). */
+static void dense(wkv_context *ctx, const float *x, int rows, int in, const float *w32,
+                  const uint16_t *w16, const float *bias, int out, float *y, int accumulate)
+{
+    const size_t d = (size_t)ctx->model->hp.n_text_state;
+    if (w16 && (rows <= 8 || (size_t)out * (size_t)in > 4 * d * d)) {
+        wkv_gemv_f16(ctx->pool, x, rows, in, w16, bias, out, y, accumulate);
+        return;
+    }
+    if (w16) { /* many rows: sgemm on the matrix widened once */
+        float *wide = ctx->dec_mlp + (size_t)ctx->model->hp.n_text_ctx * 4 * d;
+        wkv_f16_to_f32_row(w16, wide, (size_t)out * (size_t)in);
+        w32 = wide;
+    }
+    if (accumulate)
+        wkv_linear_add(x, rows, in, w32, bias, out, y);
+    else
+        wkv_linear(x, rows, in, w32, bias, out, y);
 }
 
 /* The block's layers after self-attention's output was added: cross-attention over
@@ -57,15 +90,15 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     const int d = m->hp.n_text_state;
     float *x = ctx->dec_x, *h = ctx->dec_h;
     wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
-    wkv_linear(h, n, d, L->cross_q_w, L->cross_q_b, d, ctx->dec_q);
+    dense(ctx, h, n, d, L->cross_q_w, L->cross_q_h, L->cross_q_b, d, ctx->dec_q, 0);
     wkv_attention(ctx->pool, ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
                   ctx->cross.n_ctx, d, m->hp.n_text_head, -1, ctx->dec_scores, ctx->dec_att);
-    wkv_linear_add(ctx->dec_att, n, d, L->cross_o_w, L->cross_o_b, d, x);
+    dense(ctx, ctx->dec_att, n, d, L->cross_o_w, L->cross_o_h, L->cross_o_b, d, x, 1);
 
     wkv_layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
-    wkv_linear(h, n, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->dec_mlp);
+    dense(ctx, h, n, d, L->mlp0_w, L->mlp0_h, L->mlp0_b, 4 * d, ctx->dec_mlp, 0);
     wkv_gelu(ctx->dec_mlp, (size_t)n * 4 * d);
-    wkv_linear_add(ctx->dec_mlp, n, 4 * d, L->mlp2_w, L->mlp2_b, d, x);
+    dense(ctx, ctx->dec_mlp, n, 4 * d, L->mlp2_w, L->mlp2_h, L->mlp2_b, d, x, 1);
 }
 
 /* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
@@ -86,12 +119,12 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
         float *K = wkv_self_k(kv, slot, l), *V = wkv_self_v(kv, slot, l);
         /* self-attention: the new rows' K and V go straight into the cache */
         wkv_layer_norm(x, h, n, d, L->attn_ln_w, L->attn_ln_b);
-        wkv_linear(h, n, d, L->attn_q_w, L->attn_q_b, d, ctx->dec_q);
-        wkv_linear(h, n, d, L->attn_k_w, NULL, d, K + (size_t)p0 * d);
-        wkv_linear(h, n, d, L->attn_v_w, L->attn_v_b, d, V + (size_t)p0 * d);
+        dense(ctx, h, n, d, L->attn_q_w, L->attn_q_h, L->attn_q_b, d, ctx->dec_q, 0);
+        dense(ctx, h, n, d, L->attn_k_w, L->attn_k_h, NULL, d, K + (size_t)p0 * d, 0);
+        dense(ctx, h, n, d, L->attn_v_w, L->attn_v_h, L->attn_v_b, d, V + (size_t)p0 * d, 0);
         wkv_attention(ctx->pool, ctx->dec_q, K, V, n, p0 + n, d, n_head, p0, ctx->dec_scores,
                       ctx->dec_att);
-        wkv_linear_add(ctx->dec_att, n, d, L->attn_o_w, L->attn_o_b, d, x);
+        dense(ctx, ctx->dec_att, n, d, L->attn_o_w, L->attn_o_h, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n);
     }
     int *toks = kv->tokens + (size_t)slot * kv->n_ctx;
@@ -114,7 +147,7 @@ int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits)
     const float *row = ctx->dec_x + (size_t)(pos - ctx->pass_p0) * d;
     float *h = ctx->dec_h; /* scratch once a pass is over */
     wkv_layer_norm(row, h, 1, d, m->w.dec_ln_w, m->w.dec_ln_b);
-    wkv_linear(h, 1, d, m->w.tok_emb, NULL, m->hp.n_vocab, logits);
+    dense(ctx, h, 1, d, m->w.tok_emb, m->w.tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
     return 0;
 }
 
@@ -138,9 +171,9 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         const wkv_layer *L = &w->dec[l];
         wkv_layer_norm(x, h, n_seq, d, L->attn_ln_w, L->attn_ln_b);
-        wkv_linear(h, n_seq, d, L->attn_q_w, L->attn_q_b, d, ctx->dec_q);
-        wkv_linear(h, n_seq, d, L->attn_k_w, NULL, d, ctx->dec_k);
-        wkv_linear(h, n_seq, d, L->attn_v_w, L->attn_v_b, d, ctx->dec_v);
+        dense(ctx, h, n_seq, d, L->attn_q_w, L->attn_q_h, L->attn_q_b, d, ctx->dec_q, 0);
+        dense(ctx, h, n_seq, d, L->attn_k_w, L->attn_k_h, NULL, d, ctx->dec_k, 0);
+        dense(ctx, h, n_seq, d, L->attn_v_w, L->attn_v_h, L->attn_v_b, d, ctx->dec_v, 0);
         for (int b = 0; b < n_seq; b++) {
             /* each sequence appends its row and attends over its own history */
             int p = kv->n[slots[b]];
@@ -150,7 +183,7 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
             wkv_attention(NULL, ctx->dec_q + (size_t)b * d, K, V, 1, p + 1, d, n_head, -1,
                           ctx->dec_scores, ctx->dec_att + (size_t)b * d);
         }
-        wkv_linear_add(ctx->dec_att, n_seq, d, L->attn_o_w, L->attn_o_b, d, x);
+        dense(ctx, ctx->dec_att, n_seq, d, L->attn_o_w, L->attn_o_h, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n_seq);
     }
     for (int b = 0; b < n_seq; b++) {
@@ -163,7 +196,7 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
     ctx->stats.tokens_decoded += n_seq;
     if (logits) {
         wkv_layer_norm(x, h, n_seq, d, w->dec_ln_w, w->dec_ln_b);
-        wkv_linear(h, n_seq, d, w->tok_emb, NULL, m->hp.n_vocab, logits);
+        dense(ctx, h, n_seq, d, w->tok_emb, w->tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
     }
     ctx->stats.decode_ms += wkv_now_ms() - t0;
     return 0;

@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 /* One transformer block's weights, f32, PyTorch layout (out x in, row-major).
- * Encoder blocks leave the cross_* pointers NULL. */
+ * Encoder blocks leave the cross_* pointers NULL.  In a decoder block of a non-f32
+ * file the per-token matrices are kept as f16 instead (weights.c): their *_h pointer
+ * is set and their f32 pointer is NULL; otherwise the *_h pointers are NULL. */
 typedef struct {
     float *attn_ln_w, *attn_ln_b;
     float *attn_q_w, *attn_q_b, *attn_k_w, *attn_v_w, *attn_v_b, *attn_o_w, *attn_o_b;
@@ -18,9 +20,13 @@ typedef struct {
     float *mlp_ln_w, *mlp_ln_b;
     float *mlp0_w, *mlp0_b; /* [4d, d], [4d] */
     float *mlp2_w, *mlp2_b; /* [d, 4d], [d] */
+    const uint16_t *attn_q_h, *attn_k_h, *attn_v_h, *attn_o_h; /* f16 copies (into arena16) */
+    const uint16_t *cross_q_h, *cross_o_h, *mlp0_h, *mlp2_h;
 } wkv_layer;
 
-/* All weights as f32 pointers into one arena (f16 files are widened at load). */
+/* All weights as f32 pointers into one arena (f16 and quantized files are widened at
+ * load), except the decoder's per-token matrices of non-f32 files: those are f16 in
+ * arena16 (see wkv_layer and tok_emb_h). */
 typedef struct {
     float *conv1_w, *conv1_b; /* [d, n_mels, 3], [d] */
     float *conv2_w, *conv2_b; /* [d, d, 3], [d] */
@@ -28,6 +34,7 @@ typedef struct {
     wkv_layer *enc;           /* n_audio_layer */
     float *enc_ln_w, *enc_ln_b;
     float *tok_emb;           /* [n_vocab, d], also the output projection */
+    const uint16_t *tok_emb_h; /* the same as f16 (then tok_emb is NULL), or NULL */
     float *dec_pos;           /* [n_text_ctx, d] */
     wkv_layer *dec;           /* n_text_layer */
     float *dec_ln_w, *dec_ln_b;
@@ -51,14 +58,22 @@ struct wkv_model {
     /* the reference's suppress_tokens list for this vocabulary (vocab.c) */
     int *suppress;
     int n_suppress;
-    float *arena;            /* every weight */
+    float *arena;            /* every f32 weight */
     size_t arena_floats;
+    uint16_t *arena16;       /* the f16 decoder matrices, or NULL (weights.c) */
+    size_t arena16_halves;
     wkv_weights w;
 };
 
 /* model.c: reads the header, mel filters and vocabulary only (no tensors needed;
  * m->w and m->arena stay empty).  For tools and tests on vocabulary-only files. */
 wkv_model *wkv_model_load_vocab_only(const char *path, char **error);
+
+/* weights.c: after a full load of a non-f32 file, moves the token embedding and each
+ * decoder block's attention q/k/v/o, cross-attention q/o and MLP matrices to f16 in
+ * m->arena16 (exact for f16 files; quantized files are rounded to f16) and repacks the
+ * rest into a smaller f32 arena.  0, or -1 (out of memory) with *error set. */
+int wkv_weights_keep_f16(wkv_model *m, char **error);
 
 /* error helpers (util.c) */
 char *wkv_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

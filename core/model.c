@@ -11,7 +11,8 @@
  * Quantized files (q4_0, q4_1, q5_0, q5_1, q8_0, as whisper.cpp's quantizer writes
  * them: every 2-D weight matrix quantized in blocks of 32 along ne[0], the rest f32 or
  * f16) are dequantized here into the same f32 arena, so the compute path never sees
- * them. */
+ * them.  Afterwards, for any non-f32 file, weights.c keeps the decoder's per-token
+ * matrices in f16 instead (wkv_weights_keep_f16). */
 #include "internal.h"
 #include "quant.h"
 
@@ -910,7 +911,7 @@ static wkv_model *load(const char *path, int vocab_only, char **error)
             fail(&r, r.off, "out of memory");
             goto fail;
         }
-        if (scan_tensors(&r, &ts) || load_tensors(&r, m, &ts))
+        if (scan_tensors(&r, &ts) || load_tensors(&r, m, &ts) || wkv_weights_keep_f16(m, error))
             goto fail;
     }
     if (wkv_vocab_init(m, error))
@@ -946,6 +947,7 @@ void wkv_model_free(wkv_model *m)
     free(m->tok_len);
     free(m->tok_bytes);
     free(m->arena);
+    free(m->arena16);
     free(m->w.enc);
     free(m->w.dec);
     free(m);

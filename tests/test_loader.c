@@ -182,6 +182,28 @@ static const float *weight_for(const wkv_model *m, const char *name)
     return NULL;
 }
 
+/* The f16 copy of a decoder matrix (non-f32 files keep those in m->arena16 and set
+ * their f32 pointer to NULL), or NULL. */
+static const uint16_t *half_for(const wkv_model *m, const char *name)
+{
+    static const slot_name halves[] = {
+        LS("attn.query.weight", attn_q_h),       LS("attn.key.weight", attn_k_h),
+        LS("attn.value.weight", attn_v_h),       LS("attn.out.weight", attn_o_h),
+        LS("cross_attn.query.weight", cross_q_h), LS("cross_attn.out.weight", cross_o_h),
+        LS("mlp.0.weight", mlp0_h),              LS("mlp.2.weight", mlp2_h),
+    };
+    if (strcmp(name, "decoder.token_embedding.weight") == 0)
+        return m->w.tok_emb_h;
+    int layer, n = 0;
+    if (sscanf(name, "decoder.blocks.%d.%n", &layer, &n) != 1 || n == 0)
+        return NULL;
+    const wkv_layer *l = &m->w.dec[layer];
+    for (size_t i = 0; i < sizeof halves / sizeof *halves; i++)
+        if (strcmp(name + n, halves[i].name) == 0)
+            return *(const uint16_t *const *)(const void *)((const char *)l + halves[i].off);
+    return NULL;
+}
+
 static float stored_value(const uint8_t *data, const gen_tensor_info *t, size_t i)
 {
     const uint8_t *p = data + t->data_off;
@@ -208,18 +230,26 @@ static void check_weights(const wkv_model *m, const uint8_t *data, const gen_lay
             count *= (size_t)t->ne[i];
         total += count;
         const float *w = weight_for(m, t->name);
-        if (!w) {
-            CHECK(0, "%s: no pointer for %s", label, t->name);
+        const uint16_t *h = half_for(m, t->name);
+        if (!w == !h) {
+            CHECK(0, "%s: %s for %s", label, w ? "both f32 and f16 pointers" : "no pointer",
+                  t->name);
             continue;
         }
-        if (w < m->arena || w + count > m->arena + m->arena_floats) {
+        if (h) { /* kept in f16: only in files that are not f32 */
+            CHECK(m->hp.ftype % 1000 != 0, "%s: %s in f16 in an f32 file", label, t->name);
+            if (h < m->arena16 || h + count > m->arena16 + m->arena16_halves) {
+                CHECK(0, "%s: %s lies outside the f16 arena", label, t->name);
+                continue;
+            }
+        } else if (w < m->arena || w + count > m->arena + m->arena_floats) {
             CHECK(0, "%s: %s lies outside the arena", label, t->name);
             continue;
         }
         size_t bad = 0;
         for (size_t i = 0; i < count; i++) {
-            float v = stored_value(data, t, i);
-            if (memcmp(&v, &w[i], sizeof v) != 0)
+            float v = stored_value(data, t, i), got = h ? gen_f16_to_f32(h[i]) : w[i];
+            if (memcmp(&v, &got, sizeof v) != 0)
                 bad++;
         }
         if (bad) {
@@ -228,25 +258,32 @@ static void check_weights(const wkv_model *m, const uint8_t *data, const gen_lay
         }
     }
     CHECK(bad_tensors == 0, "%s: %d tensors differ", label, bad_tensors);
-    CHECK(m->arena_floats == total, "%s: arena has %zu floats, tensors %zu", label,
-          m->arena_floats, total);
+    CHECK(m->arena_floats + m->arena16_halves == total,
+          "%s: arenas have %zu floats + %zu halves, tensors %zu", label, m->arena_floats,
+          m->arena16_halves, total);
     /* no two tensors share memory: the slots are distinct and ordered without overlap
-     * (a sum check: the tensors cover the arena exactly once) */
+     * (a sum check: the tensors cover the arenas exactly once) */
     char *cover = calloc(m->arena_floats ? m->arena_floats : 1, 1);
+    char *cover16 = calloc(m->arena16_halves ? m->arena16_halves : 1, 1);
     size_t overlaps = 0;
-    for (int k = 0; cover && k < lay->n_tensors; k++) {
+    for (int k = 0; cover && cover16 && k < lay->n_tensors; k++) {
         const gen_tensor_info *t = &lay->tensors[k];
         size_t count = 1;
         for (int i = 0; i < t->n_dims; i++)
             count *= (size_t)t->ne[i];
         const float *w = weight_for(m, t->name);
+        const uint16_t *h = half_for(m, t->name);
+        if (h && h >= m->arena16 && h + count <= m->arena16 + m->arena16_halves)
+            for (size_t i = 0; i < count; i++)
+                overlaps += cover16[(size_t)(h - m->arena16) + i]++ != 0;
         if (!w || w < m->arena || w + count > m->arena + m->arena_floats)
             continue;
         for (size_t i = 0; i < count; i++)
             overlaps += cover[(size_t)(w - m->arena) + i]++ != 0;
     }
-    CHECK(overlaps == 0, "%s: %zu arena floats shared by two tensors", label, overlaps);
+    CHECK(overlaps == 0, "%s: %zu arena values shared by two tensors", label, overlaps);
     free(cover);
+    free(cover16);
     /* encoder blocks have no cross-attention */
     for (int l = 0; l < m->hp.n_audio_layer; l++)
         CHECK(m->w.enc[l].cross_q_w == NULL && m->w.enc[l].cross_ln_w == NULL,
@@ -890,7 +927,8 @@ static void check_shared(void)
             CHECK(hp->n_vocab == 51864 + i && hp->n_audio_state == 64 && hp->n_audio_layer == 2 &&
                       hp->ftype == 1,
                   "%s: hparams", tv[i]);
-            CHECK(m->w.tok_emb && m->w.dec[1].cross_o_b && m->w.enc[1].mlp2_b,
+            CHECK(m->w.tok_emb_h && m->w.dec[1].mlp2_h && m->w.dec[1].cross_o_b &&
+                      m->w.enc[1].mlp2_b && m->w.enc[1].mlp2_w,
                   "%s: pointers", tv[i]);
         }
         wkv_model_free(m);

@@ -1,0 +1,159 @@
+/* The decoder's per-token matrices in f16.
+ *
+ * A decoder step streams every decoder weight once per token, so its speed is the
+ * memory bandwidth divided by the bytes of those weights.  After the loader has built
+ * the f32 arena, this pass moves the token embedding (also the output projection) and
+ * each decoder block's self-attention q/k/v/o, cross-attention q/o and MLP matrices to
+ * f16 in their own arena (m->arena16), sets their f32 pointers to NULL, and repacks the
+ * remaining f32 tensors into a smaller arena, so the memory really drops.
+ *
+ * For f16 files this is exact: the f32 values were widened from f16.  For quantized
+ * files the dequantized values are rounded to f16 (a relative change of at most 2^-11,
+ * far below the quantization error).  f32 files are left alone.  The encoder and the
+ * cross-attention K/V projections (used once per window, on sgemm) stay f32. */
+#include "internal.h"
+#include "gemv_f16.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef struct {
+    float **slot;
+    const uint16_t **hslot; /* where its f16 copy goes, or NULL: stays f32 */
+    float *at;              /* its place in the old arena */
+    size_t count;
+} tensor;
+
+static int by_address(const void *a, const void *b)
+{
+    const tensor *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+#define LAYER_FIELDS 24
+static const size_t layer_f32[LAYER_FIELDS] = {
+    offsetof(wkv_layer, attn_ln_w),  offsetof(wkv_layer, attn_ln_b),
+    offsetof(wkv_layer, attn_q_w),   offsetof(wkv_layer, attn_q_b),
+    offsetof(wkv_layer, attn_k_w),   offsetof(wkv_layer, attn_v_w),
+    offsetof(wkv_layer, attn_v_b),   offsetof(wkv_layer, attn_o_w),
+    offsetof(wkv_layer, attn_o_b),   offsetof(wkv_layer, cross_ln_w),
+    offsetof(wkv_layer, cross_ln_b), offsetof(wkv_layer, cross_q_w),
+    offsetof(wkv_layer, cross_q_b),  offsetof(wkv_layer, cross_k_w),
+    offsetof(wkv_layer, cross_v_w),  offsetof(wkv_layer, cross_v_b),
+    offsetof(wkv_layer, cross_o_w),  offsetof(wkv_layer, cross_o_b),
+    offsetof(wkv_layer, mlp_ln_w),   offsetof(wkv_layer, mlp_ln_b),
+    offsetof(wkv_layer, mlp0_w),     offsetof(wkv_layer, mlp0_b),
+    offsetof(wkv_layer, mlp2_w),     offsetof(wkv_layer, mlp2_b),
+};
+
+/* the decoder matrices kept in f16: f32 field -> f16 field */
+static const size_t dec_f16[][2] = {
+    {offsetof(wkv_layer, attn_q_w), offsetof(wkv_layer, attn_q_h)},
+    {offsetof(wkv_layer, attn_k_w), offsetof(wkv_layer, attn_k_h)},
+    {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v_h)},
+    {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o_h)},
+    {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q_h)},
+    {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o_h)},
+    {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0_h)},
+    {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2_h)},
+};
+#define N_DEC_F16 ((int)(sizeof dec_f16 / sizeof *dec_f16))
+
+static const size_t global_f32[] = {
+    offsetof(wkv_weights, conv1_w),  offsetof(wkv_weights, conv1_b),
+    offsetof(wkv_weights, conv2_w),  offsetof(wkv_weights, conv2_b),
+    offsetof(wkv_weights, enc_pos),  offsetof(wkv_weights, enc_ln_w),
+    offsetof(wkv_weights, enc_ln_b), offsetof(wkv_weights, tok_emb),
+    offsetof(wkv_weights, dec_pos),  offsetof(wkv_weights, dec_ln_w),
+    offsetof(wkv_weights, dec_ln_b),
+};
+#define N_GLOBAL ((int)(sizeof global_f32 / sizeof *global_f32))
+
+static void add(tensor *t, int *n, float **slot, const uint16_t **hslot)
+{
+    if (!*slot)
+        return;
+    t[*n] = (tensor){slot, hslot, *slot, 0};
+    ++*n;
+}
+
+int wkv_weights_keep_f16(wkv_model *m, char **error)
+{
+    if (!m->arena || m->arena16 || m->hp.ftype % 1000 == 0)
+        return 0;
+    const int n_enc = m->hp.n_audio_layer, n_dec = m->hp.n_text_layer;
+    size_t cap = (size_t)N_GLOBAL + (size_t)(n_enc + n_dec) * LAYER_FIELDS;
+    tensor *t = malloc(cap * sizeof *t);
+    if (!t)
+        goto oom;
+    int n = 0;
+    wkv_weights *w = &m->w;
+    for (int i = 0; i < N_GLOBAL; i++) {
+        float **slot = (float **)(void *)((char *)w + global_f32[i]);
+        add(t, &n, slot, slot == &w->tok_emb ? &w->tok_emb_h : NULL);
+    }
+    for (int l = 0; l < n_enc + n_dec; l++) {
+        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
+        for (int i = 0; i < LAYER_FIELDS; i++) {
+            const uint16_t **h = NULL;
+            for (int k = 0; l >= n_enc && k < N_DEC_F16; k++)
+                if (dec_f16[k][0] == layer_f32[i])
+                    h = (const uint16_t **)(void *)((char *)L + dec_f16[k][1]);
+            add(t, &n, (float **)(void *)((char *)L + layer_f32[i]), h);
+        }
+    }
+    /* the loader packs the tensors back to back: each one reaches the next */
+    qsort(t, (size_t)n, sizeof *t, by_address);
+    size_t n16 = 0;
+    for (int i = 0; i < n; i++) {
+        float *end = i + 1 < n ? t[i + 1].at : m->arena + m->arena_floats;
+        t[i].count = (size_t)(end - t[i].at);
+        if (t[i].hslot)
+            n16 += t[i].count;
+    }
+    size_t n32 = m->arena_floats - n16;
+    uint16_t *a16 = n16 ? malloc(n16 * sizeof *a16) : NULL;
+    float *a32 = malloc((n32 ? n32 : 1) * sizeof *a32);
+    if ((n16 && !a16) || !a32) {
+        free(a16);
+        free(a32);
+        goto oom;
+    }
+    /* copy in address order, handing the old arena's pages back as they are passed,
+     * so the peak stays near one f32 arena */
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t released = ((uintptr_t)m->arena + page - 1) & ~(page - 1);
+    uint16_t *d16 = a16;
+    float *d32 = a32;
+    for (int i = 0; i < n; i++) {
+        if (t[i].hslot) {
+            wkv_f32_to_f16_row(t[i].at, d16, t[i].count);
+            *t[i].hslot = d16;
+            *t[i].slot = NULL;
+            d16 += t[i].count;
+        } else {
+            memcpy(d32, t[i].at, t[i].count * sizeof *d32);
+            *t[i].slot = d32;
+            d32 += t[i].count;
+        }
+        uintptr_t done = (uintptr_t)(t[i].at + t[i].count) & ~(page - 1);
+        if (page > 0 && done > released + (4u << 20)) {
+            madvise((void *)released, done - released, MADV_DONTNEED);
+            released = done;
+        }
+    }
+    free(t);
+    free(m->arena);
+    m->arena = a32;
+    m->arena_floats = n32;
+    m->arena16 = a16;
+    m->arena16_halves = n16;
+    return 0;
+oom:
+    free(t);
+    wkv_set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
+    return -1;
+}
