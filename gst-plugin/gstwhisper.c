@@ -581,9 +581,12 @@ static gboolean live_run(GstWhisper *self, WItem *it)
     while (agree < hyp->len && agree < self->prev_hyp->len &&
            g_array_index(hyp, int, agree) == g_array_index(self->prev_hyp, int, agree))
         agree++;
-    /* would the oldest waiting audio be older than `latency` at the next run? */
+    /* Would the oldest waiting audio be older than `latency` once the next run is
+     * done?  That run starts after max(step, this run) and takes about as long as
+     * this one (with a margin). */
     gboolean force = at_end || n >= LIVE_MAX_SAMPLES ||
-                     (double)pending * 1000.0 / WKV_SAMPLE_RATE + step + busy_ms >= latency;
+                     (double)pending * 1000.0 / WKV_SAMPLE_RATE + MAX((double)step, busy_ms) +
+                             busy_ms * 1.25 >= latency;
 
     guint n_commit = 0, text_seen = 0;
     for (guint i = 0; i < segs->len; i++) {
@@ -603,6 +606,9 @@ static gboolean live_run(GstWhisper *self, WItem *it)
         n_commit = segs->len;
     }
 
+    GST_DEBUG_OBJECT(self, "live run on %.2f s (%.2f s waiting) took %.0f ms: %u segments, "
+                     "%u/%u tokens agreed, %scommitting %u", n / 16000.0, pending / 16000.0,
+                     busy_ms, segs->len, agree, hyp->len, force ? "forced, " : "", n_commit);
     GPtrArray *out = g_ptr_array_new_with_free_func(wseg_free);
     double trim = 0; /* seconds of the buffer done with */
     guint committed_text = 0;
