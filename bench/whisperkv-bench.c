@@ -1,6 +1,9 @@
 /* Benchmark of the engine on random-weight models of real sizes: log-mel, encoder
  * per 30-s window, decoder per token with both caches, with the cross K/V
- * recomputed every token, and with no cache at all.  Medians of --reps runs.
+ * recomputed every token, and with no cache at all.  Medians of --reps runs.  Also the
+ * bandwidth a cached step achieves on the decoder weights, the resident size after
+ * decoding and the process's peak RSS (cumulative: run one --size per process for a
+ * per-model figure).
  *
  *   whisperkv-bench [--size tiny,base] [--threads N] [--reps N] [--tokens N]
  *                   [--model PATH]
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +44,35 @@ static double median(double *v, int n)
 typedef struct {
     int threads, reps, tokens;
 } bench_opts;
+
+/* Peak resident size of the process so far (ru_maxrss), MB. */
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : NAN;
+}
+
+/* Resident size now (/proc/self/statm), MB. */
+static double rss_now_mb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = 0;
+    int ok = f && fscanf(f, "%ld %ld", &size, &res) == 2;
+    if (f)
+        fclose(f);
+    return ok ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0 : NAN;
+}
+
+/* Bytes of decoder weights one single-token step reads: per block the self-attention
+ * q/k/v/o, cross-attention q/o and MLP matrices (14 d^2) plus the token embedding as
+ * the output projection; 2 bytes each where the engine keeps them in f16 (any file
+ * that is not f32), else 4.  Vectors (biases, norms) and the KV caches not counted. */
+static double step_weight_bytes(const wkv_hparams *hp)
+{
+    double d = hp->n_text_state;
+    double n = hp->n_text_layer * 14.0 * d * d + (double)hp->n_vocab * d;
+    return n * (hp->ftype % 1000 == 0 ? 4.0 : 2.0);
+}
 
 /* ms per token of `steps` single-token steps after a prompt of n_prompt tokens. */
 static double time_steps(wkv_context *ctx, const int *seq, int n_prompt, int steps,
@@ -116,9 +149,11 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     double mel = median(mel_t, reps), enc = median(enc_t, reps), pr = median(prompt_t, reps);
     double full = median(full_t, reps), nocross = median(nocross_t, reps);
     double none = median(none_t, reps);
-    printf("| %s | %d | %.0f | %.1f | %.0f | %.2f | %.2f | %.1f | %.1f | %.1f× | %.1f× |\n", label,
-           bo->threads, load_ms, mel, enc, pr, full, nocross, none, nocross / full,
-           none / full);
+    double gbs = step_weight_bytes(hp) / (full * 1e-3) / 1e9;
+    printf("| %s | %d | %.0f | %.1f | %.0f | %.2f | %.2f | %.1f | %.1f | %.1f× | %.1f× "
+           "| %.1f | %.0f | %.0f |\n",
+           label, bo->threads, load_ms, mel, enc, pr, full, nocross, none, nocross / full,
+           none / full, gbs, rss_now_mb(), peak_rss_mb());
     fflush(stdout);
 
     free(seq);
@@ -166,8 +201,9 @@ int main(int argc, char **argv)
            bo.tokens, 225, bo.reps);
     printf("| model | threads | load ms | mel ms/30 s | encoder ms/window | prompt ms/token "
            "| step ms/token, both caches | step ms/token, cross K/V per token "
-           "| step ms/token, no cache | cross-KV gain | full-cache gain |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "| step ms/token, no cache | cross-KV gain | full-cache gain "
+           "| step GB/s of decoder weights | RSS MB after decoding | peak RSS MB |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     if (model_path)
         return bench_model(model_path, model_path, &bo) ? 1 : 0;
 

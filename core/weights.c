@@ -128,21 +128,28 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     uintptr_t released = ((uintptr_t)m->arena + page - 1) & ~(page - 1);
     uint16_t *d16 = a16;
     float *d32 = a32;
+    const size_t chunk = (size_t)1 << 20;
     for (int i = 0; i < n; i++) {
         if (t[i].hslot) {
-            wkv_f32_to_f16_row(t[i].at, d16, t[i].count);
             *t[i].hslot = d16;
             *t[i].slot = NULL;
-            d16 += t[i].count;
         } else {
-            memcpy(d32, t[i].at, t[i].count * sizeof *d32);
             *t[i].slot = d32;
-            d32 += t[i].count;
         }
-        uintptr_t done = (uintptr_t)(t[i].at + t[i].count) & ~(page - 1);
-        if (page > 0 && done > released + (4u << 20)) {
-            madvise((void *)released, done - released, MADV_DONTNEED);
-            released = done;
+        for (size_t k = 0; k < t[i].count; k += chunk) {
+            size_t c = t[i].count - k < chunk ? t[i].count - k : chunk;
+            if (t[i].hslot) {
+                wkv_f32_to_f16_row(t[i].at + k, d16, c);
+                d16 += c;
+            } else {
+                memcpy(d32, t[i].at + k, c * sizeof *d32);
+                d32 += c;
+            }
+            uintptr_t done = (uintptr_t)(t[i].at + k + c) & ~(page - 1);
+            if (page > 0 && done > released + (4u << 20)) {
+                madvise((void *)released, done - released, MADV_DONTNEED);
+                released = done;
+            }
         }
     }
     free(t);
