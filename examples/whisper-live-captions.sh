@@ -1,0 +1,16 @@
+#!/bin/sh
+# Live captions from the microphone, printed to the terminal.
+#   examples/whisper-live-captions.sh MODEL
+# Every 2 s the audio since the last committed text is transcribed again; text that
+# two runs agree on is final (one line each), the rest shows as partial messages.
+# The queues keep the audio and the text flowing while the sinks wait out the
+# element's latency (the pipeline's latency is the `latency` property).
+# Without the plugin installed: GST_PLUGIN_PATH=build/gst-plugin.
+set -e
+MODEL=${1:-${WHISPERKV_MODEL:?give a model: $0 MODEL}}
+exec gst-launch-1.0 -q autoaudiosrc ! audioconvert ! audioresample ! \
+  "audio/x-raw,rate=16000,channels=1" ! \
+  whisper model="$MODEL" step=2000 latency=6000 name=w ! \
+  queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! fakesink sync=true \
+  w.text_src ! queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! \
+  fdsink fd=1 sync=false
