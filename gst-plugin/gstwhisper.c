@@ -243,8 +243,8 @@ static GstClockTime samples_to_ns(gint64 n)
 
 /* ------------------------------------------------------------------ text pad */
 
-/* Sends stream-start, caps and segment on text_src if it lacks them. */
-static void ensure_text_events(GstWhisper *self)
+/* Sends stream-start and caps on text_src if it lacks them. */
+static void ensure_text_stream(GstWhisper *self)
 {
     GstEvent *ev = gst_pad_get_sticky_event(self->textpad, GST_EVENT_STREAM_START, 0);
     if (ev) {
@@ -259,7 +259,13 @@ static void ensure_text_events(GstWhisper *self)
     if (!gst_pad_has_current_caps(self->textpad))
         gst_pad_push_event(self->textpad,
                            gst_event_new_caps(gst_static_pad_template_get_caps(&text_template)));
-    ev = gst_pad_get_sticky_event(self->textpad, GST_EVENT_SEGMENT, 0);
+}
+
+/* Sends stream-start, caps and segment on text_src if it lacks them. */
+static void ensure_text_events(GstWhisper *self)
+{
+    ensure_text_stream(self);
+    GstEvent *ev = gst_pad_get_sticky_event(self->textpad, GST_EVENT_SEGMENT, 0);
     if (ev) {
         gst_event_unref(ev);
     } else {
@@ -1049,6 +1055,10 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
         self->text_pos = GST_CLOCK_TIME_NONE;
         gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
         gst_pad_push_event(self->textpad, event);
+        /* a flush right after the start may have dropped the queued stream-start:
+         * text_src must have it before the next segment (the task is paused, so
+         * this thread may push) */
+        ensure_text_stream(self);
         gst_pad_start_task(self->textpad, gst_whisper_loop, self, NULL);
         return ret;
     }
