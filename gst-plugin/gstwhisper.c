@@ -63,6 +63,12 @@ enum {
     PROP_INITIAL_PROMPT,
     PROP_CONDITION,
     PROP_NO_SPEECH_THRESHOLD,
+    PROP_BEAM_SIZE,
+    PROP_BEST_OF,
+    PROP_TEMPERATURE_FALLBACK,
+    PROP_COMPRESSION_RATIO_THRESHOLD,
+    PROP_LOGPROB_THRESHOLD,
+    PROP_SEED,
     PROP_WINDOWS,
     PROP_TOKENS,
     PROP_ENCODER_MS,
@@ -110,6 +116,10 @@ struct _GstWhisper {
     gchar *initial_prompt;
     gboolean condition;
     gfloat no_speech_threshold;
+    gint beam_size, best_of;
+    gboolean temperature_fallback;
+    gfloat compression_ratio_threshold, logprob_threshold;
+    guint64 seed;
 
     /* statistics: under the object lock */
     guint64 stat_windows, stat_tokens;
@@ -120,6 +130,9 @@ struct _GstWhisper {
     wkv_context *ctx;
     wkv_options opts; /* snapshot of the properties */
     gchar *opt_language;
+    gchar *opt_prompt; /* opts.initial_prompt */
+    gboolean detect_language; /* language "auto" on a multilingual model */
+    gboolean detect_pending;  /* not detected yet for the current stretch */
     gint run_threads;
 
     /* shared with the worker: under `lock` */
@@ -439,12 +452,7 @@ typedef struct {
     gboolean complete;    /* closed by a timestamp */
 } LiveSeg;
 
-/* Initial prompt: the text's tokens as previous text.  The core has no public
- * tokenizer; wkv_bpe_encode (exported, declared in core/internal.h) encodes one
- * pre-tokenized piece: the text is cut before each space, a rough version of the
- * reference's pre-tokenizer that is good enough for a prompt. */
-int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out, int max_out);
-
+/* Initial prompt: the reference encodes " " + prompt.strip() as previous text. */
 static void live_seed_prompt(GstWhisper *self)
 {
     gchar *prompt;
@@ -456,17 +464,15 @@ static void live_seed_prompt(GstWhisper *self)
         return;
     }
     const wkv_model *m = gst_whisper_model_get(self->model);
-    const gchar *p = prompt;
-    while (*p) {
-        const gchar *q = p + 1;
-        while (*q && *q != ' ')
-            q++;
-        int ids[256];
-        int k = wkv_bpe_encode(m, p, (size_t)(q - p), ids, 256);
-        if (k > 0 && k <= 256)
-            g_array_append_vals(self->committed, ids, (guint)k);
-        p = q;
+    gchar *text = g_strdup_printf(" %s", g_strstrip(prompt));
+    int n = wkv_text_to_tokens(m, text, NULL, 0);
+    if (n > 0) {
+        int *ids = g_new(int, n);
+        if (wkv_text_to_tokens(m, text, ids, n) == n)
+            g_array_append_vals(self->committed, ids, (guint)n);
+        g_free(ids);
     }
+    g_free(text);
     g_free(prompt);
 }
 
@@ -731,11 +737,27 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
 
     gint64 t_start = g_get_monotonic_time();
     char *err = NULL;
+    /* language "auto": detect on the first window's 3000 frames (reference doc §2;
+     * a short stream has ended, so its zeros follow) */
+    gboolean detect = self->detect_pending;
     wkv_mel *mel = wkv_mel_compute_range(model, pcm, (size_t)(hi - lo), lo, stream_len, seek,
-                                         size, self->run_threads, &err);
+                                         detect ? WKV_N_FRAMES : size, self->run_threads, &err);
     if (!mel) {
         g_mutex_lock(&self->lock);
         return worker_error(self, "log-mel", err);
+    }
+    if (detect) {
+        wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_WINDOW, self->win);
+        int lang = wkv_detect_language(self->ctx, self->win, NULL, &err);
+        if (lang < 0 || wkv_longform_set_language(self->lf, wkv_lang_code(model, lang)) != 0) {
+            wkv_mel_free(mel);
+            g_mutex_lock(&self->lock);
+            return worker_error(self, "language detection", err);
+        }
+        g_free(self->opt_language);
+        self->opt_language = g_strdup(wkv_lang_code(model, lang));
+        self->detect_pending = FALSE;
+        GST_INFO_OBJECT(self, "detected language %s", self->opt_language);
     }
     wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, self->win);
     wkv_mel_free(mel);
@@ -793,6 +815,7 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
     if (it->live)
         return TRUE;
     char *err = NULL;
+    self->detect_pending = self->detect_language;
     self->lf = wkv_longform_new(self->ctx, &self->opts, &err);
     if (!self->lf)
         return worker_error(self, "long form", err);
@@ -1294,11 +1317,22 @@ static gboolean load_model(GstWhisper *self)
     self->opts.condition_on_previous_text = self->condition;
     self->opts.no_speech_threshold = self->no_speech_threshold;
     self->opts.mel_norm = WKV_MEL_WINDOW;
+    self->opts.beam_size = self->beam_size;
+    self->opts.best_of = self->best_of;
+    if (!self->temperature_fallback)
+        self->opts.temperature_increment = 0.0f;
+    self->opts.compression_ratio_threshold = self->compression_ratio_threshold;
+    self->opts.logprob_threshold = self->logprob_threshold;
+    self->opts.seed = self->seed;
     self->stat_windows = self->stat_tokens = 0;
     self->stat_encode_ms = self->stat_encoder_runs = self->stat_busy_ms = 0;
     self->stat_audio_s = 0;
     GST_OBJECT_UNLOCK(self);
-    g_free(prompt);
+    g_free(self->opt_prompt);
+    self->opt_prompt = prompt && *prompt ? prompt : NULL;
+    if (!self->opt_prompt)
+        g_free(prompt);
+    self->opts.initial_prompt = self->opt_prompt; /* the long form encodes it */
 
     gst_element_post_message(GST_ELEMENT(self),
         gst_message_new_progress(GST_OBJECT(self), GST_PROGRESS_TYPE_START, "load-model",
@@ -1308,7 +1342,9 @@ static gboolean load_model(GstWhisper *self)
     char *err = NULL;
     if (self->model) {
         const wkv_model *m = gst_whisper_model_get(self->model);
-        if (wkv_model_is_multilingual(m) && wkv_lang_token(m, language) < 0) {
+        self->detect_language = wkv_model_is_multilingual(m) && !g_strcmp0(language, "auto");
+        if (wkv_model_is_multilingual(m) && !self->detect_language &&
+            wkv_lang_token(m, language) < 0) {
             err = g_strdup_printf("unknown language code '%s'", language);
         } else {
             char *cerr = NULL;
@@ -1340,7 +1376,8 @@ static gboolean load_model(GstWhisper *self)
     }
     g_free(self->opt_language);
     self->opt_language = language;
-    self->opts.language = self->opt_language;
+    /* with "auto" opt_language becomes the detected code; opts keeps "auto" */
+    self->opts.language = self->detect_language ? "auto" : self->opt_language;
     self->run_threads = threads;
     const wkv_hparams *hp = wkv_model_hparams(gst_whisper_model_get(self->model));
     self->win = g_new0(float, (gsize)hp->n_mels * WKV_N_FRAMES);
@@ -1482,6 +1519,36 @@ static void gst_whisper_set_property(GObject *object, guint id, const GValue *va
         self->no_speech_threshold = g_value_get_float(value);
         GST_OBJECT_UNLOCK(self);
         break;
+    case PROP_BEAM_SIZE:
+        GST_OBJECT_LOCK(self);
+        self->beam_size = g_value_get_int(value);
+        GST_OBJECT_UNLOCK(self);
+        break;
+    case PROP_BEST_OF:
+        GST_OBJECT_LOCK(self);
+        self->best_of = g_value_get_int(value);
+        GST_OBJECT_UNLOCK(self);
+        break;
+    case PROP_TEMPERATURE_FALLBACK:
+        GST_OBJECT_LOCK(self);
+        self->temperature_fallback = g_value_get_boolean(value);
+        GST_OBJECT_UNLOCK(self);
+        break;
+    case PROP_COMPRESSION_RATIO_THRESHOLD:
+        GST_OBJECT_LOCK(self);
+        self->compression_ratio_threshold = g_value_get_float(value);
+        GST_OBJECT_UNLOCK(self);
+        break;
+    case PROP_LOGPROB_THRESHOLD:
+        GST_OBJECT_LOCK(self);
+        self->logprob_threshold = g_value_get_float(value);
+        GST_OBJECT_UNLOCK(self);
+        break;
+    case PROP_SEED:
+        GST_OBJECT_LOCK(self);
+        self->seed = g_value_get_uint64(value);
+        GST_OBJECT_UNLOCK(self);
+        break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         break;
@@ -1528,6 +1595,24 @@ static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
     case PROP_NO_SPEECH_THRESHOLD:
         g_value_set_float(value, self->no_speech_threshold);
         break;
+    case PROP_BEAM_SIZE:
+        g_value_set_int(value, self->beam_size);
+        break;
+    case PROP_BEST_OF:
+        g_value_set_int(value, self->best_of);
+        break;
+    case PROP_TEMPERATURE_FALLBACK:
+        g_value_set_boolean(value, self->temperature_fallback);
+        break;
+    case PROP_COMPRESSION_RATIO_THRESHOLD:
+        g_value_set_float(value, self->compression_ratio_threshold);
+        break;
+    case PROP_LOGPROB_THRESHOLD:
+        g_value_set_float(value, self->logprob_threshold);
+        break;
+    case PROP_SEED:
+        g_value_set_uint64(value, self->seed);
+        break;
     case PROP_WINDOWS:
         g_value_set_uint64(value, self->stat_windows);
         break;
@@ -1559,6 +1644,7 @@ static void gst_whisper_finalize(GObject *object)
     g_free(self->language);
     g_free(self->initial_prompt);
     g_free(self->opt_language);
+    g_free(self->opt_prompt);
     if (self->committed)
         g_array_unref(self->committed);
     if (self->prev_hyp)
@@ -1616,6 +1702,17 @@ static void gst_whisper_init(GstWhisper *self)
     self->partial_results = DEFAULT_PARTIAL_RESULTS;
     self->condition = DEFAULT_CONDITION;
     self->no_speech_threshold = DEFAULT_NO_SPEECH;
+    {
+        /* the core's (the reference's) defaults */
+        wkv_options d;
+        wkv_options_default(&d);
+        self->beam_size = d.beam_size;
+        self->best_of = d.best_of;
+        self->temperature_fallback = d.temperature_increment > 0;
+        self->compression_ratio_threshold = d.compression_ratio_threshold;
+        self->logprob_threshold = d.logprob_threshold;
+        self->seed = d.seed;
+    }
 }
 
 void gst_whisper_register_tags(void)
@@ -1702,6 +1799,33 @@ static void gst_whisper_class_init(GstWhisperClass *klass)
             "Skip a window as silence above this no-speech probability (when the text is "
             "also unlikely); 1 never skips",
             0.0f, 1.0f, DEFAULT_NO_SPEECH, rw_ready));
+    g_object_class_install_property(gobject_class, PROP_BEAM_SIZE,
+        g_param_spec_int("beam-size", "Beam size",
+            "Beam search with this many beams at temperature 0; 0 decodes greedily "
+            "(the reference's command line uses 5)",
+            0, 32, 0, rw_ready));
+    g_object_class_install_property(gobject_class, PROP_BEST_OF,
+        g_param_spec_int("best-of", "Best of",
+            "Candidates sampled at each fallback temperature above 0",
+            1, 32, 5, rw_ready));
+    g_object_class_install_property(gobject_class, PROP_TEMPERATURE_FALLBACK,
+        g_param_spec_boolean("temperature-fallback", "Temperature fallback",
+            "Decode a window again at temperatures 0.2, 0.4, ... 1.0 when its text is too "
+            "repetitive or improbable (the reference's behaviour); costs time on 2 cores",
+            TRUE, rw_ready));
+    g_object_class_install_property(gobject_class, PROP_COMPRESSION_RATIO_THRESHOLD,
+        g_param_spec_float("compression-ratio-threshold", "Compression ratio threshold",
+            "Fall back when the text's gzip compression ratio exceeds this; 0 never",
+            0.0f, G_MAXFLOAT, 2.4f, rw_ready));
+    g_object_class_install_property(gobject_class, PROP_LOGPROB_THRESHOLD,
+        g_param_spec_float("logprob-threshold", "Log-probability threshold",
+            "Fall back when the average token log-probability is below this; with "
+            "no-speech-threshold also the silence test",
+            -G_MAXFLOAT, 0.0f, -1.0f, rw_ready));
+    g_object_class_install_property(gobject_class, PROP_SEED,
+        g_param_spec_uint64("seed", "Seed",
+            "Seed of the sampling at temperatures above 0: the same seed gives the same text",
+            0, G_MAXUINT64, 0, rw_ready));
     g_object_class_install_property(gobject_class, PROP_WINDOWS,
         g_param_spec_uint64("windows", "Windows",
             "Statistics: windows (or live runs) decoded since the model was loaded",

@@ -186,6 +186,62 @@ GST_START_TEST(test_flush_mid_window)
 }
 GST_END_TEST
 
+/* The decoding options as properties (issue 4): language=auto on a multilingual
+ * model, beam search, no fallback; the text equals the core's with the same options,
+ * and the messages carry the detected language. */
+GST_START_TEST(test_decoding_properties)
+{
+    const gchar *multi = g_getenv("WHISPER_TEST_MODEL_MULTI");
+    fail_unless(multi != NULL, "WHISPER_TEST_MODEL_MULTI is not set");
+    gsize n = 16000 * 6;
+    float *pcm = synth_audio(n, 21);
+    wkv_options o;
+    wkv_options_default(&o);
+    o.language = "auto";
+    o.beam_size = 2;
+    o.temperature_increment = 0.0f;
+    GPtrArray *want = core_segments_opts(multi, pcm, n, 0, &o);
+    WhisperHarness wh;
+    wh_setup(&wh, multi, FALSE, "language", "auto", "beam-size", 2, "temperature-fallback",
+             FALSE, NULL);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(wh.element, bus);
+    wh_push_pcm(&wh, pcm, n, 1600, 0, FALSE, FALSE);
+    GPtrArray *got = wh_finish(&wh);
+    assert_same_segments(got, want, "language=auto beam-size=2");
+    fail_unless(want->len > 0);
+    /* the language the core detects on the same frames */
+    wkv_model *m = wkv_model_load(multi, NULL);
+    wkv_context *ctx = wkv_context_new(m, 1, NULL);
+    wkv_mel *mel = wkv_mel_compute(m, pcm, n, 1, NULL);
+    float *win = g_new(float, (gsize)wkv_model_hparams(m)->n_mels * WKV_N_FRAMES);
+    wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_WINDOW, win);
+    const char *code = wkv_lang_code(m, wkv_detect_language(ctx, win, NULL, NULL));
+    fail_unless(code != NULL);
+    guint n_msg = 0;
+    GstMessage *msg;
+    while ((msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT))) {
+        const GstStructure *s = gst_message_get_structure(msg);
+        if (gst_structure_has_name(s, "whisper-segment")) {
+            fail_unless_equals_string(gst_structure_get_string(s, "language"), code);
+            n_msg++;
+        }
+        gst_message_unref(msg);
+    }
+    fail_unless(n_msg == want->len, "%u messages for %u segments", n_msg, want->len);
+    g_free(win);
+    wkv_mel_free(mel);
+    wkv_context_free(ctx);
+    wkv_model_free(m);
+    gst_element_set_bus(wh.element, NULL);
+    gst_object_unref(bus);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
 /* Bus messages and tags of the final segments. */
 GST_START_TEST(test_messages_and_tags)
 {
@@ -555,6 +611,7 @@ static Suite *whisper_suite(void)
     tcase_add_test(tc, test_timestamp_gap);
     tcase_add_test(tc, test_flush_mid_window);
     tcase_add_test(tc, test_messages_and_tags);
+    tcase_add_test(tc, test_decoding_properties);
     tcase_add_test(tc, test_missing_model);
     tcase_add_test(tc, test_bad_model);
     tcase_add_test(tc, test_state_cycles);

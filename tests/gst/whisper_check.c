@@ -44,6 +44,15 @@ static int core_cb(const wkv_segment *seg, void *user)
 GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, GstClockTime t0,
                          float no_speech_threshold)
 {
+    wkv_options o;
+    wkv_options_default(&o);
+    o.no_speech_threshold = no_speech_threshold;
+    return core_segments_opts(model_path, pcm, n, t0, &o);
+}
+
+GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n,
+                              GstClockTime t0, const wkv_options *opts)
+{
     char *err = NULL;
     wkv_model *m = wkv_model_load(model_path, &err);
     fail_unless(m != NULL, "core: %s", err ? err : "");
@@ -51,10 +60,8 @@ GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, Gst
     fail_unless(ctx != NULL, "core: %s", err ? err : "");
     wkv_mel *mel = wkv_mel_compute(m, pcm, n, 1, &err);
     fail_unless(mel != NULL, "core: %s", err ? err : "");
-    wkv_options o;
-    wkv_options_default(&o);
+    wkv_options o = *opts;
     o.mel_norm = WKV_MEL_WINDOW;
-    o.no_speech_threshold = no_speech_threshold;
     CoreCollect c = {textseg_array_new(), t0};
     int r = wkv_transcribe_mel(ctx, mel, &o, core_cb, NULL, &c, &err);
     fail_unless(r >= 0, "core: %s", err ? err : "");

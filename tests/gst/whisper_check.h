@@ -23,6 +23,10 @@ void textseg_add(GPtrArray *a, GstClockTime pts, GstClockTime dur, const gchar *
 GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, GstClockTime t0,
                          float no_speech_threshold);
 
+/* The same with any options (mel_norm is forced to WKV_MEL_WINDOW). */
+GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n,
+                              GstClockTime t0, const wkv_options *opts);
+
 /* The same on a thread of its own (g_thread_join returns the GPtrArray*); pcm must
  * stay alive until then. */
 GThread *core_segments_async(const gchar *model_path, const float *pcm, gsize n,
