@@ -573,6 +573,19 @@ static gboolean live_run(GstWhisper *self, WItem *it)
         prompt = (const int *)(void *)self->committed->data;
         n_prompt = (int)self->committed->len;
     }
+    if (size > 0 && self->detect_language) {
+        /* live language=auto: detect once, on the first run's audio */
+        int lang = wkv_detect_language(self->ctx, self->win, NULL, &err);
+        if (lang < 0) {
+            g_mutex_lock(&self->lock);
+            return worker_error(self, "language detection", err);
+        }
+        g_free(self->opt_language);
+        self->opt_language = g_strdup(wkv_lang_code(m, lang));
+        self->opts.language = self->opt_language;
+        self->detect_language = self->detect_pending = FALSE;
+        GST_INFO_OBJECT(self, "detected language %s (live)", self->opt_language);
+    }
     if (size > 0 && (wkv_encode(self->ctx, self->win) != 0 ||
                      wkv_decode_window(self->ctx, prompt, n_prompt, &self->opts, &r, &err) != 0)) {
         g_mutex_lock(&self->lock);
