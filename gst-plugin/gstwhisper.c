@@ -519,6 +519,27 @@ static GArray *live_split(const wkv_model *m, const wkv_window_result *r, double
     return segs;
 }
 
+/* Appends a segment of a live run unless its text is blank; takes `text`. */
+static void add_live_seg(GPtrArray *out, gchar *text, GstClockTime base_ts, double start,
+                         double end, const wkv_window_result *r, gboolean final)
+{
+    gchar *stripped = g_strstrip(g_strdup(text));
+    if (!*stripped) {
+        g_free(stripped);
+        g_free(text);
+        return;
+    }
+    g_free(stripped);
+    WSeg *w = g_new0(WSeg, 1);
+    w->text = text;
+    w->pts = base_ts + secs_to_ns(start);
+    w->duration = secs_to_ns(end) - secs_to_ns(start);
+    w->avg_logprob = r->avg_logprob;
+    w->no_speech_prob = r->no_speech_prob;
+    w->final = final;
+    g_ptr_array_add(out, w);
+}
+
 static gchar *live_text(const wkv_model *m, const int *toks, int n)
 {
     char *t = wkv_tokens_to_text(m, toks, n, 1);
@@ -648,20 +669,10 @@ static gboolean live_run(GstWhisper *self, WItem *it)
         committed_text += tt->len;
         g_array_unref(tt);
         g_array_append_vals(self->committed, r.tokens + s->tok0, (guint)(s->tok1 - s->tok0));
-        gchar *stripped = g_strstrip(g_strdup(text));
-        if (*stripped && end > start) {
-            WSeg *w = g_new0(WSeg, 1);
-            w->text = text;
-            text = NULL;
-            w->pts = base_ts + secs_to_ns(start);
-            w->duration = secs_to_ns(end) - secs_to_ns(start);
-            w->avg_logprob = r.avg_logprob;
-            w->no_speech_prob = r.no_speech_prob;
-            w->final = TRUE;
-            g_ptr_array_add(out, w);
-        }
-        g_free(stripped);
-        g_free(text);
+        if (end > start)
+            add_live_seg(out, text, base_ts, start, end, &r, TRUE);
+        else
+            g_free(text);
         trim = MAX(trim, end);
     }
     if (force && (n_commit == segs->len || silent))
@@ -673,21 +684,8 @@ static gboolean live_run(GstWhisper *self, WItem *it)
         LiveSeg *first = &g_array_index(segs, LiveSeg, n_commit);
         LiveSeg *last = &g_array_index(segs, LiveSeg, segs->len - 1);
         gchar *text = live_text(m, r.tokens + first->tok0, last->tok1 - first->tok0);
-        gchar *stripped = g_strstrip(g_strdup(text));
         double start = MAX(trim, MIN(first->start, duration));
-        if (*stripped) {
-            WSeg *w = g_new0(WSeg, 1);
-            w->text = text;
-            text = NULL;
-            w->pts = base_ts + secs_to_ns(start);
-            w->duration = secs_to_ns(duration) - secs_to_ns(start);
-            w->avg_logprob = r.avg_logprob;
-            w->no_speech_prob = r.no_speech_prob;
-            w->final = FALSE;
-            g_ptr_array_add(out, w);
-        }
-        g_free(stripped);
-        g_free(text);
+        add_live_seg(out, text, base_ts, start, duration, &r, FALSE);
     }
     /* the next run is compared with what is left of this one */
     g_array_set_size(self->prev_hyp, 0);
