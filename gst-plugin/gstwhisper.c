@@ -1162,37 +1162,41 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
     }
 }
 
+/* Answers a CAPS query on `pad` with its template intersected with what the peer of
+ * `other` (the audio pad across the element) allows: audio passes through. */
+static gboolean proxy_caps_query(GstPad *pad, GstPad *other, GstQuery *query)
+{
+    GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
+    gst_query_parse_caps(query, &filter);
+    GstCaps *f = filter ? gst_caps_intersect(filter, tmpl) : gst_caps_ref(tmpl);
+    GstCaps *peer = gst_pad_peer_query_caps(other, f);
+    GstCaps *res = gst_caps_intersect(peer, tmpl);
+    gst_query_set_caps_result(query, res);
+    gst_caps_unref(res);
+    gst_caps_unref(peer);
+    gst_caps_unref(f);
+    gst_caps_unref(tmpl);
+    return TRUE;
+}
+
 static gboolean gst_whisper_sink_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
     GstWhisper *self = GST_WHISPER(parent);
     switch (GST_QUERY_TYPE(query)) {
+    /* audio questions are answered downstream of src */
     case GST_QUERY_CAPS:
-    case GST_QUERY_ACCEPT_CAPS:
+        return proxy_caps_query(pad, self->srcpad, query);
+    case GST_QUERY_ACCEPT_CAPS: {
+        GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
+        gst_query_parse_accept_caps(query, &caps);
+        gboolean ok = gst_caps_can_intersect(caps, tmpl);
+        gst_caps_unref(tmpl);
+        if (ok && gst_pad_is_linked(self->srcpad))
+            ok = gst_pad_peer_query_accept_caps(self->srcpad, caps);
+        gst_query_set_accept_caps_result(query, ok);
+        return TRUE;
+    }
     case GST_QUERY_ALLOCATION:
-        /* audio questions are answered downstream of src */
-        if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
-            GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
-            gst_query_parse_caps(query, &filter);
-            GstCaps *f = filter ? gst_caps_intersect(filter, tmpl) : gst_caps_ref(tmpl);
-            GstCaps *peer = gst_pad_peer_query_caps(self->srcpad, f);
-            GstCaps *res = gst_caps_intersect(peer, tmpl);
-            gst_query_set_caps_result(query, res);
-            gst_caps_unref(res);
-            gst_caps_unref(peer);
-            gst_caps_unref(f);
-            gst_caps_unref(tmpl);
-            return TRUE;
-        }
-        if (GST_QUERY_TYPE(query) == GST_QUERY_ACCEPT_CAPS) {
-            GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
-            gst_query_parse_accept_caps(query, &caps);
-            gboolean ok = gst_caps_can_intersect(caps, tmpl);
-            gst_caps_unref(tmpl);
-            if (ok && gst_pad_is_linked(self->srcpad))
-                ok = gst_pad_peer_query_accept_caps(self->srcpad, caps);
-            gst_query_set_accept_caps_result(query, ok);
-            return TRUE;
-        }
         return gst_pad_peer_query(self->srcpad, query);
     default:
         return gst_pad_query_default(pad, parent, query);
@@ -1213,19 +1217,8 @@ static gboolean gst_whisper_src_query(GstPad *pad, GstObject *parent, GstQuery *
     GstWhisper *self = GST_WHISPER(parent);
     if (pad == self->srcpad) {
         switch (GST_QUERY_TYPE(query)) {
-        case GST_QUERY_CAPS: {
-            GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
-            gst_query_parse_caps(query, &filter);
-            GstCaps *f = filter ? gst_caps_intersect(filter, tmpl) : gst_caps_ref(tmpl);
-            GstCaps *peer = gst_pad_peer_query_caps(self->sinkpad, f);
-            GstCaps *res = gst_caps_intersect(peer, tmpl);
-            gst_query_set_caps_result(query, res);
-            gst_caps_unref(res);
-            gst_caps_unref(peer);
-            gst_caps_unref(f);
-            gst_caps_unref(tmpl);
-            return TRUE;
-        }
+        case GST_QUERY_CAPS:
+            return proxy_caps_query(pad, self->sinkpad, query);
         default:
             return gst_pad_peer_query(self->sinkpad, query);
         }

@@ -1,4 +1,5 @@
 #include "whisper_check.h"
+#include "gstwhisper.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -121,6 +122,7 @@ void wh_setup(WhisperHarness *wh, const gchar *model_path, gboolean s16, const g
     }
     wh->h = gst_harness_new_with_element(wh->element, "sink", "src");
     wh->text = gst_harness_new_with_element(wh->element, NULL, "text_src");
+    wh->tags = g_ptr_array_new_with_free_func(g_free);
     guint step = 0;
     g_object_get(wh->element, "step", &step, NULL);
     if (step == 0)
@@ -138,6 +140,7 @@ void wh_teardown(WhisperHarness *wh)
     gst_harness_teardown(wh->text);
     gst_harness_teardown(wh->h);
     gst_object_unref(wh->element);
+    g_ptr_array_unref(wh->tags);
 }
 
 void wh_push_pcm(WhisperHarness *wh, const float *pcm, gsize n, gsize chunk, GstClockTime t0,
@@ -178,6 +181,13 @@ GPtrArray *wh_finish(WhisperHarness *wh)
         GstEvent *ev = gst_harness_pull_event(wh->text);
         fail_unless(ev != NULL, "no EOS on text_src");
         GstEventType t = GST_EVENT_TYPE(ev);
+        if (t == GST_EVENT_TAG) {
+            GstTagList *tl;
+            gchar *text = NULL;
+            gst_event_parse_tag(ev, &tl);
+            if (gst_tag_list_get_string(tl, GST_WHISPER_TAG_TRANSCRIPT, &text))
+                g_ptr_array_add(wh->tags, text);
+        }
         if (t == GST_EVENT_GAP) {
             GstClockTime ts, dur;
             gst_event_parse_gap(ev, &ts, &dur);

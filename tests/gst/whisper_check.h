@@ -37,6 +37,7 @@ typedef struct {
     GstElement *element;
     GstHarness *h;    /* sink -> src */
     GstHarness *text; /* text_src */
+    GPtrArray *tags;  /* transcript tags seen on text_src by wh_finish (gchar*) */
 } WhisperHarness;
 
 void wh_setup(WhisperHarness *wh, const gchar *model_path, gboolean s16,
@@ -47,7 +48,7 @@ void wh_teardown(WhisperHarness *wh);
 void wh_push_pcm(WhisperHarness *wh, const float *pcm, gsize n, gsize chunk,
                  GstClockTime t0, gboolean s16, gboolean discont);
 /* Pushes EOS, waits for EOS on text_src and returns the text buffers (and checks the
- * GAPs and buffers go forward in time). */
+ * GAPs and buffers go forward in time); the transcript tags go to wh->tags. */
 GPtrArray *wh_finish(WhisperHarness *wh);
 
 /* fail_unless the two lists are the same segments (text, PTS, duration exact). */
