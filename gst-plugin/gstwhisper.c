@@ -822,9 +822,10 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
         g_array_set_size(self->committed, 0);
     if (self->prev_hyp)
         g_array_set_size(self->prev_hyp, 0);
-    live_seed_prompt(self);
-    if (it->live)
+    if (it->live) { /* offline, the long form encodes the prompt itself */
+        live_seed_prompt(self);
         return TRUE;
+    }
     char *err = NULL;
     self->detect_pending = self->detect_language;
     self->lf = wkv_longform_new(self->ctx, &self->opts, &err);
