@@ -592,7 +592,7 @@ static void add(spec_list *l, const char *name, int nd, int64_t d0, int64_t d1, 
 
 static void add_block(spec_list *l, const char *prefix, int dec, int64_t d, int ftype)
 {
-    char nm[64];
+    char nm[96]; /* prefix (< 48) + ".cross_attn.query.weight": never truncated */
     const double sd = 1.0 / sqrt((double)d), s4 = 1.0 / sqrt(4.0 * (double)d), b = 0.02;
     static const char *const att[2] = {"attn", "cross_attn"};
     for (int a = 0; a < (dec ? 2 : 1); a++) {
