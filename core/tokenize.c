@@ -117,7 +117,7 @@ int wkv_text_to_tokens(const wkv_model *m, const char *text, int *out, int max_o
             len = 1;
         int room = count < max_out ? max_out - count : 0;
         int k = wkv_bpe_encode(m, text + i, len, out ? out + count : NULL, out ? room : 0);
-        if (k < 0)
+        if (k < 0 || k > INT32_MAX - count)
             return -1;
         count += k;
         i += len;

@@ -86,46 +86,120 @@ static int build_table(wkv_model *m)
 
 /* ---------------------------------------------------------------- BPE */
 
+/* Byte-level BPE by rank: the text's bytes are the first parts, and the adjacent pair
+ * whose concatenation is the token of lowest rank (= id) is merged, leftmost first on
+ * ties, until no pair is a token.  Rescanning every pair after each merge is quadratic
+ * (a 256-KB word took two minutes), so the candidate pairs wait in a min-heap ordered
+ * by (rank, position); a merge only creates the two pairs around the new part, and an
+ * entry whose parts have changed since it was pushed is dropped when it comes up. */
+
+typedef struct {
+    int rank;
+    size_t left, right, end; /* the parts [left, right) and [right, end) */
+} bpe_pair;
+
+static int pair_before(const bpe_pair *a, const bpe_pair *b)
+{
+    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
+}
+
+static void heap_push(bpe_pair *h, size_t *n, bpe_pair p)
+{
+    size_t i = (*n)++;
+    while (i > 0 && pair_before(&p, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = p;
+}
+
+static bpe_pair heap_pop(bpe_pair *h, size_t *n)
+{
+    bpe_pair top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && pair_before(&h[c + 1], &h[c]))
+            c++;
+        if (!pair_before(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* Pushes the pair [left, right) + [right, end) when its bytes are a token. */
+static void push_pair(const wkv_model *m, const char *bytes, bpe_pair *h, size_t *n,
+                      size_t left, size_t right, size_t end)
+{
+    int id = wkv_vocab_find(m, bytes + left, end - left);
+    if (id >= 0)
+        heap_push(h, n, (bpe_pair){id, left, right, end});
+}
+
 int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
                    int max_out)
 {
     if (len == 0)
         return 0;
-    /* parts as [start, end) byte ranges; merge the adjacent pair of lowest rank
-     * (= token id) until none is in the vocabulary, leftmost first on ties */
-    size_t *start = malloc((len + 1) * sizeof *start);
-    if (!start)
+    if (len > SIZE_MAX / 4 / sizeof(bpe_pair))
         return -1;
-    size_t n = len;
-    for (size_t i = 0; i <= len; i++)
-        start[i] = i;
-    for (;;) {
-        int best = -1;
-        size_t best_i = 0;
-        for (size_t i = 0; i + 1 < n; i++) {
-            int id = wkv_vocab_find(m, bytes + start[i], start[i + 2] - start[i]);
-            if (id >= 0 && (best < 0 || id < best)) {
-                best = id;
-                best_i = i;
-            }
-        }
-        if (best < 0)
-            break;
-        memmove(start + best_i + 1, start + best_i + 2, (n - best_i - 1) * sizeof *start);
-        n--;
+    /* a part starting at s (alive[s]) ends at end[s]; prev[s] is the part before it.
+     * Pushes: len - 1 first pairs, then at most two per merge (at most len - 1). */
+    size_t *end = malloc(len * sizeof *end), *prev = malloc(len * sizeof *prev);
+    char *alive = malloc(len);
+    bpe_pair *heap = malloc(3 * len * sizeof *heap);
+    int count = -1;
+    if (!end || !prev || !alive || !heap)
+        goto done;
+    const size_t none = SIZE_MAX;
+    size_t nh = 0;
+    for (size_t i = 0; i < len; i++) {
+        end[i] = i + 1;
+        prev[i] = i ? i - 1 : none;
+        alive[i] = 1;
     }
-    int count = 0;
-    for (size_t i = 0; i < n; i++) {
-        int id = wkv_vocab_find(m, bytes + start[i], start[i + 1] - start[i]);
+    for (size_t i = 0; i + 1 < len; i++)
+        push_pair(m, bytes, heap, &nh, i, i + 1, i + 2);
+    while (nh > 0) {
+        bpe_pair p = heap_pop(heap, &nh);
+        if (!alive[p.left] || end[p.left] != p.right || !alive[p.right] ||
+            end[p.right] != p.end)
+            continue; /* a part of it was merged with another since */
+        alive[p.right] = 0;
+        end[p.left] = p.end;
+        if (p.end < len)
+            prev[p.end] = p.left;
+        if (prev[p.left] != none)
+            push_pair(m, bytes, heap, &nh, prev[p.left], p.left, p.end);
+        if (p.end < len)
+            push_pair(m, bytes, heap, &nh, p.left, p.end, end[p.end]);
+    }
+    count = 0;
+    for (size_t s = 0; s < len; s = end[s]) {
+        int id = wkv_vocab_find(m, bytes + s, end[s] - s);
         if (id < 0) {
-            free(start);
-            return -1; /* a byte missing from the vocabulary */
+            count = -1; /* a byte missing from the vocabulary */
+            break;
         }
         if (out && count < max_out)
             out[count] = id;
+        if (count == INT32_MAX) {
+            count = -1;
+            break;
+        }
         count++;
     }
-    free(start);
+done:
+    free(end);
+    free(prev);
+    free(alive);
+    free(heap);
     return count;
 }
 
