@@ -592,7 +592,7 @@ static void add(spec_list *l, const char *name, int nd, int64_t d0, int64_t d1, 
 
 static void add_block(spec_list *l, const char *prefix, int dec, int64_t d, int ftype)
 {
-    char nm[96]; /* prefix (< 48) + ".cross_attn.query.weight": never truncated */
+    char nm[64]; /* prefix (< 32) + ".cross_attn.query.weight" fits */
     const double sd = 1.0 / sqrt((double)d), s4 = 1.0 / sqrt(4.0 * (double)d), b = 0.02;
     static const char *const att[2] = {"attn", "cross_attn"};
     for (int a = 0; a < (dec ? 2 : 1); a++) {
@@ -640,7 +640,7 @@ static int build_specs(const gen_params *p, int n_vocab, int n_mels, spec_list *
     add(l, "encoder.conv2.weight", 3, d, d, 3, I_NORMAL, 1.0 / sqrt(3.0 * (double)d), ft, 0);
     add(l, "encoder.conv2.bias", cb ? 1 : 2, d, 1, 0, I_NORMAL, 0.02, ft, 1);
     add(l, "encoder.positional_embedding", 2, p->n_audio_ctx, d, 0, I_SINUS, 0, ft, 1);
-    char prefix[48];
+    char prefix[32]; /* "decoder.blocks." + any int */
     for (int i = 0; i < p->n_audio_layer; i++) {
         snprintf(prefix, sizeof prefix, "encoder.blocks.%d", i);
         add_block(l, prefix, 0, d, ft);
