@@ -1,22 +1,31 @@
-/* Benchmark of the engine on random-weight models of real sizes: log-mel, encoder
- * per 30-s window, decoder per token with both caches, with the cross K/V
- * recomputed every token, and with no cache at all.  Medians of --reps runs.  Also the
- * bandwidth a cached step achieves on the decoder weights, the resident size after
- * decoding and the process's peak RSS (cumulative: run one --size per process for a
- * per-model figure).
+/* Benchmark of the engine on random-weight models of real sizes (the work depends
+ * on the shapes only), against rooflines measured in the same run:
+ *  - the machine: OpenBLAS's sgemm peak on --threads threads (2048^3, its own
+ *    threading) and the bandwidth of a streamed read of 512 MB;
+ *  - per model: log-mel, encoder per 30-s window (GFLOP/s and the fraction of the
+ *    sgemm peak), decoder per token with both caches (tokens/s, GB/s of weights and
+ *    cross K/V read, fraction of the streamed bandwidth), with the cross K/V
+ *    recomputed every token and with no cache (the caches' gains); memory: resident
+ *    size after decoding against weights in the file + KV caches + activations;
+ *  - --file: a whole recording through the long-form loop, real-time factor.
+ * Medians of --reps runs.
  *
- *   whisperkv-bench [--size tiny,base] [--threads N] [--reps N] [--tokens N]
- *                   [--model PATH]
+ *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
+ *                   [--tokens N] [--file WAV]
  */
 #include "genlib.h"
+#include "wav.h"
 #include "whisperkv.h"
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +52,98 @@ static double median(double *v, int n)
 
 typedef struct {
     int threads, reps, tokens;
+    const char *file;
+    double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
 } bench_opts;
+
+/* OpenBLAS's own multi-threaded sgemm on 2048^3: the compute roofline. */
+static double sgemm_peak_gflops(int threads, int reps)
+{
+    const int n = 2048;
+    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b);
+    float *c = malloc((size_t)n * n * sizeof *c);
+    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
+    if (a && b && c && t) {
+        for (size_t i = 0; i < (size_t)n * n; i++) {
+            a[i] = (float)(i % 7) * 0.1f;
+            b[i] = (float)(i % 5) * 0.1f;
+        }
+        openblas_set_num_threads(threads);
+        for (int k = -1; k < reps; k++) { /* one warm-up */
+            double t0 = now_ms();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n,
+                        0.0f, c, n);
+            if (k >= 0)
+                t[k] = now_ms() - t0;
+        }
+        res = 2.0 * n * n * n / (median(t, reps) * 1e-3) / 1e9;
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(t);
+    return res;
+}
+
+typedef struct {
+    const uint64_t *p;
+    size_t n;
+    uint64_t sum;
+} stream_part;
+
+static void *stream_read(void *arg)
+{
+    stream_part *sp = arg;
+    uint64_t s = 0;
+    for (size_t i = 0; i < sp->n; i++)
+        s += sp->p[i];
+    sp->sum = s;
+    return NULL;
+}
+
+/* A streamed read of 512 MB split over `threads` threads: the memory roofline. */
+static double stream_gbs(int threads, int reps)
+{
+    const size_t bytes = (size_t)512 << 20, n = bytes / sizeof(uint64_t);
+    uint64_t *buf = malloc(bytes);
+    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
+    stream_part *parts = calloc((size_t)threads, sizeof *parts);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    if (buf && t && parts && tid) {
+        for (size_t i = 0; i < n; i++)
+            buf[i] = i;
+        for (int k = -1; k < reps; k++) {
+            double t0 = now_ms();
+            for (int i = 0; i < threads; i++) {
+                parts[i] = (stream_part){buf + n * (size_t)i / (size_t)threads,
+                                         n * (size_t)(i + 1) / (size_t)threads -
+                                             n * (size_t)i / (size_t)threads, 0};
+                if (i > 0 && pthread_create(&tid[i], NULL, stream_read, &parts[i]) != 0)
+                    stream_read(&parts[i]);
+            }
+            stream_read(&parts[0]);
+            for (int i = 1; i < threads; i++)
+                pthread_join(tid[i], NULL);
+            if (k >= 0)
+                t[k] = now_ms() - t0;
+        }
+        res = (double)bytes / (median(t, reps) * 1e-3) / 1e9;
+    }
+    free(buf);
+    free(t);
+    free(parts);
+    free(tid);
+    return res;
+}
+
+/* Multiply-adds x 2 of one encoder window: the convolutions (im2col products), per
+ * block the q/k/v/o and MLP products (24 T d^2) and attention's two (4 T^2 d). */
+static double encoder_flops(const wkv_hparams *hp)
+{
+    double T = hp->n_audio_ctx, d = hp->n_audio_state, m = hp->n_mels;
+    double conv = 2 * (2 * T) * (3 * m) * d + 2 * T * (3 * d) * d;
+    return conv + hp->n_audio_layer * (24 * T * d * d + 4 * T * T * d);
+}
 
 /* Peak resident size of the process so far (ru_maxrss), MB. */
 static double peak_rss_mb(void)
@@ -66,12 +166,19 @@ static double rss_now_mb(void)
 /* Bytes of decoder weights one single-token step reads: per block the self-attention
  * q/k/v/o, cross-attention q/o and MLP matrices (14 d^2) plus the token embedding as
  * the output projection; 2 bytes each where the engine keeps them in f16 (any file
- * that is not f32), else 4.  Vectors (biases, norms) and the KV caches not counted. */
+ * that is not f32), else 4.  Vectors (biases, norms) not counted. */
 static double step_weight_bytes(const wkv_hparams *hp)
 {
     double d = hp->n_text_state;
     double n = hp->n_text_layer * 14.0 * d * d + (double)hp->n_vocab * d;
     return n * (hp->ftype % 1000 == 0 ? 4.0 : 2.0);
+}
+
+/* Plus the f32 cross K/V of the window every block reads: what a step streams. */
+static double step_bytes(const wkv_hparams *hp)
+{
+    return step_weight_bytes(hp) +
+           hp->n_text_layer * 2.0 * hp->n_audio_ctx * hp->n_text_state * 4.0;
 }
 
 /* ms per token of `steps` single-token steps after a prompt of n_prompt tokens. */
@@ -87,7 +194,20 @@ static double time_steps(wkv_context *ctx, const int *seq, int n_prompt, int ste
     return (now_ms() - t0) / steps;
 }
 
-static int bench_model(const char *label, const char *path, const bench_opts *bo)
+typedef struct {
+    char label[96];
+    double load_ms, mel, enc, enc_gflops, prompt, full, nocross, none, step_gbs;
+    double rss, peak, file_mb, cache_mb, act_mb;
+} model_result;
+
+static double file_mb(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (double)st.st_size / 1048576.0 : NAN;
+}
+
+static int bench_model(const char *label, const char *path, const bench_opts *bo,
+                       model_result *res)
 {
     char *err = NULL;
     double t0 = now_ms();
@@ -100,7 +220,13 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     double load_ms = now_ms() - t0;
     const wkv_hparams *hp = wkv_model_hparams(model);
     const wkv_specials *sp = wkv_model_specials(model);
-    wkv_context *ctx = wkv_context_new(model, bo->threads, NULL);
+    wkv_context *ctx = wkv_context_new(model, bo->threads, &err);
+    if (!ctx) {
+        fprintf(stderr, "%s\n", err);
+        free(err);
+        wkv_model_free(model);
+        return -1;
+    }
 
     size_t n_pcm = WKV_N_SAMPLES;
     float *pcm = malloc(n_pcm * sizeof *pcm);
@@ -146,15 +272,25 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         nocross_t[k] = time_steps(ctx, seq, n_prompt, steps, WKV_CACHE_NO_CROSS, logits);
         none_t[k] = time_steps(ctx, seq, n_prompt, steps, WKV_CACHE_NONE, logits);
     }
-    double mel = median(mel_t, reps), enc = median(enc_t, reps), pr = median(prompt_t, reps);
-    double full = median(full_t, reps), nocross = median(nocross_t, reps);
-    double none = median(none_t, reps);
-    double gbs = step_weight_bytes(hp) / (full * 1e-3) / 1e9;
-    printf("| %s | %d | %.0f | %.1f | %.0f | %.2f | %.2f | %.1f | %.1f | %.1f× | %.1f× "
-           "| %.1f | %.0f | %.0f |\n",
-           label, bo->threads, load_ms, mel, enc, pr, full, nocross, none, nocross / full,
-           none / full, gbs, rss_now_mb(), peak_rss_mb());
-    fflush(stdout);
+    size_t cache_b = 0, act_b = 0;
+    wkv_context_memory(ctx, &cache_b, &act_b);
+    *res = (model_result){
+        .load_ms = load_ms,
+        .mel = median(mel_t, reps),
+        .enc = median(enc_t, reps),
+        .prompt = median(prompt_t, reps),
+        .full = median(full_t, reps),
+        .nocross = median(nocross_t, reps),
+        .none = median(none_t, reps),
+        .rss = rss_now_mb(),
+        .peak = peak_rss_mb(),
+        .file_mb = file_mb(path),
+        .cache_mb = (double)cache_b / 1048576.0,
+        .act_mb = (double)act_b / 1048576.0,
+    };
+    snprintf(res->label, sizeof res->label, "%s", label);
+    res->enc_gflops = encoder_flops(hp) / (res->enc * 1e-3) / 1e9;
+    res->step_gbs = step_bytes(hp) / (res->full * 1e-3) / 1e9;
 
     free(seq);
     free(mel_t);
@@ -169,6 +305,150 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     wkv_context_free(ctx);
     wkv_model_free(model);
     return 0;
+}
+
+static void print_results(const model_result *r, int n, const bench_opts *bo)
+{
+    printf("\n### Speed (medians of %d runs; decoder: %d tokens after a 225-token prompt)\n\n",
+           bo->reps, bo->tokens);
+    printf("| model | threads | load ms | mel ms / 30 s | encoder ms / window "
+           "| encoder GFLOP/s | of sgemm peak | prompt ms / token | step ms / token "
+           "| tokens/s | step GB/s | of streamed GB/s | step ms, cross K/V per token "
+           "| step ms, no cache | cross-KV gain | both caches' gain |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; i++)
+        printf("| %s | %d | %.0f | %.1f | %.0f | %.1f | %.0f %% | %.2f | %.2f | %.0f | %.1f "
+               "| %.0f %% | %.1f | %.1f | %.1f× | %.1f× |\n",
+               r[i].label, bo->threads, r[i].load_ms, r[i].mel, r[i].enc, r[i].enc_gflops,
+               100 * r[i].enc_gflops / bo->sgemm_gflops, r[i].prompt, r[i].full,
+               1000 / r[i].full, r[i].step_gbs, 100 * r[i].step_gbs / bo->stream_gbs,
+               r[i].nocross, r[i].none, r[i].nocross / r[i].full, r[i].none / r[i].full);
+    printf("\n### Memory (MB; budget = weights as stored in the file + KV caches + "
+           "activations)\n\n");
+    printf("| model | file | KV caches | activations | budget | RSS after decoding "
+           "| RSS / budget | peak RSS of the process |\n");
+    printf("|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; i++) {
+        double budget = r[i].file_mb + r[i].cache_mb + r[i].act_mb;
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.0f |\n", r[i].label,
+               r[i].file_mb, r[i].cache_mb, r[i].act_mb, budget, r[i].rss, r[i].rss / budget,
+               r[i].peak);
+    }
+    fflush(stdout);
+}
+
+typedef struct {
+    int segments;
+    double last_end;
+} file_progress;
+
+static int count_segment(const wkv_segment *seg, void *user)
+{
+    file_progress *fp = user;
+    fp->segments++;
+    fp->last_end = seg->end;
+    return 0;
+}
+
+/* A whole recording through the long-form loop, as the CLI runs it with
+ * --no-fallback (random weights would fall back on every window). */
+static int bench_file(const char *label, const char *model_path, const bench_opts *bo)
+{
+    char msg[256];
+    wav_data wav;
+    if (wav_read(bo->file, &wav, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: %s\n", bo->file, msg);
+        return -1;
+    }
+    if (wav.rate != WKV_SAMPLE_RATE) {
+        fprintf(stderr, "%s: %d Hz; --file takes 16 kHz WAV (convert it first, e.g. "
+                        "gst-launch-1.0 filesrc location=IN ! decodebin ! audioconvert ! "
+                        "audioresample ! audio/x-raw,rate=16000,channels=1,format=S16LE ! "
+                        "wavenc ! filesink location=OUT.wav)\n",
+                bo->file, wav.rate);
+        wav_free(&wav);
+        return -1;
+    }
+    char *err = NULL;
+    wkv_model *model = wkv_model_load(model_path, &err);
+    wkv_context *ctx = model ? wkv_context_new(model, bo->threads, &err) : NULL;
+    if (!ctx) {
+        fprintf(stderr, "%s\n", err);
+        free(err);
+        wkv_model_free(model);
+        wav_free(&wav);
+        return -1;
+    }
+    wkv_options opts;
+    wkv_options_default(&opts);
+    opts.temperature_increment = 0;
+    double audio_s = (double)wav.n / WKV_SAMPLE_RATE;
+    double *wall = calloc((size_t)bo->reps, sizeof *wall);
+    file_progress fp = {0, 0};
+    int rc = 0;
+    for (int k = 0; k < bo->reps && rc == 0; k++) {
+        fp = (file_progress){0, 0};
+        double t0 = now_ms();
+        rc = wkv_transcribe(ctx, wav.samples, wav.n, &opts, count_segment, NULL, &fp, &err) < 0
+                 ? -1 : 0;
+        wall[k] = (now_ms() - t0) / 1e3;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", err ? err : "transcription failed");
+        free(err);
+    } else {
+        const wkv_stats *st = wkv_context_stats(ctx);
+        double w = median(wall, bo->reps);
+        double per_rep = 1.0 / bo->reps;
+        printf("\n### Whole file (median of %d runs)\n\n", bo->reps);
+        printf("| model | file | audio s | wall s | real-time factor | windows | tokens "
+               "| encoder ms / window | decoder ms / token | segments | peak RSS MB |\n");
+        printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        printf("| %s | %s | %.1f | %.2f | %.3f | %.0f | %.0f | %.0f | %.2f | %d | %.0f |\n",
+               label, bo->file, audio_s, w, w / audio_s, (double)st->encoder_runs * per_rep,
+               (double)st->tokens_decoded * per_rep, st->encode_ms / (double)st->encoder_runs,
+               st->decode_ms / (double)(st->tokens_decoded ? st->tokens_decoded : 1),
+               fp.segments, peak_rss_mb());
+    }
+    free(wall);
+    wkv_context_free(ctx);
+    wkv_model_free(model);
+    wav_free(&wav);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Writes a random-weight model of a preset size (f16, as published) to a temporary
+ * file; returns its path (malloc'd) or NULL. */
+static char *generate(const char *size)
+{
+    gen_params p;
+    if (gen_params_preset(&p, size) != 0) {
+        fprintf(stderr, "unknown size '%s'\n", size);
+        return NULL;
+    }
+    char *path = strdup("/tmp/whisperkv-bench-XXXXXX");
+    int fd = path ? mkstemp(path) : -1;
+    if (fd < 0) {
+        perror("mkstemp");
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    char *err = NULL;
+    if (gen_model_write(path, &p, &err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        free(err);
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
+                    "[--tokens N] [--file WAV]\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -186,9 +466,10 @@ int main(int argc, char **argv)
             bo.tokens = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc)
             model_path = argv[++i];
+        else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+            bo.file = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--size tiny,base] [--threads N] [--reps N] "
-                            "[--tokens N] [--model PATH]\n", argv[0]);
+            usage(argv[0]);
             return 2;
         }
     }
@@ -196,48 +477,64 @@ int main(int argc, char **argv)
         fprintf(stderr, "threads, reps and tokens must be >= 1\n");
         return 2;
     }
-    openblas_set_num_threads(bo.threads);
-    printf("decoder steps: %d tokens after a %d-token prompt; medians of %d runs\n\n",
-           bo.tokens, 225, bo.reps);
-    printf("| model | threads | load ms | mel ms/30 s | encoder ms/window | prompt ms/token "
-           "| step ms/token, both caches | step ms/token, cross K/V per token "
-           "| step ms/token, no cache | cross-KV gain | full-cache gain "
-           "| step GB/s of decoder weights | RSS MB after decoding | peak RSS MB |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    if (model_path)
-        return bench_model(model_path, model_path, &bo) ? 1 : 0;
+    /* in a child process, so that their buffers do not count in our peak RSS */
+    double roof[2] = {NAN, NAN};
+    int fds[2];
+    if (pipe(fds) == 0) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            double v[2] = {sgemm_peak_gflops(bo.threads, bo.reps), stream_gbs(bo.threads, bo.reps)};
+            _exit(write(fds[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
+        }
+        close(fds[1]);
+        if (pid > 0 && read(fds[0], roof, sizeof roof) != (ssize_t)sizeof roof)
+            roof[0] = roof[1] = NAN;
+        close(fds[0]);
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+    }
+    bo.sgemm_gflops = roof[0];
+    bo.stream_gbs = roof[1];
+    printf("machine: %d threads, OpenBLAS core %s%s; sgemm peak %.1f GFLOP/s (2048^3, "
+           "OpenBLAS on %d threads), streamed read %.1f GB/s (512 MB, %d threads)\n",
+           bo.threads, wkv_blas_corename(),
+           wkv_blas_misses_avx512() ? " (this CPU has AVX-512: OPENBLAS_CORETYPE=SKYLAKEX "
+                                      "would use it)" : "",
+           bo.sgemm_gflops, bo.threads, bo.stream_gbs, bo.threads);
+    fflush(stdout);
 
-    char *list = strdup(sizes);
-    int rc = 0;
-    for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        gen_params p;
-        if (gen_params_preset(&p, s) != 0) {
-            fprintf(stderr, "unknown size '%s'\n", s);
-            rc = 2;
-            break;
-        }
-        char path[] = "/tmp/whisperkv-bench-XXXXXX";
-        int fd = mkstemp(path);
-        if (fd < 0) {
-            perror("mkstemp");
+    model_result results[8];
+    int n = 0, rc = 0;
+    char *list = strdup(model_path ? "" : sizes);
+    if (model_path) {
+        if (bench_model(model_path, model_path, &bo, &results[n]) == 0)
+            n++;
+        else
             rc = 1;
-            break;
-        }
-        close(fd);
-        char *err = NULL;
-        if (gen_model_write(path, &p, &err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            free(err);
-            unlink(path);
+        if (rc == 0 && bo.file && bench_file(model_path, model_path, &bo) != 0)
+            rc = 1;
+    }
+    for (char *save = NULL, *s = strtok_r(list, ",", &save); s && n < 8;
+         s = strtok_r(NULL, ",", &save)) {
+        char *path = generate(s);
+        if (!path) {
             rc = 1;
             break;
         }
         char label[64];
         snprintf(label, sizeof label, "%s (f16, random)", s);
-        if (bench_model(label, path, &bo) != 0)
+        if (bench_model(label, path, &bo, &results[n]) == 0)
+            n++;
+        else
+            rc = 1;
+        if (bo.file && bench_file(label, path, &bo) != 0)
             rc = 1;
         unlink(path);
+        free(path);
     }
     free(list);
+    print_results(results, n, &bo);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* Decoding contexts: creation (every buffer sized once from the model), the
  * encoder entry point that also refills the cross-KV cache, and accessors. */
+#include "blas.h"
 #include "context.h"
 
 #include <stdlib.h>
@@ -35,19 +36,31 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
     ctx->pool = wkv_pool_new(ctx->threads); /* NULL: everything on this thread */
+    wkv_blas_single_threaded();
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
     size_t cols_chan = (size_t)(hp->n_mels > hp->n_audio_state ? hp->n_mels : hp->n_audio_state);
-    int ok = (ctx->enc_out = malloc(T * d * sizeof(float))) &&
-             (ctx->enc_cols = malloc(2 * T * 3 * cols_chan * sizeof(float))) &&
-             (ctx->enc_x = malloc(2 * T * d * sizeof(float))) &&
-             (ctx->enc_h = malloc(T * d * sizeof(float))) &&
-             (ctx->enc_q = malloc(T * d * sizeof(float))) &&
-             (ctx->enc_k = malloc(T * d * sizeof(float))) &&
-             (ctx->enc_v = malloc(T * d * sizeof(float))) &&
-             (ctx->enc_att = malloc(T * d * sizeof(float))) &&
-             (ctx->enc_mlp = malloc(T * 4 * d * sizeof(float))) &&
-             (ctx->enc_scores = malloc(T * T * sizeof(float))) && wkv_decoder_alloc(ctx) == 0;
+    struct {
+        float **buf;
+        size_t n;
+    } enc[] = {
+        {&ctx->enc_out, T * d},
+        {&ctx->enc_cols, 2 * T * 3 * cols_chan},
+        {&ctx->enc_x, 2 * T * d},
+        {&ctx->enc_h, T * d},
+        {&ctx->enc_q, T * d},
+        {&ctx->enc_k, T * d},
+        {&ctx->enc_v, T * d},
+        {&ctx->enc_att, T * d},
+        {&ctx->enc_mlp, T * 4 * d},
+        {&ctx->enc_scores, (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
+    };
+    int ok = 1;
+    for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
+        ok = (*enc[i].buf = malloc(enc[i].n * sizeof(float))) != NULL;
+        ctx->activation_bytes += enc[i].n * sizeof(float);
+    }
+    ok = ok && wkv_decoder_alloc(ctx) == 0;
     if (!ok) {
         wkv_context_free(ctx);
         wkv_set_error(error, "out of memory allocating a decoding context");
@@ -59,6 +72,19 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
 const wkv_model *wkv_context_model(const wkv_context *ctx)
 {
     return ctx->model;
+}
+
+void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *activation_bytes)
+{
+    const wkv_cross_kv *c = &ctx->cross;
+    const wkv_self_kv *sk = &ctx->self;
+    size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state * sizeof(float);
+    size_t self = (size_t)sk->n_slots * (2 * wkv_self_offset(sk, 1, 0) * sizeof(float) +
+                                         ((size_t)sk->n_ctx + 1) * sizeof(int));
+    if (cache_bytes)
+        *cache_bytes = cross + self;
+    if (activation_bytes)
+        *activation_bytes = ctx->activation_bytes;
 }
 
 const wkv_stats *wkv_context_stats(const wkv_context *ctx)
@@ -75,7 +101,7 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     ctx->stats.encoder_runs++;
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
-    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out);
+    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
     wkv_decode_reset(ctx);

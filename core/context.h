@@ -6,18 +6,23 @@
 #include "kv_cache.h"
 #include "pool.h"
 
+/* Queries per attention block in the encoder: a block's scores (64 x 1500 floats,
+ * 375 KiB) stay in a core's L2 between the two matrix products and the softmax. */
+#define WKV_ENC_QBLOCK 64
+
 struct wkv_context {
     const wkv_model *model;
     int threads;
     wkv_pool *pool; /* threads - 1 workers for our own loops */
     wkv_stats stats;
+    size_t activation_bytes; /* every buffer below except the caches */
 
     /* encoder activations for one window */
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
     float *enc_cols;  /* im2col buffer: 2*n_audio_ctx x 3*max(n_mels, d) */
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
     float *enc_mlp;   /* n_audio_ctx x 4d */
-    float *enc_scores; /* n_audio_ctx x n_audio_ctx, one head at a time */
+    float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
 
     /* the caches */
     wkv_cross_kv cross;

@@ -33,6 +33,8 @@ int wkv_decoder_alloc(wkv_context *ctx)
     ctx->dec_mlp = malloc((rows * 4 * d + 4 * d * d) * sizeof(float));
     ctx->dec_scores = malloc(rows * kv * sizeof(float));
     ctx->logits = malloc((size_t)hp->n_vocab * sizeof(float));
+    ctx->activation_bytes += (6 * rows * d + rows * 4 * d + 4 * d * d + rows * kv +
+                              (size_t)hp->n_vocab) * sizeof(float);
     return ctx->dec_mlp && ctx->dec_scores && ctx->logits ? 0 : -1;
 }
 
@@ -77,9 +79,9 @@ static void dense(wkv_context *ctx, const float *x, int rows, int in, const floa
         w32 = wide;
     }
     if (accumulate)
-        wkv_linear_add(x, rows, in, w32, bias, out, y);
+        wkv_linear_add(ctx->pool, x, rows, in, w32, bias, out, y);
     else
-        wkv_linear(x, rows, in, w32, bias, out, y);
+        wkv_linear(ctx->pool, x, rows, in, w32, bias, out, y);
 }
 
 /* The block's layers after self-attention's output was added: cross-attention over
@@ -215,7 +217,7 @@ int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
     double t0 = wkv_now_ms();
     if (mode != WKV_CACHE_FULL) {
         /* the slow paths: cross K/V projected again for this pass */
-        wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out);
+        wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool);
         ctx->stats.cross_kv_computes++;
     }
     if (mode == WKV_CACHE_NONE && kv->n[0] > 0) {

@@ -1,19 +1,27 @@
 /* Encoder: mel (n_mels x 2*n_ctx) -> conv1 -> GELU -> conv2 (stride 2) -> GELU
  * -> + positional embedding -> pre-norm attention/MLP blocks -> ln_post.
- * Activations are row-major [frame][channel]; convolutions are im2col + sgemm. */
+ * Activations are row-major [frame][channel]; convolutions are im2col + sgemm.
+ *
+ * Threads: every stage is split over the context's pool by rows (frames), and each
+ * part runs single-threaded sgemm on its rows, so the row-wise work between matrix
+ * products (bias, GELU, layer norm, residual) happens while the part's rows are
+ * still in its core's cache, and no BLAS threads spin while ours work.  Attention is
+ * split by (head, block of queries): a part's scores for one block fit in L2. */
 #include "context.h"
 #include "ops.h"
 
+#include <cblas.h>
+#include <math.h>
 #include <string.h>
 
-/* cols[t][c*3 + k] = in(channel c, frame stride*t + k - 1), zero outside.
- * `in` is read through (frame, channel) strides so one routine serves both the
- * channel-major mel and the frame-major conv1 output. */
-static void im2col(const float *in, int n_in_frames, size_t frame_stride,
-                   size_t chan_stride, int n_chan, int stride, int n_out, float *cols)
+/* cols[t - t0][c*3 + k] = in(channel c, frame stride*t + k - 1), zero outside, for
+ * output frames t in [t0, t1).  `in` is read through (frame, channel) strides so one
+ * routine serves both the channel-major mel and the frame-major conv1 output. */
+static void im2col(const float *in, int n_in_frames, size_t frame_stride, size_t chan_stride,
+                   int n_chan, int stride, int t0, int t1, float *cols)
 {
-    for (int t = 0; t < n_out; t++) {
-        float *row = cols + (size_t)t * n_chan * 3;
+    for (int t = t0; t < t1; t++) {
+        float *row = cols + (size_t)(t - t0) * n_chan * 3;
         for (int k = 0; k < 3; k++) {
             int f = stride * t + k - 1;
             if (f < 0 || f >= n_in_frames) {
@@ -28,41 +36,163 @@ static void im2col(const float *in, int n_in_frames, size_t frame_stride,
     }
 }
 
+typedef struct {
+    wkv_context *ctx;
+    const float *mel;
+    const wkv_layer *L;
+} enc_job;
+
+static void part_rows(int n, int part, int n_parts, int *r0, int *r1)
+{
+    *r0 = (int)((long)n * part / n_parts);
+    *r1 = (int)((long)n * (part + 1) / n_parts);
+}
+
+/* conv1 + GELU for frames of [part]: mel -> enc_x (2T x d). */
+static void conv1_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_model *m = ctx->model;
+    const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
+    int r0, r1;
+    part_rows(T2, part, n_parts, &r0, &r1);
+    /* each part fills its own rows of the im2col buffer */
+    float *cols = ctx->enc_cols + (size_t)r0 * n_mels * 3;
+    im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, r0, r1, cols);
+    wkv_linear_rows(ctx->enc_cols, r0, r1, n_mels * 3, m->w.conv1_w,
+                    m->w.conv1_b, d, ctx->enc_x, 0);
+    wkv_gelu(ctx->enc_x + (size_t)r0 * d, (size_t)(r1 - r0) * d);
+}
+
+/* conv2 (stride 2) + GELU + positional embedding for frames of [part]: enc_x (2T
+ * frames) -> enc_h -> enc_x (T frames).  The output goes through enc_h because other
+ * parts still read the conv1 frames it would overwrite. */
+static void conv2_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_model *m = ctx->model;
+    const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
+    int r0, r1;
+    part_rows(T, part, n_parts, &r0, &r1);
+    float *cols = ctx->enc_cols + (size_t)r0 * d * 3;
+    im2col(ctx->enc_x, 2 * T, d, 1, d, 2, r0, r1, cols);
+    wkv_linear_rows(ctx->enc_cols, r0, r1, d * 3, m->w.conv2_w, m->w.conv2_b, d,
+                    ctx->enc_h, 0);
+    wkv_gelu(ctx->enc_h + (size_t)r0 * d, (size_t)(r1 - r0) * d);
+}
+
+/* x = h + positional embedding (after every part's conv2 read the conv1 frames). */
+static void pos_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_model *m = ctx->model;
+    const size_t n = (size_t)m->hp.n_audio_ctx * (size_t)m->hp.n_audio_state;
+    size_t a = n * (size_t)part / (size_t)n_parts, b = n * (size_t)(part + 1) / (size_t)n_parts;
+    for (size_t i = a; i < b; i++)
+        ctx->enc_x[i] = ctx->enc_h[i] + m->w.enc_pos[i];
+}
+
+/* Attention's input side for rows of [part]: h = LN(x); q, k, v = h . W^T + b. */
+static void qkv_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_layer *L = j->L;
+    const int d = ctx->model->hp.n_audio_state;
+    int r0, r1;
+    part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    if (r1 <= r0)
+        return;
+    wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
+                   L->attn_ln_w, L->attn_ln_b);
+    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q, 0);
+    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
+    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
+}
+
+/* Self-attention over the whole window for the (head, query block) tasks of [part]:
+ * scores = q_blk k^T / sqrt(hd) -> softmax -> att_blk = scores v. */
+static void attention_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_hparams *hp = &ctx->model->hp;
+    const int d = hp->n_audio_state, T = hp->n_audio_ctx, n_head = hp->n_audio_head;
+    const int hd = d / n_head, n_blk = (T + WKV_ENC_QBLOCK - 1) / WKV_ENC_QBLOCK;
+    /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
+    const float scale = 1.0f / sqrtf((float)hd);
+    float *scores = ctx->enc_scores + (size_t)part * WKV_ENC_QBLOCK * T;
+    int t0, t1;
+    part_rows(n_head * n_blk, part, n_parts, &t0, &t1);
+    for (int t = t0; t < t1; t++) {
+        int h = t / n_blk, q0 = (t % n_blk) * WKV_ENC_QBLOCK;
+        int nq = T - q0 < WKV_ENC_QBLOCK ? T - q0 : WKV_ENC_QBLOCK;
+        const float *qh = ctx->enc_q + (size_t)q0 * d + h * hd;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
+                    ctx->enc_k + h * hd, d, 0.0f, scores, T);
+        float inv[WKV_ENC_QBLOCK];
+        for (int i = 0; i < nq; i++) {
+            float sum = wkv_softmax_exp(scores + (size_t)i * T, T);
+            inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
+        }
+        float *out = ctx->enc_att + (size_t)q0 * d + h * hd;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, scores, T,
+                    ctx->enc_v + h * hd, d, 0.0f, out, d);
+        /* softmax's normalization on the hd outputs of a row instead of its T scores */
+        for (int i = 0; i < nq; i++)
+            for (int c = 0; c < hd; c++)
+                out[(size_t)i * d + c] *= inv[i];
+    }
+}
+
+/* The rest of the block for rows of [part]: x += att . Wo^T + bo;
+ * x += MLP(LN(x)), with the MLP's GELU applied while the rows are in cache. */
+static void out_mlp_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_layer *L = j->L;
+    const int d = ctx->model->hp.n_audio_state;
+    int r0, r1;
+    part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    if (r1 <= r0)
+        return;
+    wkv_linear_rows(ctx->enc_att, r0, r1, d, L->attn_o_w, L->attn_o_b, d, ctx->enc_x, 1);
+    wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
+                   L->mlp_ln_w, L->mlp_ln_b);
+    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->enc_mlp, 0);
+    wkv_gelu(ctx->enc_mlp + (size_t)r0 * 4 * d, (size_t)(r1 - r0) * 4 * d);
+    wkv_linear_rows(ctx->enc_mlp, r0, r1, 4 * d, L->mlp2_w, L->mlp2_b, d, ctx->enc_x, 1);
+}
+
+static void ln_post_part(void *arg, int part, int n_parts)
+{
+    const enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const int d = ctx->model->hp.n_audio_state;
+    int r0, r1;
+    part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    if (r1 > r0)
+        wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_out + (size_t)r0 * d, r1 - r0, d,
+                       ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);
+}
+
 int wkv_encoder_run(wkv_context *ctx, const float *mel)
 {
     const wkv_model *m = ctx->model;
-    const wkv_weights *w = &m->w;
-    const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels;
-    const int T = m->hp.n_audio_ctx, T2 = 2 * T;
-    float *x = ctx->enc_x, *h = ctx->enc_h;
-
-    /* conv1: mel is [n_mels][WKV_N_FRAMES]; read its first 2*T frames */
-    im2col(mel, T2, 1, WKV_N_FRAMES, n_mels, 1, T2, ctx->enc_cols);
-    wkv_linear(ctx->enc_cols, T2, n_mels * 3, w->conv1_w, w->conv1_b, d, x);
-    wkv_gelu_pool(ctx->pool, x, (size_t)T2 * d);
-
-    /* conv2, stride 2: input x is [2T][d] */
-    im2col(x, T2, d, 1, d, 2, T, ctx->enc_cols);
-    wkv_linear(ctx->enc_cols, T, d * 3, w->conv2_w, w->conv2_b, d, x);
-    wkv_gelu_pool(ctx->pool, x, (size_t)T * d);
-    for (size_t i = 0; i < (size_t)T * d; i++)
-        x[i] += w->enc_pos[i];
-
+    enc_job job = {ctx, mel, NULL};
+    wkv_pool_run(ctx->pool, conv1_part, &job);
+    wkv_pool_run(ctx->pool, conv2_part, &job);
+    wkv_pool_run(ctx->pool, pos_part, &job);
     for (int l = 0; l < m->hp.n_audio_layer; l++) {
-        const wkv_layer *L = &w->enc[l];
-        wkv_layer_norm(x, h, T, d, L->attn_ln_w, L->attn_ln_b);
-        wkv_linear(h, T, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q);
-        wkv_linear(h, T, d, L->attn_k_w, NULL, d, ctx->enc_k);
-        wkv_linear(h, T, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v);
-        wkv_attention(ctx->pool, ctx->enc_q, ctx->enc_k, ctx->enc_v, T, T, d, m->hp.n_audio_head, -1,
-                      ctx->enc_scores, ctx->enc_att);
-        wkv_linear_add(ctx->enc_att, T, d, L->attn_o_w, L->attn_o_b, d, x);
-
-        wkv_layer_norm(x, h, T, d, L->mlp_ln_w, L->mlp_ln_b);
-        wkv_linear(h, T, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->enc_mlp);
-        wkv_gelu_pool(ctx->pool, ctx->enc_mlp, (size_t)T * 4 * d);
-        wkv_linear_add(ctx->enc_mlp, T, 4 * d, L->mlp2_w, L->mlp2_b, d, x);
+        job.L = &m->w.enc[l];
+        wkv_pool_run(ctx->pool, qkv_part, &job);
+        wkv_pool_run(ctx->pool, attention_part, &job);
+        wkv_pool_run(ctx->pool, out_mlp_part, &job);
     }
-    wkv_layer_norm(x, ctx->enc_out, T, d, w->enc_ln_w, w->enc_ln_b);
+    wkv_pool_run(ctx->pool, ln_post_part, &job);
     return 0;
 }

@@ -26,13 +26,14 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
     c->valid = 0;
 }
 
-void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc)
+void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
+                       wkv_pool *pool)
 {
     int d = c->n_state;
     for (int l = 0; l < c->n_layer; l++) {
         const wkv_layer *L = &m->w.dec[l];
-        wkv_linear(enc, c->n_ctx, d, L->cross_k_w, NULL, d, wkv_cross_k(c, l));
-        wkv_linear(enc, c->n_ctx, d, L->cross_v_w, L->cross_v_b, d, wkv_cross_v(c, l));
+        wkv_linear(pool, enc, c->n_ctx, d, L->cross_k_w, NULL, d, wkv_cross_k(c, l));
+        wkv_linear(pool, enc, c->n_ctx, d, L->cross_v_w, L->cross_v_b, d, wkv_cross_v(c, l));
     }
     c->valid = 1;
 }

@@ -16,6 +16,7 @@
 #define WKV_KV_CACHE_H
 
 #include "internal.h"
+#include "pool.h"
 
 typedef struct {
     int n_layer, n_ctx, n_state;
@@ -36,7 +37,8 @@ int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state);
 void wkv_cross_kv_free(wkv_cross_kv *c);
 /* Projects the encoder output (n_ctx x n_state) through every decoder layer's
  * cross-attention key and value weights. */
-void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc);
+void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
+                       wkv_pool *pool);
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);

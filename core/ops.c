@@ -83,12 +83,6 @@ void wkv_layer_norm(const float *x, float *y, int rows, int n, const float *w,
     }
 }
 
-void wkv_gelu(float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
-}
-
 /* e^x for x <= 0 (softmax after the maximum is subtracted), to ~1 ulp: Cephes'
  * expf polynomial on x - n ln2, written so the compiler vectorizes the loop. */
 static inline float exp_nonpos(float x)
@@ -112,28 +106,47 @@ static inline float exp_nonpos(float x)
     return p * scale.f;
 }
 
-/* Eight lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and the
- * baseline, chosen at run time. */
+/* GELU with erf from Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7, below f32's
+ * resolution of 1 + erf), branch-free so the loop vectorizes; libm's erff does not. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void wkv_softmax(float *x, int n)
+void wkv_gelu(float *x, size_t n)
 {
-    float m8[8];
-    for (int k = 0; k < 8; k++)
-        m8[k] = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        float z = x[i] * (float)M_SQRT1_2, a = fabsf(z);
+        float t = 1.0f / (1.0f + 0.3275911f * a);
+        float p = 1.061405429f;
+        p = p * t - 1.453152027f;
+        p = p * t + 1.421413741f;
+        p = p * t - 0.284496736f;
+        p = p * t + 0.254829592f;
+        float e = 1.0f - p * t * exp_nonpos(-a * a); /* erf(|z|) */
+        e = z < 0.0f ? -e : e;
+        x[i] = 0.5f * x[i] * (1.0f + e);
+    }
+}
+
+/* Sixteen lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and
+ * the baseline, chosen at run time. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+float wkv_softmax_exp(float *x, int n)
+{
+    float m16[16];
+    for (int k = 0; k < 16; k++)
+        m16[k] = -INFINITY;
     int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++)
-            m8[k] = x[i + k] > m8[k] ? x[i + k] : m8[k];
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++)
+            m16[k] = x[i + k] > m16[k] ? x[i + k] : m16[k];
     float m = -INFINITY;
-    for (int k = 0; k < 8; k++)
-        m = m8[k] > m ? m8[k] : m;
+    for (int k = 0; k < 16; k++)
+        m = m16[k] > m ? m16[k] : m;
     for (; i < n; i++)
         m = x[i] > m ? x[i] : m;
     if (m == -INFINITY)
-        return;
-    float s[8] = {0};
-    for (i = 0; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) {
+        return 0.0f;
+    float s[16] = {0};
+    for (i = 0; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++) {
             x[i + k] = exp_nonpos(x[i + k] - m);
             s[k] += x[i + k];
         }
@@ -142,39 +155,82 @@ void wkv_softmax(float *x, int n)
         x[i] = exp_nonpos(x[i] - m);
         sum += x[i];
     }
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k < 16; k++)
         sum += s[k];
-    float inv = (float)(1.0 / sum);
-    for (i = 0; i < n; i++)
+    return (float)sum;
+}
+
+void wkv_softmax(float *x, int n)
+{
+    float sum = wkv_softmax_exp(x, n);
+    if (sum <= 0.0f)
+        return;
+    float inv = 1.0f / sum;
+    for (int i = 0; i < n; i++)
         x[i] *= inv;
 }
 
-static void linear(const float *x, int rows, int in, const float *w, const float *bias,
-                   int out, float *y, float beta)
+typedef struct {
+    const float *x, *w, *bias;
+    float *y;
+    int rows, in, out;
+    float beta;
+} linear_job;
+
+/* Rows [part/n_parts] of y = x . W^T (+ beta y) (+ bias): one sgemm per part, on
+ * OpenBLAS's calling thread (blas.c keeps it single-threaded). */
+static void linear_part(void *arg, int part, int n_parts)
 {
-    if (rows == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, w, in, x, 1, beta, y, 1);
+    const linear_job *j = arg;
+    int r0 = (int)((long)j->rows * part / n_parts), r1 = (int)((long)j->rows * (part + 1) / n_parts);
+    if (r1 <= r0)
+        return;
+    const float *x = j->x + (size_t)r0 * j->in;
+    float *y = j->y + (size_t)r0 * j->out;
+    if (r1 - r0 == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, j->out, j->in, 1.0f, j->w, j->in, x, 1,
+                    j->beta, y, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, out, in, 1.0f, x, in, w,
-                    in, beta, y, out);
-    if (bias)
-        for (int r = 0; r < rows; r++) {
-            float *yr = y + (size_t)r * out;
-            for (int i = 0; i < out; i++)
-                yr[i] += bias[i];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, j->out, j->in, 1.0f, x,
+                    j->in, j->w, j->in, j->beta, y, j->out);
+    if (j->bias)
+        for (int r = r0; r < r1; r++) {
+            float *yr = j->y + (size_t)r * j->out;
+            for (int i = 0; i < j->out; i++)
+                yr[i] += j->bias[i];
         }
 }
 
-void wkv_linear(const float *x, int rows, int in, const float *w, const float *bias,
-                int out, float *y)
+static void linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+                   const float *bias, int out, float *y, float beta)
 {
-    linear(x, rows, in, w, bias, out, y, 0.0f);
+    linear_job job = {x, w, bias, y, rows, in, out, beta};
+    /* below ~32 rows a part, waking the pool costs more than the split gains */
+    if (rows >= 32 * wkv_pool_parts(pool))
+        wkv_pool_run(pool, linear_part, &job);
+    else
+        linear_part(&job, 0, 1);
 }
 
-void wkv_linear_add(const float *x, int rows, int in, const float *w, const float *bias,
-                    int out, float *y)
+void wkv_linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+                const float *bias, int out, float *y)
 {
-    linear(x, rows, in, w, bias, out, y, 1.0f);
+    linear(pool, x, rows, in, w, bias, out, y, 0.0f);
+}
+
+void wkv_linear_add(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+                    const float *bias, int out, float *y)
+{
+    linear(pool, x, rows, in, w, bias, out, y, 1.0f);
+}
+
+/* Rows [r0, r1) of a linear layer on the calling thread: the encoder's fused loops. */
+void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
+                     const float *bias, int out, float *y, int accumulate)
+{
+    linear_job job = {x + (size_t)r0 * in, w, bias, y + (size_t)r0 * out, r1 - r0, in, out,
+                      accumulate ? 1.0f : 0.0f};
+    linear_part(&job, 0, 1);
 }
 
 typedef struct {

@@ -9,16 +9,23 @@
 /* y[r] = LayerNorm(x[r]) * w + b for `rows` rows of `n` (eps 1e-5). y may be x. */
 void wkv_layer_norm(const float *x, float *y, int rows, int n, const float *w,
                     const float *b);
-/* Exact erf GELU, in place. */
+/* erf GELU, in place (erf to 1.5e-7 absolute). */
 void wkv_gelu(float *x, size_t n);
 /* Numerically stable softmax of one row, in place. */
 void wkv_softmax(float *x, int n);
-/* y (rows x out) = x (rows x in) . W^T (W is out x in, PyTorch layout) [+ bias]. */
-void wkv_linear(const float *x, int rows, int in, const float *w, const float *bias,
-                int out, float *y);
+/* Its unnormalized half: x = e^(x - max x), returns the sum (0 when every x is -inf,
+ * x untouched).  Lets attention scale its output rows instead of the scores. */
+float wkv_softmax_exp(float *x, int n);
+/* y (rows x out) = x (rows x in) . W^T (W is out x in, PyTorch layout) [+ bias],
+ * rows split over the pool's threads (pool may be NULL). */
+void wkv_linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+                const float *bias, int out, float *y);
 /* Same, accumulating: y += x . W^T [+ bias]. */
-void wkv_linear_add(const float *x, int rows, int in, const float *w, const float *bias,
-                    int out, float *y);
+void wkv_linear_add(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+                    const float *bias, int out, float *y);
+/* Rows [r0, r1) only, on the calling thread; accumulate: y += instead of y =. */
+void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
+                     const float *bias, int out, float *y, int accumulate);
 /* Multi-head attention of q (n_q x d) over k, v (n_kv x d) into out (n_q x d);
  * scores is scratch of n_q x n_kv.  causal_offset >= 0 hides key j > causal_offset + i
  * from query row i (the decoder's mask); -1 sees everything.  Softmax rows are

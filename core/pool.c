@@ -107,3 +107,8 @@ void wkv_pool_run(wkv_pool *pool, wkv_task_fn fn, void *arg)
         pthread_cond_wait(&pool->done, &pool->lock);
     pthread_mutex_unlock(&pool->lock);
 }
+
+int wkv_pool_parts(const wkv_pool *pool)
+{
+    return pool ? pool->n : 1;
+}

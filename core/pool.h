@@ -1,6 +1,6 @@
-/* A small pool of worker threads for the element-wise loops between matrix products
- * (softmax rows, GELU, layer norm), owned by one context.  OpenBLAS runs the matrix
- * products with its own threads; the two never run at once. */
+/* A small pool of worker threads owned by one context: every parallel loop of the
+ * context runs on it, matrix products included (each part calls a single-threaded
+ * sgemm on its rows, see blas.h), so a context uses exactly `threads` threads. */
 #ifndef WKV_POOL_H
 #define WKV_POOL_H
 
@@ -14,5 +14,7 @@ wkv_pool *wkv_pool_new(int n_threads);
 void wkv_pool_free(wkv_pool *pool);
 /* Runs fn over all parts and returns when every part is done.  pool may be NULL. */
 void wkv_pool_run(wkv_pool *pool, wkv_task_fn fn, void *arg);
+/* How many parts wkv_pool_run splits a job into (1 for NULL). */
+int wkv_pool_parts(const wkv_pool *pool);
 
 #endif

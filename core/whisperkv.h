@@ -56,6 +56,23 @@ int wkv_model_is_multilingual(const wkv_model *model);
 /* The mel filter bank stored in the file: n_mels x 201, row-major. */
 const float *wkv_model_mel_filters(const wkv_model *model);
 
+/* ---------------------------------------------------------------- BLAS */
+
+/* The core runs OpenBLAS single-threaded (wkv_context_new sets its process-wide
+ * thread count to 1) and splits matrix products over each context's own threads,
+ * so every context uses exactly the threads it was created with. */
+
+/* The kernel set OpenBLAS chose at load ("Haswell", "SkylakeX", ...; "cblas" when
+ * built against another CBLAS). */
+const char *wkv_blas_corename(void);
+/* 1 when this CPU (and OS) support AVX-512 F/CD/DQ/BW/VL. */
+int wkv_cpu_has_avx512(void);
+/* 1 when the CPU has AVX-512 but OpenBLAS runs kernels without it (OpenBLAS 0.3.21
+ * does not know AMD Zen 4/5 and picks Haswell's): the encoder is then ~2x slower.
+ * Setting OPENBLAS_CORETYPE=SKYLAKEX in the environment before the program starts
+ * fixes it; whisperkv's own programs do that themselves. */
+int wkv_blas_misses_avx512(void);
+
 /* ---------------------------------------------------------------- vocabulary */
 
 /* Raw bytes of a token (a UTF-8 fragment, maybe incomplete).  Special tokens give
@@ -135,6 +152,10 @@ typedef struct {
 wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error);
 void wkv_context_free(wkv_context *ctx);
 const wkv_model *wkv_context_model(const wkv_context *ctx);
+/* Bytes the context holds now: its KV caches (cross-KV of one window and every
+ * self-KV slot reserved so far) and its activation buffers (may be NULL). */
+void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
+                        size_t *activation_bytes);
 const wkv_stats *wkv_context_stats(const wkv_context *ctx);
 
 /* Runs the encoder on one window's mel (n_mels x 3000) and fills the cross-KV cache
