@@ -1,0 +1,143 @@
+/* threads: a context uses exactly the threads it was created with.
+ *  - wkv_context_new leaves OpenBLAS single-threaded, even when the application had
+ *    set it higher (the pools split the products instead);
+ *  - a threads=1 context's encoder uses at most one core: CPU time <= wall time (a
+ *    BLAS running its own threads underneath would push CPU time towards 2x wall;
+ *    a busy machine only lowers the ratio, so the check cannot fail from noise);
+ *  - the encoder output does not depend on the number of threads beyond rounding
+ *    (rows and attention blocks are split, never a sum; OpenBLAS's kernels for the
+ *    leftover rows of a block round differently): within 1e-5 relative for 1, 2
+ *    and 3 threads, and bit-identical for two contexts sharing one model side by
+ *    side on two threads each. */
+#include "genlib.h"
+#include "testutil.h"
+#include "whisperkv.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef WKV_TEST_OPENBLAS
+void openblas_set_num_threads(int n);
+int openblas_get_num_threads(void);
+#endif
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+typedef struct {
+    const wkv_model *model;
+    const float *mel;
+    int threads;
+    float *out; /* n_audio_ctx x n_audio_state */
+    int rc;
+} encode_job;
+
+static void *encode(void *arg)
+{
+    encode_job *j = arg;
+    const wkv_hparams *hp = wkv_model_hparams(j->model);
+    wkv_context *ctx = wkv_context_new(j->model, j->threads, NULL);
+    j->rc = ctx && wkv_encode(ctx, j->mel) == 0 ? 0 : -1;
+    if (j->rc == 0)
+        memcpy(j->out, wkv_encoder_output(ctx),
+               (size_t)hp->n_audio_ctx * hp->n_audio_state * sizeof(float));
+    wkv_context_free(ctx);
+    return NULL;
+}
+
+int main(void)
+{
+    /* the tiny size: its products are large enough for OpenBLAS to thread them */
+    gen_params p;
+    gen_params_preset(&p, "tiny");
+    char path[] = "/tmp/wkv-test-threads-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return 1;
+    close(fd);
+    char *err = NULL;
+    CHECK(gen_model_write(path, &p, &err) == 0, "%s", err ? err : "");
+    wkv_model *model = wkv_model_load(path, &err);
+    unlink(path);
+    CHECK(model != NULL, "%s", err ? err : "");
+    if (!model)
+        return 1;
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    size_t n_mel = (size_t)hp->n_mels * WKV_N_FRAMES, n_out = (size_t)hp->n_audio_ctx * hp->n_audio_state;
+    float *mel = malloc(n_mel * sizeof *mel);
+    uint32_t r = 3;
+    for (size_t i = 0; i < n_mel; i++) {
+        r = r * 1664525u + 1013904223u;
+        mel[i] = (float)(r >> 8) / 16777216.0f * 2.0f - 1.0f;
+    }
+
+#ifdef WKV_TEST_OPENBLAS
+    openblas_set_num_threads(2); /* what an application may have done */
+#endif
+    wkv_context *ctx = wkv_context_new(model, 1, &err);
+    CHECK(ctx != NULL, "%s", err ? err : "");
+#ifdef WKV_TEST_OPENBLAS
+    CHECK(openblas_get_num_threads() == 1, "OpenBLAS runs %d threads under a context",
+          openblas_get_num_threads());
+#endif
+    wkv_encode(ctx, mel); /* warm up: first touch of the buffers */
+    double w0 = wall_s(), c0 = cpu_s();
+    for (int k = 0; k < 2; k++)
+        CHECK(wkv_encode(ctx, mel) == 0, "encode");
+    double wall = wall_s() - w0, cpu = cpu_s() - c0;
+    printf("threads=1 encoder: %.3f s CPU in %.3f s wall (ratio %.2f)\n", cpu, wall, cpu / wall);
+    CHECK(cpu <= 1.1 * wall + 0.02, "a threads=1 context used %.2f cores", cpu / wall);
+    wkv_context_free(ctx);
+
+    /* the same output for any number of threads, and side by side */
+    float *ref = malloc(n_out * sizeof *ref), *out = malloc(n_out * sizeof *out);
+    encode_job one = {model, mel, 1, ref, -1};
+    encode(&one);
+    CHECK(one.rc == 0, "encode, 1 thread");
+    for (int t = 2; t <= 3; t++) {
+        encode_job j = {model, mel, t, out, -1};
+        encode(&j);
+        double rel = tu_rel_err(out, ref, n_out);
+        printf("%d threads vs 1: relative difference %.3g\n", t, rel);
+        CHECK(j.rc == 0 && rel <= 1e-5, "%d threads: relative difference %g", t, rel);
+    }
+    float *two = malloc(n_out * sizeof *two), *out2 = malloc(n_out * sizeof *out2);
+    encode_job solo = {model, mel, 2, two, -1};
+    encode(&solo);
+    encode_job a = {model, mel, 2, out, -1}, b = {model, mel, 2, out2, -1};
+    pthread_t tid;
+    CHECK(pthread_create(&tid, NULL, encode, &a) == 0, "pthread_create");
+    encode(&b);
+    pthread_join(tid, NULL);
+    CHECK(solo.rc == 0 && a.rc == 0 && b.rc == 0 && memcmp(out, two, n_out * sizeof *out) == 0 &&
+              memcmp(out2, two, n_out * sizeof *out2) == 0,
+          "two contexts side by side differ from one alone: %g %g",
+          tu_max_abs_err(out, two, n_out), tu_max_abs_err(out2, two, n_out));
+    free(two);
+
+    free(out2);
+    free(out);
+    free(ref);
+    free(mel);
+    wkv_model_free(model);
+    printf("%d checks, %d failed\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
+}
