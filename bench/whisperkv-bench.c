@@ -136,13 +136,16 @@ static double stream_gbs(int threads, int reps)
     return res;
 }
 
-/* Multiply-adds x 2 of one encoder window: the convolutions (im2col products), per
- * block the q/k/v/o and MLP products (24 T d^2) and attention's two (4 T^2 d). */
+/* Multiply-adds x 2 of what wkv_encode computes for one window: the convolutions
+ * (im2col products), per block the q/k/v/o and MLP products (24 T d^2) and
+ * attention's two (4 T^2 d), then the cross-attention K and V of every decoder block
+ * (4 T d^2 each; whisper.cpp's encoder graph computes them too). */
 static double encoder_flops(const wkv_hparams *hp)
 {
     double T = hp->n_audio_ctx, d = hp->n_audio_state, m = hp->n_mels;
     double conv = 2 * (2 * T) * (3 * m) * d + 2 * T * (3 * d) * d;
-    return conv + hp->n_audio_layer * (24 * T * d * d + 4 * T * T * d);
+    return conv + hp->n_audio_layer * (24 * T * d * d + 4 * T * T * d) +
+           hp->n_text_layer * 4 * T * d * hp->n_text_state;
 }
 
 /* Peak resident size of the process so far (ru_maxrss), MB. */
