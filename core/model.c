@@ -19,11 +19,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +74,23 @@ static void widen_f16(float *dst, const uint8_t *src, size_t n, const float *tab
     else
         for (size_t i = 0; i < n; i++)
             dst[i] = wkv_f16_to_f32(ld_u16(src + 2 * i));
+}
+
+/* Index of the first value that is not below `limit` in magnitude (NaN included),
+ * or n.  Branch-free blocks so the common all-good case vectorizes. */
+static size_t first_out_of_range(const float *x, size_t n, float limit)
+{
+    for (size_t b = 0; b < n; b += 256) {
+        size_t e = n - b < 256 ? n : b + 256;
+        int bad = 0;
+        for (size_t i = b; i < e; i++)
+            bad |= !(fabsf(x[i]) < limit);
+        if (bad)
+            for (size_t i = b; i < e; i++)
+                if (!(fabsf(x[i]) < limit))
+                    return i;
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -167,7 +186,10 @@ static void view_close(file_view *v)
 static int view_open(const char *path, file_view *v, char **error)
 {
     memset(v, 0, sizeof *v);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; the
+     * fstat below then refuses anything but a regular file (for which the flag has
+     * no effect) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         wkv_set_error(error, "%s: offset 0: cannot open the model file: %s", path,
                       strerror(errno));
@@ -383,6 +405,11 @@ static int read_mel_filters(reader *r, wkv_model *m)
         return -1;
     }
     copy_f32(m->mel_filters, r->p + r->off, n);
+    size_t bad = first_out_of_range(m->mel_filters, n, INFINITY);
+    if (bad < n) {
+        fail(r, r->off + 4 * (uint64_t)bad, "mel filter value %zu is not finite", bad);
+        return -1;
+    }
     r->off += (uint64_t)n * 4;
     return 0;
 }
@@ -466,53 +493,55 @@ typedef struct {
     const char *name;
     enum shape_kind shape;
     size_t slot; /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
+    int f16;     /* kept in f16 for non-f32 files (weights.c: tok_emb_h, dec_f16) */
 } tensor_def;
 
 #define GW(field) offsetof(wkv_weights, field)
 #define LW(field) offsetof(wkv_layer, field)
 
 static const tensor_def GLOBAL_DEFS[] = {
-    {"encoder.conv1.weight", S_CONV1, GW(conv1_w)},
-    {"encoder.conv1.bias", S_CONVB, GW(conv1_b)},
-    {"encoder.conv2.weight", S_CONV2, GW(conv2_w)},
-    {"encoder.conv2.bias", S_CONVB, GW(conv2_b)},
-    {"encoder.positional_embedding", S_APOS, GW(enc_pos)},
-    {"encoder.ln_post.weight", S_VEC, GW(enc_ln_w)},
-    {"encoder.ln_post.bias", S_VEC, GW(enc_ln_b)},
-    {"decoder.token_embedding.weight", S_TOK, GW(tok_emb)},
-    {"decoder.positional_embedding", S_TPOS, GW(dec_pos)},
-    {"decoder.ln.weight", S_VEC, GW(dec_ln_w)},
-    {"decoder.ln.bias", S_VEC, GW(dec_ln_b)},
+    {"encoder.conv1.weight", S_CONV1, GW(conv1_w), 0},
+    {"encoder.conv1.bias", S_CONVB, GW(conv1_b), 0},
+    {"encoder.conv2.weight", S_CONV2, GW(conv2_w), 0},
+    {"encoder.conv2.bias", S_CONVB, GW(conv2_b), 0},
+    {"encoder.positional_embedding", S_APOS, GW(enc_pos), 0},
+    {"encoder.ln_post.weight", S_VEC, GW(enc_ln_w), 0},
+    {"encoder.ln_post.bias", S_VEC, GW(enc_ln_b), 0},
+    {"decoder.token_embedding.weight", S_TOK, GW(tok_emb), 1},
+    {"decoder.positional_embedding", S_TPOS, GW(dec_pos), 0},
+    {"decoder.ln.weight", S_VEC, GW(dec_ln_w), 0},
+    {"decoder.ln.bias", S_VEC, GW(dec_ln_b), 0},
 };
 #define N_GLOBAL ((int)(sizeof GLOBAL_DEFS / sizeof *GLOBAL_DEFS))
 
-/* Block tensors: the first N_ENC_BLOCK are the encoder's, all of them the decoder's. */
+/* Block tensors: the first N_ENC_BLOCK are the encoder's, all of them the decoder's.
+ * The f16 flag only applies to the decoder's blocks. */
 static const tensor_def BLOCK_DEFS[] = {
-    {"attn_ln.weight", S_VEC, LW(attn_ln_w)},
-    {"attn_ln.bias", S_VEC, LW(attn_ln_b)},
-    {"attn.query.weight", S_MAT, LW(attn_q_w)},
-    {"attn.query.bias", S_VEC, LW(attn_q_b)},
-    {"attn.key.weight", S_MAT, LW(attn_k_w)},
-    {"attn.value.weight", S_MAT, LW(attn_v_w)},
-    {"attn.value.bias", S_VEC, LW(attn_v_b)},
-    {"attn.out.weight", S_MAT, LW(attn_o_w)},
-    {"attn.out.bias", S_VEC, LW(attn_o_b)},
-    {"mlp_ln.weight", S_VEC, LW(mlp_ln_w)},
-    {"mlp_ln.bias", S_VEC, LW(mlp_ln_b)},
-    {"mlp.0.weight", S_MLP0, LW(mlp0_w)},
-    {"mlp.0.bias", S_MLP0B, LW(mlp0_b)},
-    {"mlp.2.weight", S_MLP2, LW(mlp2_w)},
-    {"mlp.2.bias", S_VEC, LW(mlp2_b)},
+    {"attn_ln.weight", S_VEC, LW(attn_ln_w), 0},
+    {"attn_ln.bias", S_VEC, LW(attn_ln_b), 0},
+    {"attn.query.weight", S_MAT, LW(attn_q_w), 1},
+    {"attn.query.bias", S_VEC, LW(attn_q_b), 0},
+    {"attn.key.weight", S_MAT, LW(attn_k_w), 1},
+    {"attn.value.weight", S_MAT, LW(attn_v_w), 1},
+    {"attn.value.bias", S_VEC, LW(attn_v_b), 0},
+    {"attn.out.weight", S_MAT, LW(attn_o_w), 1},
+    {"attn.out.bias", S_VEC, LW(attn_o_b), 0},
+    {"mlp_ln.weight", S_VEC, LW(mlp_ln_w), 0},
+    {"mlp_ln.bias", S_VEC, LW(mlp_ln_b), 0},
+    {"mlp.0.weight", S_MLP0, LW(mlp0_w), 1},
+    {"mlp.0.bias", S_MLP0B, LW(mlp0_b), 0},
+    {"mlp.2.weight", S_MLP2, LW(mlp2_w), 1},
+    {"mlp.2.bias", S_VEC, LW(mlp2_b), 0},
     /* decoder only */
-    {"cross_attn_ln.weight", S_VEC, LW(cross_ln_w)},
-    {"cross_attn_ln.bias", S_VEC, LW(cross_ln_b)},
-    {"cross_attn.query.weight", S_MAT, LW(cross_q_w)},
-    {"cross_attn.query.bias", S_VEC, LW(cross_q_b)},
-    {"cross_attn.key.weight", S_MAT, LW(cross_k_w)},
-    {"cross_attn.value.weight", S_MAT, LW(cross_v_w)},
-    {"cross_attn.value.bias", S_VEC, LW(cross_v_b)},
-    {"cross_attn.out.weight", S_MAT, LW(cross_o_w)},
-    {"cross_attn.out.bias", S_VEC, LW(cross_o_b)},
+    {"cross_attn_ln.weight", S_VEC, LW(cross_ln_w), 0},
+    {"cross_attn_ln.bias", S_VEC, LW(cross_ln_b), 0},
+    {"cross_attn.query.weight", S_MAT, LW(cross_q_w), 1},
+    {"cross_attn.query.bias", S_VEC, LW(cross_q_b), 0},
+    {"cross_attn.key.weight", S_MAT, LW(cross_k_w), 0},
+    {"cross_attn.value.weight", S_MAT, LW(cross_v_w), 0},
+    {"cross_attn.value.bias", S_VEC, LW(cross_v_b), 0},
+    {"cross_attn.out.weight", S_MAT, LW(cross_o_w), 1},
+    {"cross_attn.out.bias", S_VEC, LW(cross_o_b), 0},
 };
 #define N_DEC_BLOCK ((int)(sizeof BLOCK_DEFS / sizeof *BLOCK_DEFS))
 #define N_ENC_BLOCK 15
@@ -821,6 +850,75 @@ static int scan_tensors(reader *r, tensor_set *ts)
     return 0;
 }
 
+/* Memory this process can have: physical memory, lowered by the address-space and
+ * data rlimits and a cgroup (v2) memory.max when they are smaller. */
+static uint64_t memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t lim = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
+    const int res[2] = {RLIMIT_AS, RLIMIT_DATA};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit rl;
+        if (getrlimit(res[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            (uint64_t)rl.rlim_cur < lim)
+            lim = (uint64_t)rl.rlim_cur;
+    }
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "re");
+    if (f) {
+        unsigned long long v;
+        if (fscanf(f, "%llu", &v) == 1 && v < lim) /* "max" does not parse */
+            lim = v;
+        fclose(f);
+    }
+    return lim;
+}
+
+/* Bytes of the file that hold element i of a tensor of this type. */
+static uint64_t element_offset(int type, size_t i)
+{
+    if (type == WKV_TYPE_F32)
+        return 4 * (uint64_t)i;
+    if (type == WKV_TYPE_F16)
+        return 2 * (uint64_t)i;
+    return (uint64_t)(i / WKV_QK) * wkv_quant_block_bytes(type);
+}
+
+/* Copies, widens or dequantizes one tensor into dst, a chunk at a time so that each
+ * chunk is checked while it is in cache: every weight must be finite, and those the
+ * decoder keeps in f16 (non-f32 files) must not overflow it. */
+static int load_tensor(reader *r, const expected *x, float *dst, const float *table,
+                       int to_f16)
+{
+    const size_t chunk = 16384; /* a multiple of the quantization block */
+    const float limit = to_f16 ? 65520.0f : INFINITY; /* 65520 rounds to f16 infinity */
+    const uint8_t *src = r->p + x->data_off;
+    for (size_t at = 0; at < x->count; at += chunk) {
+        size_t n = x->count - at < chunk ? x->count - at : chunk;
+        if (x->type == WKV_TYPE_F32)
+            copy_f32(dst + at, src + 4 * at, n);
+        else if (x->type == WKV_TYPE_F16)
+            widen_f16(dst + at, src + 2 * at, n, table);
+        else /* a 2-D matrix of whole blocks: checked by scan_tensors */
+            wkv_dequantize(x->type, src + element_offset(x->type, at), dst + at, n / WKV_QK);
+        size_t i = first_out_of_range(dst + at, n, limit);
+        if (i < n) {
+            char name[MAX_NAME_LEN + 32];
+            float v = dst[at + i];
+            expected_name(x, name, sizeof name);
+            uint64_t off = x->data_off + element_offset(x->type, at + i);
+            if (isnan(v) || isinf(v))
+                fail(r, off, "tensor '%s' element %zu is %s: the weights are corrupt", name,
+                     at + i, isnan(v) ? "NaN" : "infinite");
+            else
+                fail(r, off, "tensor '%s' element %zu is %g, which overflows f16 (the "
+                             "decoder keeps this matrix in f16: |x| must be below 65520)",
+                     name, at + i, (double)v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Second pass: the arena, the pointers and the data. */
 static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
 {
@@ -831,6 +929,15 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
             return -1;
         }
         total += ts->e[k].count;
+    }
+    /* refuse before allocating: a file can be mapped (or sparse) and much larger than
+     * memory, and an arena past it would only be paged out or killed while filled */
+    uint64_t bytes = (uint64_t)total * sizeof(float), lim = memory_limit();
+    if (bytes > lim) {
+        fail(r, ts->e[0].hdr_off, "the weights need %" PRIu64 " MiB as f32, more than the %"
+                                  PRIu64 " MiB of memory this process may use",
+             bytes >> 20, lim >> 20);
+        return -1;
     }
     m->w.enc = calloc((size_t)m->hp.n_audio_layer, sizeof *m->w.enc);
     m->w.dec = calloc((size_t)m->hp.n_text_layer, sizeof *m->w.dec);
@@ -849,42 +956,35 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
     float *table = n_f16 >= ((size_t)1 << 20) ? malloc(65536 * sizeof *table) : NULL;
     for (uint32_t h = 0; table && h < 65536; h++)
         table[h] = wkv_f16_to_f32((uint16_t)h);
+    const int f16_file = m->hp.ftype % 1000 != 0;
     float *dst = m->arena;
-    for (int k = 0; k < ts->n; k++) {
+    int rc = 0;
+    for (int k = 0; k < ts->n && rc == 0; k++) {
         expected *x = &ts->e[k];
         char *base = x->layer < 0 ? (char *)&m->w
                      : x->is_dec  ? (char *)&m->w.dec[x->layer]
                                   : (char *)&m->w.enc[x->layer];
         float **slot = (float **)(void *)(base + x->def->slot);
         *slot = dst;
-        if (x->type == WKV_TYPE_F32)
-            copy_f32(dst, r->p + x->data_off, x->count);
-        else if (x->type == WKV_TYPE_F16)
-            widen_f16(dst, r->p + x->data_off, x->count, table);
-        else /* a 2-D matrix of whole blocks: checked by scan_tensors */
-            wkv_dequantize(x->type, r->p + x->data_off, dst, x->count / WKV_QK);
+        int to_f16 = f16_file && x->def->f16 && (x->layer < 0 || x->is_dec);
+        rc = load_tensor(r, x, dst, table, to_f16);
         dst += x->count;
     }
     free(table);
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- load */
 
-static wkv_model *load(const char *path, int vocab_only, char **error)
+/* Parses a whole file image; `name` (the path, or "(memory)") heads every message. */
+static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, int vocab_only,
+                        char **error)
 {
-    if (!path) {
-        wkv_set_error(error, "(null): offset 0: no model path given");
-        return NULL;
-    }
-    file_view v;
-    if (view_open(path, &v, error))
-        return NULL;
-    reader r = {v.data, v.size, 0, path, error};
+    reader r = {data, size, 0, name, error};
     tensor_set ts = {NULL, 0, 0, 0, 0};
     wkv_model *m = calloc(1, sizeof *m);
-    if (!m || !(m->path = strdup(path))) {
-        wkv_set_error(error, "%s: offset 0: out of memory", path);
+    if (!m || !(m->path = strdup(name))) {
+        wkv_set_error(error, "%s: offset 0: out of memory", name);
         goto fail;
     }
     uint32_t magic;
@@ -917,18 +1017,39 @@ static wkv_model *load(const char *path, int vocab_only, char **error)
     if (wkv_vocab_init(m, error))
         goto fail;
     free(ts.e);
-    view_close(&v);
     return m;
 fail:
     free(ts.e);
-    view_close(&v);
     wkv_model_free(m);
     return NULL;
+}
+
+static wkv_model *load(const char *path, int vocab_only, char **error)
+{
+    if (!path) {
+        wkv_set_error(error, "(null): offset 0: no model path given");
+        return NULL;
+    }
+    file_view v;
+    if (view_open(path, &v, error))
+        return NULL;
+    wkv_model *m = parse(v.data, v.size, path, vocab_only, error);
+    view_close(&v);
+    return m;
 }
 
 wkv_model *wkv_model_load(const char *path, char **error)
 {
     return load(path, 0, error);
+}
+
+wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error)
+{
+    if (!data && size) {
+        wkv_set_error(error, "(memory): offset 0: no data given");
+        return NULL;
+    }
+    return parse(data, size, "(memory)", 0, error);
 }
 
 wkv_model *wkv_model_load_vocab_only(const char *path, char **error)

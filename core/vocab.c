@@ -296,10 +296,17 @@ static void repair_byte_tokens(wkv_model *m)
 
 /* ---------------------------------------------------------------- specials */
 
-/* Spellings of every id from n_tokens up to n_vocab (the file stores none of them). */
+/* The first id with a stored special spelling: ids from the file's last token up to
+ * eot have none (a short vocabulary need not allocate 50k empty spellings). */
+static int first_spelled(const wkv_model *m)
+{
+    return m->n_tokens > m->sp.eot ? m->n_tokens : m->sp.eot;
+}
+
+/* Spellings of every id from first_spelled up to n_vocab (the file stores none). */
 static int build_special_spellings(wkv_model *m)
 {
-    int first = m->n_tokens, n = m->hp.n_vocab - first;
+    int first = first_spelled(m), n = m->hp.n_vocab - first;
     if (n <= 0)
         return 0;
     m->sp_off = malloc((size_t)n * sizeof *m->sp_off);
@@ -329,10 +336,8 @@ static int build_special_spellings(wkv_model *m)
             snprintf(buf, sizeof buf, "<|nospeech|>");
         else if (id == s->notimestamps)
             snprintf(buf, sizeof buf, "<|notimestamps|>");
-        else if (id >= s->timestamp_begin)
+        else /* a timestamp */
             snprintf(buf, sizeof buf, "<|%.2f|>", (id - s->timestamp_begin) * 0.02);
-        else
-            buf[0] = 0; /* a gap between the file's tokens and eot: no spelling */
         size_t len = strlen(buf);
         m->sp_off[id - first] = pos;
         m->sp_len[id - first] = (uint32_t)len;
@@ -376,8 +381,13 @@ const char *wkv_token_bytes(const wkv_model *m, int id, size_t *len)
         *len = m->tok_len[id];
         return m->tok_bytes + m->tok_off[id];
     }
-    *len = m->sp_len[id - m->n_tokens];
-    return m->sp_bytes + m->sp_off[id - m->n_tokens];
+    int first = first_spelled(m);
+    if (id < first) { /* between the file's tokens and eot */
+        *len = 0;
+        return "";
+    }
+    *len = m->sp_len[id - first];
+    return m->sp_bytes + m->sp_off[id - first];
 }
 
 int wkv_lang_token(const wkv_model *m, const char *code)

@@ -48,6 +48,9 @@ typedef struct wkv_model wkv_model;
 /* Reads and validates a whisper.cpp ggml file (f32 or f16).  Returns NULL on any
  * problem with a message naming the file, the byte offset and what was wrong. */
 wkv_model *wkv_model_load(const char *path, char **error);
+/* The same from a whole file image in memory (messages name it "(memory)").  The model
+ * keeps no pointer into `data`, which the caller may free once this returns. */
+wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error);
 void wkv_model_free(wkv_model *model);
 
 const wkv_hparams *wkv_model_hparams(const wkv_model *model);

@@ -1,9 +1,11 @@
 /* loader: core/model.c on generated models (valid ones load with the right
  * hyper-parameters, specials and every weight; every kind of malformed file gives a
  * message with the path and the byte offset, and no crash), then on the shared
- * vocabulary-only files and the reference test-vector models. */
+ * vocabulary-only files and the reference test-vector models.  The limits (directories,
+ * FIFOs, huge headers, non-finite weights, loading from memory) are in loader_limits.c. */
 #include "genlib.h"
 #include "internal.h"
+#include "loader_limits.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 
@@ -917,6 +919,8 @@ int main(void)
     check_truncations();
     printf("quantized models\n");
     check_quantized();
+    printf("limits\n");
+    check_limits(g_dir);
 
     int shared = tu_shared_dir() != NULL;
     if (shared) {
