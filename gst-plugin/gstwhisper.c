@@ -87,7 +87,9 @@ typedef struct {
     gint64 len;       /* samples received: base + n */
     gboolean closed;  /* no more samples will come */
     gboolean eos;     /* closed by EOS (not by a discontinuity) */
-    GstClockTime t0;  /* PTS of stream sample 0 */
+    GstClockTime pts0; /* audio PTS of stream sample 0 */
+    GstClockTime t0;  /* text time of stream sample 0: pts0, or later when the audio's
+                       * timestamps went back (text never goes back) */
     gboolean live;    /* decided when the item starts */
     /* worker-owned */
     gint64 seek;      /* offline: next window's first frame */
@@ -142,6 +144,9 @@ struct _GstWhisper {
     gboolean flushing;
     GstSegment segment;     /* the audio's */
     GstClockTime next_pts;  /* expected PTS of the next buffer, or NONE */
+    GstClockTime audio_end; /* audio PTS where the last buffer ended, or NONE */
+    GstClockTime text_end;  /* latest text time any stretch reached, or NONE */
+    guint run_step_ms;      /* `step` as it was at READY->PAUSED */
     gboolean upstream_live, live_known;
     GQueue src_tags;        /* GstTagList* to send on src before the next buffer */
     gboolean src_eos;       /* EOS went out on src: later tags go on text_src only */
@@ -153,6 +158,8 @@ struct _GstWhisper {
     float *scratch;
     gsize scratch_cap;
     GstClockTime text_pos;  /* where text_src's time has got to */
+    GstClockTime text_floor; /* no text may start before: the last text buffer's PTS or
+                              * the end of the last GAP sent, or NONE */
     GArray *committed;      /* live: prompt tokens committed so far */
     GArray *prev_hyp;       /* live: text tokens of the previous run */
 };
@@ -292,6 +299,12 @@ static void ensure_text_events(GstWhisper *self)
     }
 }
 
+static void raise_floor(GstWhisper *self, GstClockTime t)
+{
+    if (!GST_CLOCK_TIME_IS_VALID(self->text_floor) || t > self->text_floor)
+        self->text_floor = t;
+}
+
 /* GAP on text_src from where its time is up to `until`. */
 static void push_gap(GstWhisper *self, GstClockTime until)
 {
@@ -304,6 +317,7 @@ static void push_gap(GstWhisper *self, GstClockTime until)
     if (until > from)
         gst_pad_push_event(self->textpad, gst_event_new_gap(from, until - from));
     self->text_pos = until;
+    raise_floor(self, until);
 }
 
 static const gchar *segment_language(GstWhisper *self)
@@ -316,9 +330,26 @@ static const gchar *segment_language(GstWhisper *self)
 
 /* Pushes one segment: bus message, tags, and (finals, or partials when asked) a
  * text buffer.  Returns the flow of the push. */
-static GstFlowReturn push_segment(GstWhisper *self, const WSeg *s)
+static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg)
 {
     const gchar *lang = segment_language(self);
+    gboolean partial_buffers;
+    GST_OBJECT_LOCK(self);
+    partial_buffers = self->partial_results;
+    GST_OBJECT_UNLOCK(self);
+    WSeg guarded = *seg;
+    const WSeg *s = &guarded;
+    if ((s->final || partial_buffers) && GST_CLOCK_TIME_IS_VALID(self->text_floor) &&
+        s->pts < self->text_floor) {
+        /* text_src never goes back in time within a segment, whatever the input did
+         * (e.g. `lateness` lowered while playing): start no earlier than the last text
+         * or GAP, keep the end */
+        GstClockTime end = s->pts + s->duration;
+        GST_DEBUG_OBJECT(self, "segment at %" GST_TIME_FORMAT " moved to %" GST_TIME_FORMAT,
+                         GST_TIME_ARGS(s->pts), GST_TIME_ARGS(self->text_floor));
+        guarded.pts = self->text_floor;
+        guarded.duration = end > guarded.pts ? end - guarded.pts : 0;
+    }
     GstStructure *st = gst_structure_new("whisper-segment",
         "text", G_TYPE_STRING, s->text,
         "start", G_TYPE_UINT64, (guint64)s->pts,
@@ -328,11 +359,6 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *s)
         "no-speech-prob", G_TYPE_DOUBLE, s->no_speech_prob,
         "final", G_TYPE_BOOLEAN, s->final, NULL);
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), st));
-
-    gboolean partial_buffers;
-    GST_OBJECT_LOCK(self);
-    partial_buffers = self->partial_results;
-    GST_OBJECT_UNLOCK(self);
 
     ensure_text_events(self);
     if (s->final) {
@@ -361,6 +387,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *s)
     if (s->final && (!GST_CLOCK_TIME_IS_VALID(self->text_pos) ||
                      s->pts + s->duration > self->text_pos))
         self->text_pos = s->pts + s->duration;
+    raise_floor(self, s->pts);
     GstFlowReturn ret = gst_pad_push(self->textpad, buf);
     if (ret == GST_FLOW_NOT_LINKED)
         ret = GST_FLOW_OK;
@@ -386,14 +413,15 @@ static int collect_segment(const wkv_segment *seg, void *user)
     GST_OBJECT_UNLOCK(c->self);
     GstClockTime a = secs_to_ns(seg->start), b = secs_to_ns(seg->end);
     s->text = g_strdup(seg->text);
-    s->pts = c->t0 + a + lateness * GST_MSECOND;
+    s->pts = c->t0 + a;
     s->duration = b > a ? b - a : 0;
     s->avg_logprob = seg->avg_logprob;
     s->no_speech_prob = seg->no_speech_prob;
     s->final = TRUE;
     if (GST_CLOCK_TIME_IS_VALID(c->limit)) {
         /* the last window of a stretch that a DISCONT or a gap closed: no text past
-         * the hole (at EOS the segments stay exactly the long form's) */
+         * the hole (at EOS the segments stay exactly the long form's); the hole is in
+         * the audio's time, before `lateness` */
         if (s->pts >= c->limit) {
             wseg_free(s);
             return 0;
@@ -401,6 +429,7 @@ static int collect_segment(const wkv_segment *seg, void *user)
         if (s->pts + s->duration > c->limit)
             s->duration = c->limit - s->pts;
     }
+    s->pts += lateness * GST_MSECOND;
     g_ptr_array_add(c->segs, s);
     return 0;
 }
@@ -455,14 +484,10 @@ typedef struct {
 /* Initial prompt: the reference encodes " " + prompt.strip() as previous text. */
 static void live_seed_prompt(GstWhisper *self)
 {
-    gchar *prompt;
-    GST_OBJECT_LOCK(self);
-    prompt = g_strdup(self->initial_prompt);
-    GST_OBJECT_UNLOCK(self);
-    if (!prompt || !*prompt || !self->model) {
-        g_free(prompt);
+    /* the snapshot taken at READY->PAUSED, like every other decoding setting */
+    if (!self->opt_prompt || !self->model)
         return;
-    }
+    gchar *prompt = g_strdup(self->opt_prompt);
     const wkv_model *m = gst_whisper_model_get(self->model);
     gchar *text = g_strdup_printf(" %s", g_strstrip(prompt));
     int n = wkv_text_to_tokens(m, text, NULL, 0);
@@ -476,13 +501,10 @@ static void live_seed_prompt(GstWhisper *self)
     g_free(prompt);
 }
 
+/* Lock held. */
 static guint live_step_ms(GstWhisper *self)
 {
-    guint step;
-    GST_OBJECT_LOCK(self);
-    step = self->step_ms;
-    GST_OBJECT_UNLOCK(self);
-    return step ? step : DEFAULT_LIVE_STEP;
+    return self->run_step_ms ? self->run_step_ms : DEFAULT_LIVE_STEP;
 }
 
 /* Lock held. */
@@ -684,8 +706,9 @@ static gboolean live_run(GstWhisper *self, WItem *it)
         LiveSeg *first = &g_array_index(segs, LiveSeg, n_commit);
         LiveSeg *last = &g_array_index(segs, LiveSeg, segs->len - 1);
         gchar *text = live_text(m, r.tokens + first->tok0, last->tok1 - first->tok0);
-        double start = MAX(trim, MIN(first->start, duration));
-        add_live_seg(out, text, base_ts, start, duration, &r, FALSE);
+        /* a partial covers all the audio since the last final: the next run starts
+         * there, so the buffer that supersedes it never starts earlier */
+        add_live_seg(out, text, base_ts, trim, duration, &r, FALSE);
     }
     /* the next run is compared with what is left of this one */
     g_array_set_size(self->prev_hyp, 0);
@@ -798,9 +821,11 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     for (guint i = 0; i < c.segs->len && ret == GST_FLOW_OK; i++)
         ret = push_segment(self, g_ptr_array_index(c.segs, i));
     g_ptr_array_unref(c.segs);
-    /* nothing can start before the next window any more */
+    /* nothing can start before the next window any more (a seek past the end of a
+     * stretch that a discontinuity closed stops at its end: the next one starts there) */
+    GstClockTime until = t0 + samples_to_ns(next * WKV_HOP);
     if (ret == GST_FLOW_OK)
-        push_gap(self, t0 + samples_to_ns(next * WKV_HOP));
+        push_gap(self, GST_CLOCK_TIME_IS_VALID(limit) ? MIN(until, limit) : until);
 
     g_mutex_lock(&self->lock);
     if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
@@ -856,11 +881,22 @@ static void gst_whisper_loop(gpointer data)
                 GstClockTime ts, dur;
                 gst_event_parse_gap(ev, &ts, &dur);
                 ensure_text_events(self);
-                if (GST_CLOCK_TIME_IS_VALID(ts) && GST_CLOCK_TIME_IS_VALID(dur) &&
-                    (!GST_CLOCK_TIME_IS_VALID(self->text_pos) || ts + dur > self->text_pos))
-                    self->text_pos = ts + dur;
+                GstClockTime end = GST_CLOCK_TIME_IS_VALID(dur) ? ts + dur : ts;
+                if (GST_CLOCK_TIME_IS_VALID(self->text_floor) && ts < self->text_floor) {
+                    /* text already went past its start (lateness, timestamps that went
+                     * back): only the part after the floor, if any */
+                    GstClockTime from = self->text_floor;
+                    gst_event_unref(ev);
+                    if (end <= from)
+                        return;
+                    ev = gst_event_new_gap(from, end - from);
+                }
+                if (!GST_CLOCK_TIME_IS_VALID(self->text_pos) || end > self->text_pos)
+                    self->text_pos = end;
+                raise_floor(self, end);
             } else if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
-                self->text_pos = GST_CLOCK_TIME_NONE;
+                ensure_text_stream(self);
+                self->text_pos = self->text_floor = GST_CLOCK_TIME_NONE;
             } else if (GST_EVENT_TYPE(ev) == GST_EVENT_EOS) {
                 ensure_text_events(self);
             }
@@ -879,6 +915,7 @@ static void gst_whisper_loop(gpointer data)
                 ensure_text_events(self);
                 gst_pad_push_event(self->textpad, gst_event_new_gap(t0, 0));
                 self->text_pos = t0;
+                raise_floor(self, t0);
                 return;
             }
         }
@@ -962,6 +999,41 @@ static gboolean upstream_is_live(GstWhisper *self)
     return live;
 }
 
+/* Starts a stretch at a buffer with PTS `pts` (maybe NONE).  Lock held.
+ *
+ * A buffer without a timestamp continues where the audio ended (or starts at the
+ * segment's start).  Text never goes back in time: when the audio's timestamps jump
+ * back by more than the tolerance without a new segment, the stretch's text is timed
+ * from the end of the latest earlier stretch instead, and a warning says so. */
+static WItem *open_stretch(GstWhisper *self, GstClockTime pts, gboolean live)
+{
+    WItem *it = g_new0(WItem, 1);
+    it->type = ITEM_AUDIO;
+    it->live = live;
+    if (GST_CLOCK_TIME_IS_VALID(pts))
+        it->pts0 = pts;
+    else if (GST_CLOCK_TIME_IS_VALID(self->audio_end))
+        it->pts0 = self->audio_end;
+    else if (self->segment.format == GST_FORMAT_TIME)
+        it->pts0 = self->segment.start;
+    it->t0 = it->pts0;
+    if (GST_CLOCK_TIME_IS_VALID(self->text_end) && it->t0 + GAP_TOLERANCE < self->text_end) {
+        GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Audio timestamps went back"),
+            ("from %" GST_TIME_FORMAT " to %" GST_TIME_FORMAT " without a new segment: the "
+             "text of this stretch is timed from %" GST_TIME_FORMAT,
+             GST_TIME_ARGS(self->audio_end), GST_TIME_ARGS(pts), GST_TIME_ARGS(self->text_end)));
+        it->t0 = self->text_end;
+    }
+    g_queue_push_tail(&self->items, it);
+    return it;
+}
+
+/* Forgets where the stream's time has got to (new segment, flush, start).  Lock held. */
+static void reset_stream_time(GstWhisper *self)
+{
+    self->next_pts = self->audio_end = self->text_end = GST_CLOCK_TIME_NONE;
+}
+
 static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
     GstWhisper *self = GST_WHISPER(parent);
@@ -979,11 +1051,10 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         return GST_FLOW_NOT_NEGOTIATED;
     }
     gboolean s16 = GST_AUDIO_INFO_FORMAT(&info) == GST_AUDIO_FORMAT_S16LE;
-    guint guint_step;
-    GST_OBJECT_LOCK(self);
-    guint_step = self->step_ms;
-    GST_OBJECT_UNLOCK(self);
-    gboolean live = guint_step > 0 || upstream_is_live(self);
+    g_mutex_lock(&self->lock);
+    guint step = self->run_step_ms;
+    g_mutex_unlock(&self->lock);
+    gboolean live = step > 0 || upstream_is_live(self);
 
     /* The samples go to the worker before the buffer goes downstream: an element
      * there that waits for text (a muxer, an overlay) must not keep the worker from
@@ -994,11 +1065,17 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map a buffer"));
         return GST_FLOW_ERROR;
     }
-    gsize n = map.size / (s16 ? 2 : 4);
+    const gsize width = s16 ? 2 : 4;
+    gsize n = map.size / width;
+    if (map.size % width)
+        GST_WARNING_OBJECT(self, "a buffer of %" G_GSIZE_FORMAT " bytes: its last partial "
+                           "sample is ignored", map.size);
     GstClockTime pts = GST_BUFFER_PTS(buf);
 
     g_mutex_lock(&self->lock);
-    if (!self->flushing) {
+    /* A buffer without samples carries nothing to transcribe: its flags and timestamp
+     * are ignored (the next buffer's timestamp shows any hole). */
+    if (!self->flushing && n > 0) {
         WItem *it = tail_audio(self);
         if (it && GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT) && it->len > 0) {
             GST_DEBUG_OBJECT(self, "DISCONT: closing the window");
@@ -1013,16 +1090,8 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
             close_tail(self);
             it = NULL;
         }
-        if (!it) {
-            it = g_new0(WItem, 1);
-            it->type = ITEM_AUDIO;
-            it->live = live;
-            if (GST_CLOCK_TIME_IS_VALID(pts))
-                it->t0 = pts;
-            else if (self->segment.format == GST_FORMAT_TIME)
-                it->t0 = self->segment.start;
-            g_queue_push_tail(&self->items, it);
-        }
+        if (!it)
+            it = open_stretch(self, pts, live);
         if (it->n + n > it->cap) {
             it->cap = MAX(it->n + n, it->cap * 2 + WKV_SAMPLE_RATE);
             it->pcm = g_renew(float, it->pcm, it->cap);
@@ -1043,9 +1112,12 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
             witem_drop_before(it, drop_to);
             GST_ELEMENT_WARNING(self, CORE, CLOCK, ("Whisper inference is falling behind"),
                                 ("skipped audio up to %" GST_TIME_FORMAT,
-                                 GST_TIME_ARGS(it->t0 + samples_to_ns(drop_to))));
+                                 GST_TIME_ARGS(it->pts0 + samples_to_ns(drop_to))));
         }
-        self->next_pts = it->t0 + samples_to_ns(it->len);
+        self->next_pts = self->audio_end = it->pts0 + samples_to_ns(it->len);
+        GstClockTime text_end = it->t0 + samples_to_ns(it->len);
+        if (!GST_CLOCK_TIME_IS_VALID(self->text_end) || text_end > self->text_end)
+            self->text_end = text_end;
         g_cond_signal(&self->cond);
     }
     GQueue tags = G_QUEUE_INIT;
@@ -1079,7 +1151,7 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
         g_mutex_lock(&self->lock);
         clear_items(self);
         self->flushing = FALSE;
-        self->next_pts = GST_CLOCK_TIME_NONE;
+        reset_stream_time(self);
         self->src_eos = FALSE;
         gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
         g_mutex_unlock(&self->lock);
@@ -1087,7 +1159,7 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
         wkv_longform_free(self->lf);
         self->lf = NULL;
         self->lf_item = NULL;
-        self->text_pos = GST_CLOCK_TIME_NONE;
+        self->text_pos = self->text_floor = GST_CLOCK_TIME_NONE;
         gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
         gst_pad_push_event(self->textpad, event);
         /* a flush right after the start may have dropped the queued stream-start:
@@ -1111,17 +1183,18 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
         g_mutex_unlock(&self->lock);
         return gst_pad_push_event(self->srcpad, event);
     }
-    case GST_EVENT_CAPS: {
-        g_mutex_lock(&self->lock);
-        queue_event(self, gst_event_new_caps(gst_static_pad_template_get_caps(&text_template)));
-        g_mutex_unlock(&self->lock);
+    case GST_EVENT_CAPS:
+        /* Not queued for text_src: its caps never change (the worker sends them before
+         * anything else), and an event item would end the open stretch's place at the
+         * tail of the queue.  A format change (F32LE <-> S16LE) continues the stretch:
+         * the chain reads the caps of every buffer. */
         return gst_pad_push_event(self->srcpad, event);
-    }
     case GST_EVENT_SEGMENT: {
         const GstSegment *seg;
         gst_event_parse_segment(event, &seg);
         g_mutex_lock(&self->lock);
         close_tail(self);
+        reset_stream_time(self);
         self->segment = *seg;
         if (seg->format == GST_FORMAT_TIME) {
             queue_event(self, gst_event_ref(event));
@@ -1280,7 +1353,7 @@ static gboolean gst_whisper_text_activate_mode(GstPad *pad, GstObject *parent,
         self->flushing = FALSE;
         self->src_eos = FALSE;
         g_mutex_unlock(&self->lock);
-        self->text_pos = GST_CLOCK_TIME_NONE;
+        self->text_pos = self->text_floor = GST_CLOCK_TIME_NONE;
         return gst_pad_start_task(pad, gst_whisper_loop, self, NULL);
     }
     g_mutex_lock(&self->lock);
@@ -1317,6 +1390,7 @@ static gboolean load_model(GstWhisper *self)
     language = g_strdup(self->language);
     prompt = g_strdup(self->initial_prompt);
     threads = self->threads > 0 ? self->threads : (gint)g_get_num_processors();
+    guint step = self->step_ms;
     wkv_options_default(&self->opts);
     self->opts.translate = self->translate;
     self->opts.condition_on_previous_text = self->condition;
@@ -1384,6 +1458,9 @@ static gboolean load_model(GstWhisper *self)
     /* with "auto" opt_language becomes the detected code; opts keeps "auto" */
     self->opts.language = self->detect_language ? "auto" : self->opt_language;
     self->run_threads = threads;
+    g_mutex_lock(&self->lock);
+    self->run_step_ms = step;
+    g_mutex_unlock(&self->lock);
     const wkv_hparams *hp = wkv_model_hparams(gst_whisper_model_get(self->model));
     self->win = g_new0(float, (gsize)hp->n_mels * WKV_N_FRAMES);
     gst_element_post_message(GST_ELEMENT(self),
@@ -1421,7 +1498,7 @@ static GstStateChangeReturn gst_whisper_change_state(GstElement *element,
             return GST_STATE_CHANGE_FAILURE;
         g_mutex_lock(&self->lock);
         gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
-        self->next_pts = GST_CLOCK_TIME_NONE;
+        reset_stream_time(self);
         self->live_known = FALSE;
         self->upstream_live = FALSE;
         g_mutex_unlock(&self->lock);
@@ -1455,10 +1532,28 @@ static void set_string(GstWhisper *self, gchar **dst, const GValue *value)
     GST_OBJECT_UNLOCK(self);
 }
 
+/* A setting that is read at READY->PAUSED, changed later: the running stream keeps
+ * the old value (the worker's model and context are never swapped under it) and the
+ * element says so on the bus. */
+static void warn_deferred(GstWhisper *self, GParamSpec *pspec)
+{
+    GST_OBJECT_LOCK(self);
+    GstState state = GST_STATE(self);
+    GST_OBJECT_UNLOCK(self);
+    if (state < GST_STATE_PAUSED)
+        return;
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+        ("The '%s' property was changed in the %s state: it takes effect at the next "
+         "READY to PAUSED transition", pspec->name, gst_element_state_get_name(state)),
+        ("the running stream keeps the value it started with"));
+}
+
 static void gst_whisper_set_property(GObject *object, guint id, const GValue *value,
                                      GParamSpec *pspec)
 {
     GstWhisper *self = GST_WHISPER(object);
+    if (pspec->flags & GST_PARAM_MUTABLE_READY)
+        warn_deferred(self, pspec);
     switch (id) {
     case PROP_MODEL:
         set_string(self, &self->model_path, value);
@@ -1692,8 +1787,8 @@ static void gst_whisper_init(GstWhisper *self)
     g_queue_init(&self->items);
     g_queue_init(&self->src_tags);
     gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
-    self->next_pts = GST_CLOCK_TIME_NONE;
-    self->text_pos = GST_CLOCK_TIME_NONE;
+    self->next_pts = self->audio_end = self->text_end = GST_CLOCK_TIME_NONE;
+    self->text_pos = self->text_floor = GST_CLOCK_TIME_NONE;
     self->committed = g_array_new(FALSE, FALSE, sizeof(int));
     self->prev_hyp = g_array_new(FALSE, FALSE, sizeof(int));
 
@@ -1745,6 +1840,7 @@ static void gst_whisper_class_init(GstWhisperClass *klass)
 
     const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
     const GParamFlags rw_ready = rw | GST_PARAM_MUTABLE_READY;
+    const GParamFlags rw_playing = rw | GST_PARAM_MUTABLE_PLAYING;
     const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
     g_object_class_install_property(gobject_class, PROP_MODEL,
@@ -1779,17 +1875,17 @@ static void gst_whisper_class_init(GstWhisperClass *klass)
         g_param_spec_uint("latency", "Latency",
             "Live: text for a stretch of audio is final at most this many ms after the "
             "audio arrived; reported in the LATENCY query",
-            0, G_MAXUINT, DEFAULT_LATENCY, rw));
+            0, G_MAXUINT, DEFAULT_LATENCY, rw_playing));
     g_object_class_install_property(gobject_class, PROP_LATENESS,
         g_param_spec_uint("lateness", "Lateness",
             "Amount of ms to add to the text buffers' timestamps",
-            0, G_MAXUINT, DEFAULT_LATENESS, rw));
+            0, G_MAXUINT, DEFAULT_LATENESS, rw_playing));
     g_object_class_install_property(gobject_class, PROP_PARTIAL_RESULTS,
         g_param_spec_boolean("partial-results", "Partial results",
             "Live: also push partial hypotheses as text buffers flagged DELTA_UNIT (a final "
             "buffer with the same start supersedes them); whisper-segment messages with "
             "final=false are posted either way",
-            DEFAULT_PARTIAL_RESULTS, rw));
+            DEFAULT_PARTIAL_RESULTS, rw_playing));
     g_object_class_install_property(gobject_class, PROP_INITIAL_PROMPT,
         g_param_spec_string("initial-prompt", "Initial prompt",
             "Text given to the decoder as previous text before the first window (live mode; "
