@@ -398,6 +398,7 @@ static GstElement *make_pipeline(const gchar *desc)
     GstElement *p = gst_parse_launch(full, &e);
     fail_unless(p != NULL && e == NULL, "%s: %s", full, e ? e->message : "");
     g_free(full);
+    wh_tune(p);
     return p;
 }
 

@@ -7,6 +7,31 @@
 
 const gchar *test_model;
 
+gboolean wh_no_fallback(void)
+{
+    return g_getenv("WHISPER_TEST_NO_FALLBACK") != NULL;
+}
+
+void wh_tune(GstElement *e)
+{
+    if (!wh_no_fallback())
+        return;
+    if (GST_IS_BIN(e)) {
+        GstIterator *it = gst_bin_iterate_recurse(GST_BIN(e));
+        GValue v = G_VALUE_INIT;
+        while (gst_iterator_next(it, &v) == GST_ITERATOR_OK) {
+            GstElement *child = g_value_get_object(&v);
+            if (G_TYPE_CHECK_INSTANCE_TYPE(child, GST_TYPE_WHISPER))
+                g_object_set(child, "temperature-fallback", FALSE, NULL);
+            g_value_reset(&v);
+        }
+        g_value_unset(&v);
+        gst_iterator_free(it);
+    } else if (G_TYPE_CHECK_INSTANCE_TYPE(e, GST_TYPE_WHISPER)) {
+        g_object_set(e, "temperature-fallback", FALSE, NULL);
+    }
+}
+
 static void textseg_free(gpointer p)
 {
     TextSeg *s = p;
@@ -63,6 +88,8 @@ GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n
     fail_unless(mel != NULL, "core: %s", err ? err : "");
     wkv_options o = *opts;
     o.mel_norm = WKV_MEL_WINDOW;
+    if (wh_no_fallback())
+        o.temperature_increment = 0.0f;
     CoreCollect c = {textseg_array_new(), t0};
     int r = wkv_transcribe_mel(ctx, mel, &o, core_cb, NULL, &c, &err);
     fail_unless(r >= 0, "core: %s", err ? err : "");
@@ -114,6 +141,7 @@ void wh_setup(WhisperHarness *wh, const gchar *model_path, gboolean s16, const g
     wh->element = gst_element_factory_make("whisper", NULL);
     fail_unless(wh->element != NULL);
     g_object_set(wh->element, "model", model_path, "threads", 1, NULL);
+    wh_tune(wh->element);
     if (first_prop) {
         va_list ap;
         va_start(ap, first_prop);

@@ -57,6 +57,12 @@ void assert_same_segments(GPtrArray *got, GPtrArray *want, const gchar *what);
 /* Deterministic test audio: noise bursts shaped like syllables, seed-dependent. */
 float *synth_audio(gsize n, guint32 seed);
 
+/* WHISPER_TEST_NO_FALLBACK set (the valgrind runs): the element and the core decode
+ * without temperature fallback, which a random-weight model would take at every
+ * window.  wh_tune applies it to a whisper element or to every one in a bin. */
+gboolean wh_no_fallback(void);
+void wh_tune(GstElement *element_or_bin);
+
 /* The model given on the command line (argv[1]) or $WHISPER_TEST_MODEL. */
 extern const gchar *test_model;
 
