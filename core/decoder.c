@@ -182,8 +182,9 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
             float *K = wkv_self_k(kv, slots[b], l), *V = wkv_self_v(kv, slots[b], l);
             memcpy(K + (size_t)p * d, ctx->dec_k + (size_t)b * d, (size_t)d * sizeof(float));
             memcpy(V + (size_t)p * d, ctx->dec_v + (size_t)b * d, (size_t)d * sizeof(float));
-            wkv_attention(NULL, ctx->dec_q + (size_t)b * d, K, V, 1, p + 1, d, n_head, -1,
-                          ctx->dec_scores, ctx->dec_att + (size_t)b * d);
+            /* heads split over the pool once the history outweighs waking it */
+            wkv_attention(p >= 128 ? ctx->pool : NULL, ctx->dec_q + (size_t)b * d, K, V, 1,
+                          p + 1, d, n_head, -1, ctx->dec_scores, ctx->dec_att + (size_t)b * d);
         }
         dense(ctx, ctx->dec_att, n_seq, d, L->attn_o_w, L->attn_o_h, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n_seq);

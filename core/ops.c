@@ -254,25 +254,49 @@ static void softmax_rows(void *arg, int part, int n_parts)
     }
 }
 
-/* Multi-head attention of q (n_q x d) over k, v (n_kv x d); out (n_q x d).
- * `causal_offset` >= 0 masks key j > causal_offset + i for query row i. */
+typedef struct {
+    const float *q, *k, *v;
+    int n_q, n_kv, d, n_head, causal_offset;
+    float *scores, *out;
+} attention_job;
+
+static void attention_head(const attention_job *j, int h, float *scores, wkv_pool *pool)
+{
+    int hd = j->d / j->n_head;
+    /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
+    float scale = 1.0f / sqrtf((float)hd);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->n_q, j->n_kv, hd, scale,
+                j->q + h * hd, j->d, j->k + h * hd, j->d, 0.0f, scores, j->n_kv);
+    softmax_job sj = {scores, j->n_q, j->n_kv, j->causal_offset};
+    if (pool)
+        wkv_pool_run(pool, softmax_rows, &sj);
+    else
+        softmax_rows(&sj, 0, 1);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n_q, hd, j->n_kv, 1.0f, scores,
+                j->n_kv, j->v + h * hd, j->d, 0.0f, j->out + h * hd, j->d);
+}
+
+/* The heads of [part], each part with its own n_q x n_kv of scores. */
+static void attention_heads(void *arg, int part, int n_parts)
+{
+    const attention_job *j = arg;
+    int h0 = j->n_head * part / n_parts, h1 = j->n_head * (part + 1) / n_parts;
+    float *scores = j->scores + (size_t)part * j->n_q * j->n_kv;
+    for (int h = h0; h < h1; h++)
+        attention_head(j, h, scores, NULL);
+}
+
 void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out)
 {
-    int hd = d / n_head;
-    /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
-    float scale = 1.0f / sqrtf((float)hd);
-    for (int h = 0; h < n_head; h++) {
-        const float *qh = q + h * hd, *kh = k + h * hd, *vh = v + h * hd;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_q, n_kv, hd, scale, qh, d, kh,
-                    d, 0.0f, scores, n_kv);
-        softmax_job job = {scores, n_q, n_kv, causal_offset};
-        if (n_q >= 64)
-            wkv_pool_run(pool, softmax_rows, &job);
-        else
-            softmax_rows(&job, 0, 1);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_q, hd, n_kv, 1.0f, scores,
-                    n_kv, vh, d, 0.0f, out + h * hd, d);
+    attention_job job = {q, k, v, n_q, n_kv, d, n_head, causal_offset, scores, out};
+    if (n_q >= 64) { /* many rows (prompt passes): heads in turn, softmax rows split */
+        for (int h = 0; h < n_head; h++)
+            attention_head(&job, h, scores, pool);
+    } else if (n_q * wkv_pool_parts(pool) <= 64) { /* a few rows (steps): heads split */
+        wkv_pool_run(pool, attention_heads, &job);
+    } else {
+        attention_heads(&job, 0, 1);
     }
 }
 

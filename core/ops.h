@@ -27,9 +27,10 @@ void wkv_linear_add(wkv_pool *pool, const float *x, int rows, int in, const floa
 void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
                      const float *bias, int out, float *y, int accumulate);
 /* Multi-head attention of q (n_q x d) over k, v (n_kv x d) into out (n_q x d);
- * scores is scratch of n_q x n_kv.  causal_offset >= 0 hides key j > causal_offset + i
- * from query row i (the decoder's mask); -1 sees everything.  Softmax rows are
- * split over the pool's threads (pool may be NULL). */
+ * scores is scratch of max(n_q, 64) x n_kv.  causal_offset >= 0 hides key
+ * j > causal_offset + i from query row i (the decoder's mask); -1 sees everything.
+ * With the pool (may be NULL): 64+ rows split their softmax rows, fewer rows (a
+ * decoder step: the cross K/V of a window streamed per head) split the heads. */
 void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
