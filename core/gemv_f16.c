@@ -12,10 +12,12 @@
 #include "gemv_f16.h"
 #include "internal.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define WKV_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -236,17 +238,43 @@ static T256 void f32_to_f16_256(const float *src, uint16_t *dst, size_t n)
 
 enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512 };
 
+#ifdef WKV_X86
+/* cpuid directly (clang 14's __builtin_cpu_supports does not know "f16c"), checking
+ * that the OS saves the AVX / AVX-512 registers too. */
+static int isa_detect(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return ISA_SCALAR;
+    const unsigned need1 = bit_FMA | bit_F16C | bit_OSXSAVE | bit_AVX;
+    if ((c & need1) != need1)
+        return ISA_SCALAR;
+    unsigned lo, hi;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 0x6) != 0x6 || !__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX2))
+        return ISA_SCALAR;
+    return (b & bit_AVX512F) && (lo & 0xe0) == 0xe0 ? ISA_AVX512 : ISA_AVX2;
+}
+
+/* Detected once: cpuid is slow (a VM exit under a hypervisor) and a step calls the
+ * kernels a hundred times.  Written once under pthread_once, constant afterwards. */
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static int isa_value;
+
+static void isa_init(void)
+{
+    isa_value = isa_detect();
+}
+#endif
+
 static int isa(void)
 {
 #ifdef WKV_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma"))
-        return ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-        __builtin_cpu_supports("fma"))
-        return ISA_AVX2;
-#endif
+    pthread_once(&isa_once, isa_init);
+    return isa_value;
+#else
     return ISA_SCALAR;
+#endif
 }
 
 const char *wkv_gemv_f16_isa(void)

@@ -7,6 +7,20 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+/* Functions built for AVX-512, AVX2 and the baseline, picked at load time by an ifunc
+ * resolver; ThreadSanitizer's runtime is not up yet when resolvers run, so TSan
+ * builds keep the baseline only. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WKV_NO_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(WKV_NO_CLONES)
+#define WKV_CLONES
+#else
+#define WKV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 /* One transformer block's weights, f32, PyTorch layout (out x in, row-major).
  * Encoder blocks leave the cross_* pointers NULL.  In a decoder block of a non-f32
  * file the per-token matrices are kept as f16 instead (weights.c): their *_h pointer

@@ -108,7 +108,7 @@ static inline float exp_nonpos(float x)
 
 /* GELU with erf from Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7, below f32's
  * resolution of 1 + erf), branch-free so the loop vectorizes; libm's erff does not. */
-__attribute__((target_clones("avx512f", "avx2", "default")))
+WKV_CLONES
 void wkv_gelu(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -127,7 +127,7 @@ void wkv_gelu(float *x, size_t n)
 
 /* Sixteen lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and
  * the baseline, chosen at run time. */
-__attribute__((target_clones("avx512f", "avx2", "default")))
+WKV_CLONES
 float wkv_softmax_exp(float *x, int n)
 {
     float m16[16];
