@@ -48,6 +48,11 @@ GST_DEBUG_CATEGORY_STATIC(gst_whisper_debug);
 #define GAP_TOLERANCE (10 * GST_MSECOND)
 /* Live: at most this much audio is kept uncommitted (one window). */
 #define LIVE_MAX_SAMPLES WKV_N_SAMPLES
+/* Offline, a source reads faster than inference: the streaming thread waits once the
+ * worker holds this much audio not yet transcribed (4 windows, 7.7 MB), so a file of
+ * any length costs the same memory.  Always more than one window, which the worker
+ * needs to make progress. */
+#define OFFLINE_MAX_SAMPLES (4 * (gint64)WKV_N_SAMPLES)
 
 enum {
     PROP_0,
@@ -140,6 +145,7 @@ struct _GstWhisper {
     /* shared with the worker: under `lock` */
     GMutex lock;
     GCond cond;
+    GCond space;            /* the worker released audio, or flushing was set */
     GQueue items;           /* WItem*, stream order */
     gboolean flushing;
     GstSegment segment;     /* the audio's */
@@ -237,6 +243,18 @@ static void witem_drop_before(WItem *it, gint64 keep)
     it->base = keep;
 }
 
+/* Samples the worker holds, over all queued stretches.  Called with the lock. */
+static gint64 held_samples(GstWhisper *self)
+{
+    gint64 n = 0;
+    for (GList *l = self->items.head; l; l = l->next) {
+        const WItem *it = l->data;
+        if (it->type == ITEM_AUDIO)
+            n += (gint64)it->n;
+    }
+    return n;
+}
+
 static void clear_items(GstWhisper *self)
 {
     WItem *it;
@@ -245,6 +263,7 @@ static void clear_items(GstWhisper *self)
     GstTagList *t;
     while ((t = g_queue_pop_head(&self->src_tags)))
         gst_tag_list_unref(t);
+    g_cond_broadcast(&self->space);
 }
 
 /* ------------------------------------------------------------------ time */
@@ -815,6 +834,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     }
     it->seek = next;
     witem_drop_before(it, MAX(0, next * WKV_HOP - WKV_N_FFT / 2));
+    g_cond_broadcast(&self->space);
     g_mutex_unlock(&self->lock);
 
     GstFlowReturn ret = GST_FLOW_OK;
@@ -959,6 +979,7 @@ static void gst_whisper_loop(gpointer data)
                 self->lf_item = NULL;
             }
             witem_free(it);
+            g_cond_broadcast(&self->space);
             g_mutex_unlock(&self->lock);
             (void)live;
             push_gap(self, end);
@@ -972,6 +993,7 @@ pause:
     return;
 error:
     self->flushing = TRUE;
+    g_cond_broadcast(&self->space);
     g_mutex_unlock(&self->lock);
     gst_pad_push_event(self->textpad, gst_event_new_eos());
     gst_pad_pause_task(self->textpad);
@@ -1119,6 +1141,11 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         if (!GST_CLOCK_TIME_IS_VALID(self->text_end) || text_end > self->text_end)
             self->text_end = text_end;
         g_cond_signal(&self->cond);
+        /* offline: wait while the worker holds enough audio (see OFFLINE_MAX_SAMPLES);
+         * `it` may be freed meanwhile (a flush) */
+        gboolean item_live = it->live;
+        while (!item_live && !self->flushing && held_samples(self) > OFFLINE_MAX_SAMPLES)
+            g_cond_wait(&self->space, &self->lock);
     }
     GQueue tags = G_QUEUE_INIT;
     GstTagList *t;
@@ -1140,6 +1167,7 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
         g_mutex_lock(&self->lock);
         self->flushing = TRUE;
         g_cond_broadcast(&self->cond);
+        g_cond_broadcast(&self->space);
         g_mutex_unlock(&self->lock);
         gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
         gst_pad_push_event(self->textpad, event);
@@ -1359,6 +1387,7 @@ static gboolean gst_whisper_text_activate_mode(GstPad *pad, GstObject *parent,
     g_mutex_lock(&self->lock);
     self->flushing = TRUE;
     g_cond_broadcast(&self->cond);
+    g_cond_broadcast(&self->space);
     g_mutex_unlock(&self->lock);
     return gst_pad_stop_task(pad);
 }
@@ -1751,6 +1780,7 @@ static void gst_whisper_finalize(GObject *object)
         g_array_unref(self->prev_hyp);
     g_mutex_clear(&self->lock);
     g_cond_clear(&self->cond);
+    g_cond_clear(&self->space);
     G_OBJECT_CLASS(gst_whisper_parent_class)->finalize(object);
 }
 
@@ -1784,6 +1814,7 @@ static void gst_whisper_init(GstWhisper *self)
 
     g_mutex_init(&self->lock);
     g_cond_init(&self->cond);
+    g_cond_init(&self->space);
     g_queue_init(&self->items);
     g_queue_init(&self->src_tags);
     gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
