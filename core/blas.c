@@ -6,10 +6,10 @@
  * call, stealing the cores our pool needs for the loops between products.  So the
  * core sets OpenBLAS to one thread and splits every product over its pool.
  *
- * Kernels: OpenBLAS 0.3.21 does not recognise AMD Zen 4 / Zen 5 and runs its
- * Haswell (AVX2) kernels there, at half the sgemm speed of its SkylakeX (AVX-512)
- * ones.  It reads OPENBLAS_CORETYPE once, when it is loaded; wkv_blas_misses_avx512
- * lets programs say so, and blas_preinit.c sets it in our own executables. */
+ * Kernels: OpenBLAS picks them once, when it is loaded, from the CPU or from
+ * OPENBLAS_CORETYPE.  Its AVX2 (Haswell) kernels run sgemm at half the speed of its
+ * AVX-512 ones (SkylakeX, Cooperlake) on a CPU that has AVX-512;
+ * wkv_blas_misses_avx512 lets programs tell the user. */
 #include "blas.h"
 #include "whisperkv.h"
 

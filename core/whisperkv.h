@@ -70,10 +70,10 @@ const float *wkv_model_mel_filters(const wkv_model *model);
 const char *wkv_blas_corename(void);
 /* 1 when this CPU (and OS) support AVX-512 F/CD/DQ/BW/VL. */
 int wkv_cpu_has_avx512(void);
-/* 1 when the CPU has AVX-512 but OpenBLAS runs kernels without it (OpenBLAS 0.3.21
- * does not know AMD Zen 4/5 and picks Haswell's): the encoder is then ~2x slower.
- * Setting OPENBLAS_CORETYPE=SKYLAKEX in the environment before the program starts
- * fixes it; whisperkv's own programs do that themselves. */
+/* 1 when the CPU has AVX-512 but OpenBLAS runs kernels without it (its detection
+ * missed the CPU, or OPENBLAS_CORETYPE chose older ones): the encoder is then ~2x
+ * slower.  OpenBLAS reads OPENBLAS_CORETYPE (e.g. SKYLAKEX) when it is loaded, so
+ * only the environment the program starts with can change it. */
 int wkv_blas_misses_avx512(void);
 
 /* ---------------------------------------------------------------- vocabulary */

@@ -3,12 +3,6 @@
 
 #include <stdlib.h>
 
-#ifdef GST_WHISPER_HAVE_OPENBLAS
-/* OpenBLAS's own declaration lives in its cblas.h; declared here so that the plugin
- * does not depend on which BLAS headers are installed. */
-void openblas_set_num_threads(int);
-#endif
-
 struct _GstWhisperModel {
     gchar *key;       /* canonical path */
     gchar *path;      /* as first given */
@@ -21,17 +15,6 @@ static GHashTable *cache; /* key -> GstWhisperModel* */
 
 G_DEFINE_QUARK(gst-whisper-model-error-quark, gst_whisper_model_error)
 
-gboolean gst_whisper_model_set_blas_threads(gint threads)
-{
-#ifdef GST_WHISPER_HAVE_OPENBLAS
-    openblas_set_num_threads(threads > 0 ? threads : 1);
-    return TRUE;
-#else
-    (void)threads;
-    return FALSE;
-#endif
-}
-
 static gchar *canonical_key(const gchar *path)
 {
     char *real = realpath(path, NULL);
@@ -40,7 +23,7 @@ static gchar *canonical_key(const gchar *path)
     return key;
 }
 
-GstWhisperModel *gst_whisper_model_acquire(const gchar *path, gint threads, GError **error)
+GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error)
 {
     if (!path || !*path) {
         g_set_error(error, gst_whisper_model_error_quark(), 1,
@@ -70,7 +53,6 @@ GstWhisperModel *gst_whisper_model_acquire(const gchar *path, gint threads, GErr
         g_free(key);
         return NULL;
     }
-    gst_whisper_model_set_blas_threads(threads);
     m = g_new0(GstWhisperModel, 1);
     m->key = key;
     m->path = g_strdup(path);

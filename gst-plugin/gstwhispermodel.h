@@ -12,10 +12,10 @@ G_BEGIN_DECLS
 
 typedef struct _GstWhisperModel GstWhisperModel;
 
-/* Returns the shared model for `path` (loading it on first use, with `threads`
- * OpenBLAS threads; see gst_whisper_model_set_blas_threads), or NULL with *error set
- * to a message naming the path and the reason. */
-GstWhisperModel *gst_whisper_model_acquire(const gchar *path, gint threads, GError **error);
+/* Returns the shared model for `path` (loading it on first use), or NULL with *error
+ * set to a message naming the path and the reason.  (Threads belong to each element's
+ * decoding context: the core keeps OpenBLAS single-threaded.) */
+GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error);
 /* Drops one reference; the last one frees the model. */
 void gst_whisper_model_release(GstWhisperModel *model);
 const wkv_model *gst_whisper_model_get(const GstWhisperModel *model);
@@ -26,9 +26,6 @@ guint gst_whisper_model_refcount(const GstWhisperModel *model);
 guint gst_whisper_model_users(const gchar *path);
 /* Number of distinct models loaded now (tests). */
 guint gst_whisper_model_cache_size(void);
-/* OpenBLAS's thread count is process-wide: this sets it (when built with OpenBLAS)
- * and returns TRUE if it did. */
-gboolean gst_whisper_model_set_blas_threads(gint threads);
 
 G_END_DECLS
 
