@@ -1,0 +1,27 @@
+#!/bin/sh
+# smoke.sh FUZZER SEED_DIR SECONDS [libFuzzer options...]
+# Runs FUZZER for SECONDS on a scratch copy of the seeds (libFuzzer adds what it
+# finds to its first corpus folder; the seeds stay as generated).  Exits non-zero
+# on any crash, leak, sanitizer report, timeout or oracle failure; the reproducer
+# is left in the build folder's fuzz/artifacts/.
+set -eu
+fuzzer=$1 seeds=$2 secs=$3
+shift 3
+work=$(mktemp -d "${TMPDIR:-/tmp}/wkv-fuzz-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+artifacts=$(dirname "$fuzzer")/artifacts
+mkdir -p "$artifacts"
+# fuzz_tokenize: a shared vocabulary when it exists, else the generated one
+if [ -z "${WKV_FUZZ_VOCAB:-}" ] && [ -n "${WKV_FUZZ_VOCAB_FALLBACK:-}" ]; then
+    if [ -f "${WKV_FUZZ_VOCAB_SHARED:-}" ]; then
+        WKV_FUZZ_VOCAB=$WKV_FUZZ_VOCAB_SHARED
+    else
+        WKV_FUZZ_VOCAB=$WKV_FUZZ_VOCAB_FALLBACK
+    fi
+    export WKV_FUZZ_VOCAB
+    echo "vocabulary: $WKV_FUZZ_VOCAB"
+fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+"$fuzzer" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$artifacts/" \
+    "$@" "$work" "$seeds"
