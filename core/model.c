@@ -2,7 +2,10 @@
  * hyper-parameters, the mel filter bank, the vocabulary and one f32 weight arena.
  *
  * The file is mapped (or read) whole and parsed with bounds checks on every field;
- * nothing is trusted before it is checked.  Tensors are parsed in two passes: the
+ * nothing is trusted before it is checked.  Only regular files are opened (a FIFO
+ * would block), weights that would not fit in this process's memory are refused
+ * before the arena is allocated, and every weight must be finite (docs/reliability.md,
+ * "Limits").  Tensors are parsed in two passes: the
  * first validates every header, name, type, shape and data range and records where
  * each expected tensor's data lies; only then is the arena allocated (its size
  * follows from the hyper-parameters, and every tensor is known to be in the file)
