@@ -404,8 +404,10 @@ static int bench_file(const char *label, const char *model_path, const bench_opt
         double w = median(wall, bo->reps);
         double per_rep = 1.0 / bo->reps;
         printf("\n### Whole file (median of %d runs)\n\n", bo->reps);
-        printf("| model | file | audio s | wall s | real-time factor | windows | tokens "
-               "| encoder ms / window | decoder ms / token | segments | peak RSS MB |\n");
+        /* tokens: positions through the decoder, prompts (batched) included */
+        printf("| model | file | audio s | wall s | real-time factor | windows "
+               "| decoder positions | encoder ms / window | decoder ms / position "
+               "| segments | peak RSS MB |\n");
         printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
         printf("| %s | %s | %.1f | %.2f | %.3f | %.0f | %.0f | %.0f | %.2f | %d | %.0f |\n",
                label, bo->file, audio_s, w, w / audio_s, (double)st->encoder_runs * per_rep,
