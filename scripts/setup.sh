@@ -96,11 +96,11 @@ wkv_build() {
     (cd "$WKV_ROOT" && meson compile -C "$@")
 }
 
-# wkv_test_summary BUILD_DIR: prints "N passed, N failed" (and ", N skipped" when
-# tests were skipped) from the test log; returns non-zero on any failure or when no
-# test ran.
+# wkv_test_summary BUILD_DIR [LOG]: prints "N passed, N failed" (and ", N skipped" when
+# tests were skipped) from the test log (LOG, default testlog.json; a test setup's is
+# testlog-SETUP.json); returns non-zero on any failure or when no test ran.
 wkv_test_summary() {
-    local log=$WKV_ROOT/$1/meson-logs/testlog.json
+    local log=$WKV_ROOT/$1/meson-logs/${2:-testlog.json}
     local passed=0 failed=0 skipped=0 r
     if [[ -f "$log" ]]; then
         while read -r r; do
