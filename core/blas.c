@@ -13,8 +13,10 @@
 #include "blas.h"
 #include "whisperkv.h"
 
-#ifdef WKV_HAVE_OPENBLAS
+#if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#ifdef WKV_HAVE_OPENBLAS
 #include <string.h>
 
 void openblas_set_num_threads(int num_threads);

@@ -8,12 +8,16 @@
 #include <stdint.h>
 
 /* Functions built for AVX-512, AVX2 and the baseline, picked at load time by an ifunc
- * resolver; ThreadSanitizer's runtime is not up yet when resolvers run, so TSan
- * builds keep the baseline only. */
+ * resolver.  Baseline only under ThreadSanitizer (its runtime is not up yet when
+ * resolvers run) and with clang before 16 (it names the ifunc "f.ifunc", leaving calls
+ * from other files to "f" undefined). */
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define WKV_NO_CLONES 1
 #endif
+#endif
+#if defined(__clang__) && __clang_major__ < 16
+#define WKV_NO_CLONES 1
 #endif
 #if defined(__SANITIZE_THREAD__) || defined(WKV_NO_CLONES)
 #define WKV_CLONES
