@@ -19,9 +19,6 @@
 #include "output.h"
 #include "whisperkv.h"
 
-/* OpenBLAS's thread count is process-wide, so the application sets it, not the core. */
-void openblas_set_num_threads(int num_threads);
-
 #define PROG "whisperkv-transcribe"
 
 /* ------------------------------------------------------------------ options */
@@ -432,7 +429,6 @@ int main(int argc, char **argv)
         opt_threads = (int)g_get_num_processors();
     else if (opt_threads < 1 || opt_threads > 1024)
         return usage("--threads must be between 1 and 1024");
-    openblas_set_num_threads(opt_threads);
 
     if (!isnan(opt_no_speech) && !isfinite(opt_no_speech))
         return usage("--no-speech-threshold must be a number");
