@@ -104,6 +104,7 @@ typedef struct {
     uint64_t off;
     const char *path;
     char **error;
+    int mapped; /* p is our own read-only file mapping: pages may be dropped */
 } reader;
 
 static void fail(reader *r, uint64_t off, const char *fmt, ...)
@@ -922,6 +923,20 @@ static int load_tensor(reader *r, const expected *x, float *dst, const float *ta
     return 0;
 }
 
+/* Hands a converted tensor's file pages back: they count in the resident size until
+ * the file is unmapped, and would otherwise add the whole file to the arena at the
+ * load's peak.  The whole pages inside [p, p + len) only; read-only private file pages
+ * are simply dropped (never the caller's memory: wkv_model_load_memory does not map). */
+static void drop_pages(const uint8_t *p, uint64_t len)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (page == 0 || (page & (page - 1)) != 0)
+        return;
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + len) & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 /* Second pass: the arena, the pointers and the data. */
 static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
 {
@@ -971,6 +986,8 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
         *slot = dst;
         int to_f16 = f16_file && x->def->f16 && (x->layer < 0 || x->is_dec);
         rc = load_tensor(r, x, dst, table, to_f16);
+        if (rc == 0 && r->mapped)
+            drop_pages(r->p + x->data_off, element_offset(x->type, x->count));
         dst += x->count;
     }
     free(table);
@@ -981,9 +998,9 @@ static int load_tensors(reader *r, wkv_model *m, tensor_set *ts)
 
 /* Parses a whole file image; `name` (the path, or "(memory)") heads every message. */
 static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, int vocab_only,
-                        char **error)
+                        int mapped, char **error)
 {
-    reader r = {data, size, 0, name, error};
+    reader r = {data, size, 0, name, error, mapped};
     tensor_set ts = {NULL, 0, 0, 0, 0};
     wkv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(name))) {
@@ -1036,7 +1053,7 @@ static wkv_model *load(const char *path, int vocab_only, char **error)
     file_view v;
     if (view_open(path, &v, error))
         return NULL;
-    wkv_model *m = parse(v.data, v.size, path, vocab_only, error);
+    wkv_model *m = parse(v.data, v.size, path, vocab_only, v.map != NULL, error);
     view_close(&v);
     return m;
 }
@@ -1052,7 +1069,7 @@ wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error)
         wkv_set_error(error, "(memory): offset 0: no data given");
         return NULL;
     }
-    return parse(data, size, "(memory)", 0, error);
+    return parse(data, size, "(memory)", 0, 0, error);
 }
 
 wkv_model *wkv_model_load_vocab_only(const char *path, char **error)
