@@ -6,9 +6,11 @@
  * output element is one f32 dot product (16 or 8 lanes, then a horizontal sum), so
  * results differ from sgemm's only by summation order.
  *
- * Blocking: rows of x are taken up to 8 at a time, with 4 (1-2 rows), 2 (3-4 rows) or
- * 1 (5-8 rows) weight rows per inner loop, so each weight vector loaded feeds several
- * independent FMA chains.  Output rows are split over the pool's threads. */
+ * Blocking: a single row of x (a greedy step) reads each weight row front to back
+ * with four accumulators: one sequential stream.  Several rows (beams) are taken up
+ * to 8 at a time, with 4 (2 rows), 2 (3-4 rows) or 1 (5-8 rows) weight rows per inner
+ * loop, so each weight vector loaded feeds several independent FMA chains.  Output
+ * rows are split over the pool's threads. */
 #include "gemv_f16.h"
 #include "internal.h"
 
@@ -92,9 +94,45 @@ INL T512 void blk512(const gemv_task *t, int r0, int R, int j, int JB)
         }
 }
 
+INL T512 __m512 w16x16(const uint16_t *w)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)w));
+}
+
+/* One input row (a greedy step): output rows in turn, each read front to back with
+ * four accumulators, so the weights are one sequential stream.  Blocks of 4 output
+ * rows read 4 streams 2*in bytes apart, which the hardware prefetcher followed
+ * badly: tiny's step on one core went from 13 to 6.2 ms with this loop. */
+INL T512 void single512(const gemv_task *t, int r0, int j0, int j1)
+{
+    const int in = t->in, n64 = in & ~63, n16 = in & ~15;
+    const float *x = t->x + (size_t)r0 * in;
+    for (int j = j0; j < j1; j++) {
+        const uint16_t *w = t->w + (size_t)j * in;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        int k = 0;
+        for (; k < n64; k += 64) {
+            a0 = _mm512_fmadd_ps(w16x16(w + k), _mm512_loadu_ps(x + k), a0);
+            a1 = _mm512_fmadd_ps(w16x16(w + k + 16), _mm512_loadu_ps(x + k + 16), a1);
+            a2 = _mm512_fmadd_ps(w16x16(w + k + 32), _mm512_loadu_ps(x + k + 32), a2);
+            a3 = _mm512_fmadd_ps(w16x16(w + k + 48), _mm512_loadu_ps(x + k + 48), a3);
+        }
+        for (; k < n16; k += 16)
+            a0 = _mm512_fmadd_ps(w16x16(w + k), _mm512_loadu_ps(x + k), a0);
+        float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        if (n16 < in)
+            s += tail(t, r0, j, n16);
+        put(t, r0, j, s);
+    }
+}
+
 INL T512 void run512(const gemv_task *t, int r0, int R, int j0, int j1)
 {
     int j = j0;
+    if (R == 1) {
+        single512(t, r0, j0, j1);
+        return;
+    }
     if (R <= 2)
         for (; j + 4 <= j1; j += 4)
             blk512(t, r0, R, j, 4);
@@ -183,9 +221,42 @@ INL T256 void blk256(const gemv_task *t, int r0, int R, int j, int JB)
         }
 }
 
+INL T256 __m256 w16x8(const uint16_t *w)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)w));
+}
+
+/* One input row: as single512, one sequential stream of weights. */
+INL T256 void single256(const gemv_task *t, int r0, int j0, int j1)
+{
+    const int in = t->in, n32 = in & ~31, n8 = in & ~7;
+    const float *x = t->x + (size_t)r0 * in;
+    for (int j = j0; j < j1; j++) {
+        const uint16_t *w = t->w + (size_t)j * in;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        int k = 0;
+        for (; k < n32; k += 32) {
+            a0 = _mm256_fmadd_ps(w16x8(w + k), _mm256_loadu_ps(x + k), a0);
+            a1 = _mm256_fmadd_ps(w16x8(w + k + 8), _mm256_loadu_ps(x + k + 8), a1);
+            a2 = _mm256_fmadd_ps(w16x8(w + k + 16), _mm256_loadu_ps(x + k + 16), a2);
+            a3 = _mm256_fmadd_ps(w16x8(w + k + 24), _mm256_loadu_ps(x + k + 24), a3);
+        }
+        for (; k < n8; k += 8)
+            a0 = _mm256_fmadd_ps(w16x8(w + k), _mm256_loadu_ps(x + k), a0);
+        float s = hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        if (n8 < in)
+            s += tail(t, r0, j, n8);
+        put(t, r0, j, s);
+    }
+}
+
 INL T256 void run256(const gemv_task *t, int r0, int R, int j0, int j1)
 {
     int j = j0;
+    if (R == 1) {
+        single256(t, r0, j0, j1);
+        return;
+    }
     if (R <= 2)
         for (; j + 4 <= j1; j += 4)
             blk256(t, r0, R, j, 4);
@@ -304,11 +375,12 @@ static void gemv_part(void *arg, int p, int n)
         part(t, j0, j1);
 }
 
-/* below this many weights a matrix is done on the calling thread: waking the pool
- * (condition variables, ~50 us here) costs more than the second core saves; measured
- * on tiny, 2 threads: 4.1 ms/token with 1M, 4.5 ms with the pool never used, 6.5 ms
- * with 32K (every matrix split) */
-#define POOL_MIN_WEIGHTS (1u << 20)
+/* below this many weights a matrix is done on the calling thread.  With the pool
+ * spinning between jobs (pool.c) a hand-off costs about a microsecond, so every
+ * matrix of a real model is split: tiny, 2 threads, one machine and run, ms/step with
+ * the threshold at 1M 3.9, 128K 3.6, 16K 3.45 (when waking the pool meant condition
+ * variables, ~50 us, 1M was best) */
+#define POOL_MIN_WEIGHTS (1u << 14)
 
 void wkv_gemv_f16(wkv_pool *pool, const float *x, int rows, int in, const uint16_t *w,
                   const float *bias, int out, float *y, int accumulate)
