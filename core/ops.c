@@ -265,15 +265,26 @@ static void attention_head(const attention_job *j, int h, float *scores, wkv_poo
     int hd = j->d / j->n_head;
     /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
     float scale = 1.0f / sqrtf((float)hd);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->n_q, j->n_kv, hd, scale,
-                j->q + h * hd, j->d, j->k + h * hd, j->d, 0.0f, scores, j->n_kv);
+    /* One query (a decoder step): matrix-vector products read the head's K and V
+     * where they are; sgemm would first pack each into a copy (a third of a tiny
+     * step's time went to OpenBLAS's packing of the window's 1500 cross keys). */
+    if (j->n_q == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, j->n_kv, hd, scale, j->k + h * hd, j->d,
+                    j->q + h * hd, 1, 0.0f, scores, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->n_q, j->n_kv, hd, scale,
+                    j->q + h * hd, j->d, j->k + h * hd, j->d, 0.0f, scores, j->n_kv);
     softmax_job sj = {scores, j->n_q, j->n_kv, j->causal_offset};
     if (pool)
         wkv_pool_run(pool, softmax_rows, &sj);
     else
         softmax_rows(&sj, 0, 1);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n_q, hd, j->n_kv, 1.0f, scores,
-                j->n_kv, j->v + h * hd, j->d, 0.0f, j->out + h * hd, j->d);
+    if (j->n_q == 1)
+        cblas_sgemv(CblasRowMajor, CblasTrans, j->n_kv, hd, 1.0f, j->v + h * hd, j->d, scores,
+                    1, 0.0f, j->out + h * hd, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n_q, hd, j->n_kv, 1.0f,
+                    scores, j->n_kv, j->v + h * hd, j->d, 0.0f, j->out + h * hd, j->d);
 }
 
 /* The heads of [part], each part with its own n_q x n_kv of scores. */
