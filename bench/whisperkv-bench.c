@@ -8,10 +8,12 @@
  *    recomputed every token and with no cache (the caches' gains); memory: resident
  *    size after decoding against weights in the file + KV caches + activations;
  *  - --file: a whole recording through the long-form loop, real-time factor.
- * Medians of --reps runs.
+ * Medians of --reps runs.  The decoder's steps follow a prompt of --prompt tokens
+ * (default 225, the longest the reference sends; 4 is a window's start without
+ * previous text, what scripts/whispercpp-bench.sh times for whisper.cpp).
  *
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
- *                   [--tokens N] [--file WAV]
+ *                   [--tokens N] [--prompt N] [--file WAV]
  */
 #include "genlib.h"
 #include "wav.h"
@@ -52,6 +54,7 @@ static double median(double *v, int n)
 
 typedef struct {
     int threads, reps, tokens;
+    int prompt; /* decoder prompt tokens; 0: n_text_ctx / 2 + 1 (225), the longest */
     const char *file;
     double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
 } bench_opts;
@@ -244,9 +247,13 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     double *full_t = calloc((size_t)reps, sizeof(double)), *nocross_t = calloc((size_t)reps, sizeof(double));
     double *none_t = calloc((size_t)reps, sizeof(double));
 
-    /* a prompt as long as the reference ever sends (startofprev + 223 + sot), then
-     * `steps` tokens: inside n_text_ctx */
-    int n_prompt = hp->n_text_ctx / 2 + 1;
+    /* by default a prompt as long as the reference ever sends (startofprev + 223 +
+     * sot); --prompt 4 is a window's start without previous text (sot, language,
+     * task, notimestamps), as whisper.cpp's side-by-side driver decodes.  Then `steps`
+     * tokens: inside n_text_ctx */
+    int n_prompt = bo->prompt > 0 ? bo->prompt : hp->n_text_ctx / 2 + 1;
+    if (n_prompt > hp->n_text_ctx - 1)
+        n_prompt = hp->n_text_ctx - 1;
     if (n_prompt + steps > hp->n_text_ctx)
         steps = hp->n_text_ctx - n_prompt;
     int *seq = malloc((size_t)(n_prompt + steps) * sizeof *seq);
@@ -312,8 +319,8 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
 
 static void print_results(const model_result *r, int n, const bench_opts *bo)
 {
-    printf("\n### Speed (medians of %d runs; decoder: %d tokens after a 225-token prompt)\n\n",
-           bo->reps, bo->tokens);
+    printf("\n### Speed (medians of %d runs; decoder: %d tokens after a %d-token prompt)\n\n",
+           bo->reps, bo->tokens, bo->prompt > 0 ? bo->prompt : 225);
     printf("| model | threads | load ms | mel ms / 30 s | encoder ms / window "
            "| encoder GFLOP/s | of sgemm peak | prompt ms / token | step ms / token "
            "| tokens/s | step GB/s | of streamed GB/s | step ms, cross K/V per token "
@@ -453,7 +460,7 @@ static char *generate(const char *size)
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
-                    "[--tokens N] [--file WAV]\n", argv0);
+                    "[--tokens N] [--prompt N] [--file WAV]\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -469,6 +476,8 @@ int main(int argc, char **argv)
             bo.reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
             bo.tokens = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--prompt") && i + 1 < argc)
+            bo.prompt = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc)
             model_path = argv[++i];
         else if (!strcmp(argv[i], "--file") && i + 1 < argc)
@@ -478,8 +487,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (bo.threads < 1 || bo.reps < 1 || bo.tokens < 1) {
-        fprintf(stderr, "threads, reps and tokens must be >= 1\n");
+    if (bo.threads < 1 || bo.reps < 1 || bo.tokens < 1 || bo.prompt < 0) {
+        fprintf(stderr, "threads, reps and tokens must be >= 1, prompt >= 0\n");
         return 2;
     }
     /* in a child process, so that their buffers do not count in our peak RSS */
