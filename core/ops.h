@@ -29,8 +29,10 @@ void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
 /* Multi-head attention of q (n_q x d) over k, v (n_kv x d) into out (n_q x d);
  * scores is scratch of max(n_q, 64) x n_kv.  causal_offset >= 0 hides key
  * j > causal_offset + i from query row i (the decoder's mask); -1 sees everything.
- * With the pool (may be NULL): 64+ rows split their softmax rows, fewer rows (a
- * decoder step: the cross K/V of a window streamed per head) split the heads. */
+ * With the pool (may be NULL): 64+ rows split their softmax rows; up to 8 rows (a
+ * decoder step, or its beams) stream K and V once, row by row, split by keys over the
+ * pool when there are 64+ keys a thread and merged by their softmax maxima; other
+ * row counts split the heads. */
 void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
