@@ -576,8 +576,13 @@ GST_START_TEST(test_live)
     fail_unless(n_text >= ls.finals);
     /* a final may follow its audio by `latency` (plus a run overrunning the element's
      * estimate on a loaded machine) */
+#ifndef __SANITIZE_THREAD__
     fail_unless(ls.worst <= (GstClockTimeDiff)(latency + 500) * GST_MSECOND,
                 "a final came %.2f s after its audio", ls.worst / 1e9);
+#else
+    /* inference under ThreadSanitizer runs 5-15x slower than real time allows */
+    g_print("live: the latency bound is not checked under ThreadSanitizer\n");
+#endif
     gst_object_unref(tp);
     gst_object_unref(w);
     gst_object_unref(text);

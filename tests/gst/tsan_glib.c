@@ -115,3 +115,41 @@ gpointer g_async_queue_timeout_pop(GAsyncQueue *q, guint64 timeout)
     __tsan_acquire(q);
     return r;
 }
+
+/* GstTask threads come from a GThreadPool: g_thread_pool_push hands the task to an
+ * idle thread through the pool's queue inside libglib, which TSan cannot see, so
+ * everything the pushing thread prepared (the task, its lock) would look unordered
+ * with the task's thread.  The pool's function is wrapped to acquire what the push
+ * released (the pushed pointer is the synchronisation address). */
+typedef GThreadPool *(*pool_new_fn)(GFunc, gpointer, gint, gboolean, GError **);
+typedef gboolean (*pool_push_fn)(GThreadPool *, gpointer, GError **);
+
+typedef struct {
+    GFunc func;
+    gpointer user_data;
+} pool_trampoline_data;
+
+static void pool_trampoline(gpointer data, gpointer user_data)
+{
+    const pool_trampoline_data *t = user_data;
+    __tsan_acquire(data);
+    t->func(data, t->user_data);
+}
+
+GThreadPool *g_thread_pool_new(GFunc func, gpointer user_data, gint max_threads,
+                               gboolean exclusive, GError **error)
+{
+    REAL(g_thread_pool_new, pool_new_fn);
+    /* lives as long as the process: a pool does not say when it is freed to us */
+    pool_trampoline_data *t = g_new(pool_trampoline_data, 1);
+    t->func = func;
+    t->user_data = user_data;
+    return real_g_thread_pool_new(pool_trampoline, t, max_threads, exclusive, error);
+}
+
+gboolean g_thread_pool_push(GThreadPool *pool, gpointer data, GError **error)
+{
+    REAL(g_thread_pool_push, pool_push_fn);
+    __tsan_release(data);
+    return real_g_thread_pool_push(pool, data, error);
+}
