@@ -57,7 +57,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     };
     int ok = 1;
     for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
-        ok = (*enc[i].buf = malloc(enc[i].n * sizeof(float))) != NULL;
+        ok = (*enc[i].buf = wkv_alloc_resident(enc[i].n * sizeof(float))) != NULL;
         ctx->activation_bytes += enc[i].n * sizeof(float);
     }
     ok = ok && wkv_decoder_alloc(ctx) == 0;

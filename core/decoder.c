@@ -27,12 +27,12 @@ int wkv_decoder_alloc(wkv_context *ctx)
     float **bufs[] = {&ctx->dec_x, &ctx->dec_h, &ctx->dec_q, &ctx->dec_k, &ctx->dec_v,
                       &ctx->dec_att};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        if (!(*bufs[i] = malloc(rows * d * sizeof(float))))
+        if (!(*bufs[i] = wkv_alloc_resident(rows * d * sizeof(float))))
             return -1;
     /* dec_mlp is followed by a 4d x d scratch for one widened f16 matrix */
-    ctx->dec_mlp = malloc((rows * 4 * d + 4 * d * d) * sizeof(float));
-    ctx->dec_scores = malloc(rows * kv * sizeof(float));
-    ctx->logits = malloc((size_t)hp->n_vocab * sizeof(float));
+    ctx->dec_mlp = wkv_alloc_resident((rows * 4 * d + 4 * d * d) * sizeof(float));
+    ctx->dec_scores = wkv_alloc_resident(rows * kv * sizeof(float));
+    ctx->logits = wkv_alloc_resident((size_t)hp->n_vocab * sizeof(float));
     ctx->activation_bytes += (6 * rows * d + rows * 4 * d + 4 * d * d + rows * kv +
                               (size_t)hp->n_vocab) * sizeof(float);
     return ctx->dec_mlp && ctx->dec_scores && ctx->logits ? 0 : -1;

@@ -12,8 +12,8 @@ int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state)
     c->n_layer = n_layer;
     c->n_ctx = n_ctx;
     c->n_state = n_state;
-    c->k = malloc(n * sizeof(float));
-    c->v = malloc(n * sizeof(float));
+    c->k = wkv_alloc_resident(n * sizeof(float));
+    c->v = wkv_alloc_resident(n * sizeof(float));
     c->valid = 0;
     return c->k && c->v ? 0 : -1;
 }
@@ -68,6 +68,10 @@ int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots)
         s->tokens = t;
     if (!k || !v || !n || !t)
         return -1;
+    /* the new slots' pages made resident now (wkv_alloc_resident says why) */
+    size_t old = (size_t)s->n_slots * per, add = (size_t)(n_slots - s->n_slots) * per;
+    memset(s->k + old, 0, add * sizeof(float));
+    memset(s->v + old, 0, add * sizeof(float));
     for (int i = s->n_slots; i < n_slots; i++)
         s->n[i] = 0;
     s->n_slots = n_slots;

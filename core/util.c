@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 char *wkv_strdup_printf(const char *fmt, ...)
@@ -45,4 +46,12 @@ double wkv_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void *wkv_alloc_resident(size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
 }
