@@ -27,6 +27,7 @@
  *               position at or past the end of the audio pushed, text arrived in every
  *               row after the first, no error or warning on the bus.
  * Exit status 0 when everything passes, 1 otherwise, 2 on bad usage. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,7 @@ typedef struct {
     gint64 t_start;
     double cpu_start;
     glong rss_before, rss_base, rss_max, rss_last;
+    double heap_base, heap_last; /* MB malloc has handed out and not had back */
     glong ctx_kb; /* a decoding context's KV caches + activations for this model */
     guint rows, rows_without_text, segs_at_last_row;
 } Soak;
@@ -426,9 +428,23 @@ static gboolean on_bus(GstBus *bus, GstMessage *m, gpointer data)
     return TRUE;
 }
 
+/* Bytes malloc has handed out and not had back (every arena, mmapped chunks too): a
+ * leak grows this; RSS can also grow while it stays flat (pages touched for the first
+ * time, fragmentation), which is not a leak. */
+static double heap_in_use_mb(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 mi = mallinfo2();
+    return (double)(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+#else
+    return -1.0;
+#endif
+}
+
 static void print_row(Soak *s)
 {
     glong rss = vm_rss_kb();
+    double heap = heap_in_use_mb();
     g_mutex_lock(&s->lock);
     guint segs = s->bufs->len;
     double done = GST_CLOCK_TIME_IS_VALID(s->processed) ? (double)s->processed / GST_SECOND : 0;
@@ -438,15 +454,17 @@ static void print_row(Soak *s)
     s->rows++;
     if (s->rows == 1) {
         s->rss_base = rss;
+        s->heap_base = heap;
     } else {
         if (segs == s->segs_at_last_row)
             s->rows_without_text++;
     }
     s->rss_max = MAX(s->rss_max, rss);
     s->rss_last = rss;
+    s->heap_last = heap;
     s->segs_at_last_row = segs;
-    g_print("| %6.2f | %8.1f | %8u | %9.1f | %9.1f |\n", minute, rss / 1024.0, segs, done,
-            pushed);
+    g_print("| %6.2f | %8.1f | %8.1f | %8u | %9.1f | %9.1f |\n", minute, rss / 1024.0, heap,
+            segs, done, pushed);
 }
 
 static gboolean on_tick(gpointer data)
@@ -494,9 +512,11 @@ static gboolean verdict(Soak *s, double wall_s)
     gboolean ok = TRUE;
     gchar *d;
 
-    d = g_strdup_printf("first row %.1f MB, max after it %.1f MB (+%.2f MB), last %.1f MB",
+    d = g_strdup_printf("first row %.1f MB, max after it %.1f MB (+%.2f MB), last %.1f MB; "
+                        "heap in use first row %.1f MB, last %.1f MB (%+.2f MB)",
                         s->rss_base / 1024.0, s->rss_max / 1024.0,
-                        (s->rss_max - s->rss_base) / 1024.0, s->rss_last / 1024.0);
+                        (s->rss_max - s->rss_base) / 1024.0, s->rss_last / 1024.0,
+                        s->heap_base, s->heap_last, s->heap_last - s->heap_base);
     ok &= check("rss", s->rows >= 2 && s->rss_max - s->rss_base < RSS_LIMIT_KB, d);
     g_free(d);
 
@@ -686,8 +706,8 @@ int main(int argc, char **argv)
     }
     s.rss_before = vm_rss_kb();
     s.ctx_kb = context_kb(s.model);
-    g_print("| minute | RSS (MB) | segments | done (s) | pushed (s) |\n"
-            "|-------:|---------:|---------:|----------:|-----------:|\n");
+    g_print("| minute | RSS (MB) | heap (MB) | segments | done (s) | pushed (s) |\n"
+            "|-------:|---------:|----------:|---------:|----------:|-----------:|\n");
     s.t_start = g_get_monotonic_time();
     s.cpu_start = cpu_seconds();
     if (gst_element_set_state(s.pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
