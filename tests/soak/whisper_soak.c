@@ -634,7 +634,9 @@ int main(int argc, char **argv)
         {"duration", 0, 0, G_OPTION_ARG_INT, &s.duration, "seconds of audio (3600)", "S"},
         {"interval", 0, 0, G_OPTION_ARG_INT, &s.interval, "seconds between rows (60)", "S"},
         {"max-ahead", 0, 0, G_OPTION_ARG_INT, &s.max_ahead,
-         "offline: push at most S s past the element's text position (0: no limit)", "S"},
+         "offline: push at most S s past the element's text position (0: no limit; else "
+         "at least 60, as the element needs a whole window past its text to go on)",
+         "S"},
         {"step", 0, 0, G_OPTION_ARG_INT, &s.step, "live: the element's step (ms)", "MS"},
         {"latency", 0, 0, G_OPTION_ARG_INT, &s.latency, "live: the element's latency (ms)",
          "MS"},
@@ -649,7 +651,7 @@ int main(int argc, char **argv)
     GError *err = NULL;
     if (!g_option_context_parse(oc, &argc, &argv, &err) || !s.model || !s.speech || !s.mode ||
         (strcmp(s.mode, "offline") != 0 && strcmp(s.mode, "live") != 0) || s.duration <= 0 ||
-        s.interval <= 0 || s.max_ahead < 0) {
+        s.interval <= 0 || s.max_ahead < 0 || (s.max_ahead > 0 && s.max_ahead < 60)) {
         g_printerr("whisper_soak: %s\n%s", err ? err->message : "bad or missing options",
                    g_option_context_get_help(oc, TRUE, NULL));
         return 2;
