@@ -135,7 +135,7 @@ static void attention_part(void *arg, int part, int n_parts)
                     ctx->enc_k + h * hd, d, 0.0f, scores, T);
         float inv[WKV_ENC_QBLOCK];
         for (int i = 0; i < nq; i++) {
-            float sum = wkv_softmax_exp(scores + (size_t)i * T, T);
+            float sum = wkv_softmax_exp(scores + (size_t)i * T, T, NULL);
             inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
         }
         float *out = ctx->enc_att + (size_t)q0 * d + h * hd;

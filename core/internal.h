@@ -100,7 +100,8 @@ double wkv_now_ms(void);
 /* malloc whose pages are written (zeroed) at once: a context's buffers are sized for
  * the longest prompt and history, so left untouched they became resident bit by bit
  * over the first quarter hour of a stream (+6 to +10 MB in the soak); touched here, the
- * resident size is reached at creation and a live stream takes no page faults. */
+ * resident size is reached at creation and a live stream takes no page faults.
+ * (Not calloc: it skips zeroing fresh pages from the kernel, leaving them untouched.) */
 void *wkv_alloc_resident(size_t bytes);
 
 /* vocab.c: fills sp, the special spellings, the BPE table and the suppress list.

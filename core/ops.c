@@ -128,7 +128,7 @@ void wkv_gelu(float *x, size_t n)
 /* Sixteen lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and
  * the baseline, chosen at run time. */
 WKV_CLONES
-float wkv_softmax_exp(float *x, int n)
+float wkv_softmax_exp(float *x, int n, float *max)
 {
     float m16[16];
     for (int k = 0; k < 16; k++)
@@ -142,6 +142,8 @@ float wkv_softmax_exp(float *x, int n)
         m = m16[k] > m ? m16[k] : m;
     for (; i < n; i++)
         m = x[i] > m ? x[i] : m;
+    if (max)
+        *max = m;
     if (m == -INFINITY)
         return 0.0f;
     float s[16] = {0};
@@ -162,7 +164,7 @@ float wkv_softmax_exp(float *x, int n)
 
 void wkv_softmax(float *x, int n)
 {
-    float sum = wkv_softmax_exp(x, n);
+    float sum = wkv_softmax_exp(x, n, NULL);
     if (sum <= 0.0f)
         return;
     float inv = 1.0f / sum;
@@ -328,18 +330,16 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
         memset(o + (size_t)r * d + h0 * hd, 0, (size_t)(nh * hd) * sizeof(float));
         for (int h = h0; h < h1; h++) {
             float *row = scores + ((size_t)r * j->n_head + h) * n_kv + t0;
-            int n = vis[r] - t0;
-            float mx = -INFINITY;
-            for (int t = 0; t < n; t++)
-                mx = row[t] > mx ? row[t] : mx;
-            m[r * j->n_head + h] = mx;
-            l[r * j->n_head + h] = wkv_softmax_exp(row, n); /* 0: nothing visible */
+            size_t i = (size_t)r * j->n_head + h;
+            l[i] = wkv_softmax_exp(row, vis[r] - t0, &m[i]);
+            if (l[i] == 0.0f) /* nothing visible, or every score -inf: adds nothing below */
+                memset(row, 0, (size_t)(vis[r] - t0) * sizeof(float));
         }
     }
     for (int t = t0; t < vis_max; t++) {
         const float *vr = j->v + (size_t)t * d + h0 * hd;
         for (int r = 0; r < j->n_q; r++) {
-            if (t >= vis[r] || l[r * j->n_head + h0] == 0.0f)
+            if (t >= vis[r])
                 continue;
             float *orow = o + (size_t)r * d + h0 * hd;
             const float *pr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
@@ -413,7 +413,7 @@ void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *
     if (n_q <= 8 && n_q * n_head <= 64) { /* steps: K and V streamed once */
         const int parts = wkv_pool_parts(pool);
         const size_t nml = (size_t)n_q * n_head;
-        const size_t room = (size_t)(n_q > 64 ? n_q : 64) * n_kv;
+        const size_t room = (size_t)64 * n_kv; /* scores: max(n_q, 64) x n_kv, n_q <= 8 */
         if (parts > 1 && parts <= 64 && n_kv >= 64 * parts &&
             nml * n_kv + parts * ((size_t)n_q * d + 2 * nml) <= room) {
             attention_keys(pool, &job);

@@ -14,8 +14,9 @@ void wkv_gelu(float *x, size_t n);
 /* Numerically stable softmax of one row, in place. */
 void wkv_softmax(float *x, int n);
 /* Its unnormalized half: x = e^(x - max x), returns the sum (0 when every x is -inf,
- * x untouched).  Lets attention scale its output rows instead of the scores. */
-float wkv_softmax_exp(float *x, int n);
+ * x untouched) and, when max is not NULL, max x there.  Lets attention scale its
+ * output rows instead of the scores, and merge partial softmaxes by their maxima. */
+float wkv_softmax_exp(float *x, int n, float *max);
 /* y (rows x out) = x (rows x in) . W^T (W is out x in, PyTorch layout) [+ bias],
  * rows split over the pool's threads (pool may be NULL). */
 void wkv_linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,

@@ -1,7 +1,7 @@
 /* Worker threads woken by a generation counter; the caller takes part 0.
  *
  * A decoder step hands the pool dozens of small jobs a few microseconds apart, so a
- * waiting thread first spins on the counter for up to SPIN_NS before it sleeps on a
+ * waiting thread first spins on the counter for up to SPIN_MS before it sleeps on a
  * condition variable (waking a sleeping thread costs tens of microseconds, as much as
  * a small matrix takes on one core).  Spinning is bounded in time, so an idle pool
  * sleeps and a pool on fewer cores than threads (valgrind, a busy machine) only wastes
@@ -13,13 +13,13 @@
  * `lock`, and a thread sleeps only after checking them under `lock`, so no wake-up is
  * lost (likewise `remaining` reaching 0 and `done`). */
 #include "pool.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 
-#define SPIN_NS 200000 /* 0.2 ms: longer than the gaps inside a step and between steps */
+#define SPIN_MS 0.2 /* longer than the gaps inside a step and between steps */
 
 struct wkv_pool {
     int n;                    /* parts = workers + 1 */
@@ -45,18 +45,11 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Spins for at most SPIN_NS until, with gen, *gen != not or *quit is set, or, without,
+/* Spins for at most SPIN_MS until, with gen, *gen != not or *quit is set, or, without,
  * *count is 0; returns 1 when that happened, 0 when the time ran out. */
 static int spin_until(atomic_uint *gen, unsigned not, atomic_int *count, atomic_int *quit)
 {
-    long long t0 = 0;
+    double t0 = 0;
     for (unsigned i = 1;; i++) {
         if (gen ? atomic_load_explicit(gen, memory_order_acquire) != not ||
                       atomic_load_explicit(quit, memory_order_relaxed)
@@ -64,10 +57,10 @@ static int spin_until(atomic_uint *gen, unsigned not, atomic_int *count, atomic_
             return 1;
         cpu_relax();
         if ((i & 63) == 0) { /* the clock every 64 pauses: a few microseconds */
-            long long t = now_ns();
+            double t = wkv_now_ms();
             if (!t0)
                 t0 = t;
-            else if (t - t0 > SPIN_NS)
+            else if (t - t0 > SPIN_MS)
                 return 0;
         }
     }
