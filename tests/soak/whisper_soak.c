@@ -428,17 +428,39 @@ static gboolean on_bus(GstBus *bus, GstMessage *m, gpointer data)
     return TRUE;
 }
 
-/* Bytes malloc has handed out and not had back (every arena, mmapped chunks too): a
- * leak grows this; RSS can also grow while it stays flat (pages touched for the first
- * time, fragmentation), which is not a leak. */
+/* The size="N" of the first `<tag type="TYPE" ...>` in xml, or -1. */
+static double xml_size(const char *xml, const char *tag, const char *type)
+{
+    gchar *key = g_strdup_printf("<%s type=\"%s\"", tag, type);
+    const char *at = strstr(xml, key), *size = at ? strstr(at, "size=\"") : NULL;
+    g_free(key);
+    return size ? g_ascii_strtod(size + 6, NULL) : -1.0;
+}
+
+/* MB malloc has handed out and not had back, over every arena (threads allocate in
+ * arenas of their own, which mallinfo2 leaves out) and mmapped chunks: malloc_info's
+ * totals after its last heap, system memory - free chunks + mmapped.  A leak grows
+ * this; RSS can also grow while it stays flat (pages touched for the first time,
+ * fragmentation), which is not a leak.  -1 when it cannot be read. */
 static double heap_in_use_mb(void)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    struct mallinfo2 mi = mallinfo2();
-    return (double)(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
-#else
-    return -1.0;
-#endif
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&xml, &len);
+    if (!f)
+        return -1.0;
+    int rc = malloc_info(0, f);
+    fclose(f);
+    const char *end = xml ? g_strrstr(xml, "</heap>") : NULL;
+    double mb = -1.0;
+    if (rc == 0 && end) {
+        double sys = xml_size(end, "system", "current"), fast = xml_size(end, "total", "fast"),
+               rest = xml_size(end, "total", "rest"), mm = xml_size(end, "total", "mmap");
+        if (sys >= 0 && fast >= 0 && rest >= 0 && mm >= 0)
+            mb = (sys - fast - rest + mm) / (1024.0 * 1024.0);
+    }
+    free(xml);
+    return mb;
 }
 
 static void print_row(Soak *s)
