@@ -657,7 +657,8 @@ int main(int argc, char **argv)
         {"interval", 0, 0, G_OPTION_ARG_INT, &s.interval, "seconds between rows (60)", "S"},
         {"max-ahead", 0, 0, G_OPTION_ARG_INT, &s.max_ahead,
          "offline: push at most S s past the element's text position (0: no limit; else "
-         "at least 60, as the element needs a whole window past its text to go on)",
+         "at least 60: the element needs a whole 30-s window past its text to go on, "
+         "and 30 stalled)",
          "S"},
         {"step", 0, 0, G_OPTION_ARG_INT, &s.step, "live: the element's step (ms)", "MS"},
         {"latency", 0, 0, G_OPTION_ARG_INT, &s.latency, "live: the element's latency (ms)",
