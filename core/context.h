@@ -6,9 +6,11 @@
 #include "kv_cache.h"
 #include "pool.h"
 
-/* Queries per attention block in the encoder: a block's scores (64 x 1500 floats,
- * 375 KiB) stay in a core's L2 between the two matrix products and the softmax. */
-#define WKV_ENC_QBLOCK 64
+/* Queries per attention block in the encoder, at most.  Each block's two sgemm calls
+ * pack the head's K and V again, so fewer, larger blocks pack less: 256 rows (a block's
+ * scores 1.5 MB, past a 1-MB L2) measured 5 - 7 % faster on base's encoder than 64
+ * (375 KiB, in L2), 128 in between (docs/performance.md). */
+#define WKV_ENC_QBLOCK 256
 
 struct wkv_context {
     const wkv_model *model;

@@ -122,14 +122,17 @@ static void attention_part(void *arg, int part, int n_parts)
     const wkv_hparams *hp = &ctx->model->hp;
     const int d = hp->n_audio_state, T = hp->n_audio_ctx, n_head = hp->n_audio_head;
     const int hd = d / n_head, n_blk = (T + WKV_ENC_QBLOCK - 1) / WKV_ENC_QBLOCK;
+    const int blk = (T + n_blk - 1) / n_blk; /* equal blocks: 6 x 250 rather than 5 x 256 + 220 */
     /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
     const float scale = 1.0f / sqrtf((float)hd);
     float *scores = ctx->enc_scores + (size_t)part * WKV_ENC_QBLOCK * T;
     int t0, t1;
     part_rows(n_head * n_blk, part, n_parts, &t0, &t1);
     for (int t = t0; t < t1; t++) {
-        int h = t / n_blk, q0 = (t % n_blk) * WKV_ENC_QBLOCK;
-        int nq = T - q0 < WKV_ENC_QBLOCK ? T - q0 : WKV_ENC_QBLOCK;
+        int h = t / n_blk, q0 = (t % n_blk) * blk;
+        int nq = T - q0 < blk ? T - q0 : blk;
+        if (nq <= 0)
+            continue;
         const float *qh = ctx->enc_q + (size_t)q0 * d + h * hd;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
                     ctx->enc_k + h * hd, d, 0.0f, scores, T);
