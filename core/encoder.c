@@ -131,7 +131,7 @@ static void attention_part(void *arg, int part, int n_parts)
     for (int t = t0; t < t1; t++) {
         int h = t / n_blk, q0 = (t % n_blk) * blk;
         int nq = T - q0 < blk ? T - q0 : blk;
-        if (nq <= 0)
+        if (nq <= 0) /* ceil-sized blocks run out early only past 65536 frames */
             continue;
         const float *qh = ctx->enc_q + (size_t)q0 * d + h * hd;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
