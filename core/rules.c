@@ -30,6 +30,14 @@ double wkv_prob(const float *logits, int n, int token)
     return exp(wkv_logprob(logits, n, token));
 }
 
+void wkv_rules_init(wkv_rules *r, const wkv_options *o, int sample_begin)
+{
+    r->sample_begin = sample_begin;
+    r->timestamps = o->timestamps;
+    r->max_initial_ts_index = (int)lround(o->max_initial_timestamp / 0.02);
+    r->suppress_blank = 1;
+}
+
 static void forbid(float *logits, int from, int to)
 {
     for (int i = from; i < to; i++)

@@ -13,6 +13,10 @@ typedef struct {
     int suppress_blank;
 } wkv_rules;
 
+/* The filters a window's search applies, from its options: SuppressBlank always,
+ * the timestamp rules unless opts->timestamps is 0, the first timestamp at most
+ * round(max_initial_timestamp / 0.02) steps (the reference's max_initial_timestamp_index). */
+void wkv_rules_init(wkv_rules *r, const wkv_options *opts, int sample_begin);
 /* Filters logits (n_vocab) in place given the tokens sampled so far in this window
  * (after sample_begin). */
 void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,

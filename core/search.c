@@ -498,12 +498,10 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
 
     search s = {
         .ctx = ctx, .m = m, .o = o,
-        .rules = {.sample_begin = n_init, .timestamps = o->timestamps,
-                  .max_initial_ts_index = (int)lround(o->max_initial_timestamp / 0.02),
-                  .suppress_blank = 1},
         .n_init = n_init, .sample_len = sample_len, .n_vocab = n_vocab, .n_ctx = n_ctx,
         .eot = m->sp.eot,
     };
+    wkv_rules_init(&s.rules, o, n_init);
     float *logits = ctx->logits;
     wkv_decode_reset(ctx);
     int rc = wkv_decode(ctx, init, n_init, o->cache_mode, logits);

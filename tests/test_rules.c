@@ -1,0 +1,252 @@
+/* rules: the reference's logit filters (core/rules.c, reference doc §5) on crafted
+ * logits.  Each case states, token by token, which ids must stay finite; the filters
+ * are configured by wkv_rules_init from wkv_options exactly as the search does, so
+ * a rule switched off there fails here too.  Random-weight models almost never put
+ * the mass where these rules bite (a leading " ", a first timestamp past 1 s), so the
+ * reference vectors alone cannot tell.
+ *
+ * Usage: test_rules MODEL (the generated micro model: English-only, 51864 ids). */
+#include "internal.h"
+#include "rules.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const wkv_model *m;
+    int n_vocab, tb, eot, space;
+    unsigned char *suppressed; /* the SuppressTokens list as a set */
+    float *logits;
+} fixture;
+
+/* The ids a case expects to survive, before SuppressTokens and notimestamps (which
+ * every case with timestamps removes too). */
+typedef int (*allowed_fn)(const fixture *f, int id, const void *arg);
+
+/* Applies the rules to f->logits and checks, for every id, finite == expected. */
+static void expect(const fixture *f, const wkv_options *o, const int *sampled, int n,
+                   allowed_fn allowed, const void *arg, const char *what)
+{
+    wkv_rules r;
+    wkv_rules_init(&r, o, 3);
+    wkv_rules_apply(f->m, &r, sampled, n, f->logits);
+    int wrong = 0, first = -1, kept = 0;
+    for (int id = 0; id < f->n_vocab; id++) {
+        int want = allowed(f, id, arg) && !f->suppressed[id] &&
+                   !(o->timestamps && id == f->m->sp.notimestamps);
+        int got = isfinite(f->logits[id]);
+        kept += got;
+        if (want != got) {
+            if (first < 0)
+                first = id;
+            wrong++;
+        }
+    }
+    CHECK(wrong == 0, "%s: %d ids wrong, the first %d (tb %d, eot %d; %d kept)", what, wrong,
+          first, f->tb, f->eot, kept);
+}
+
+/* Logits: every id at 0 except one text token at `text_logit`. */
+static void fill(fixture *f, float text_logit)
+{
+    for (int i = 0; i < f->n_vocab; i++)
+        f->logits[i] = 0.0f;
+    f->logits[1000] = text_logit;
+}
+
+static int all_but_blank(const fixture *f, int id, const void *arg)
+{
+    (void)arg;
+    return id != f->space && id != f->eot;
+}
+
+static int everything(const fixture *f, int id, const void *arg)
+{
+    (void)f, (void)id, (void)arg;
+    return 1;
+}
+
+/* first step with timestamps: only <|0.00|> ... <|limit * 0.02|> */
+static int initial_timestamps(const fixture *f, int id, const void *arg)
+{
+    int limit = *(const int *)arg;
+    return id >= f->tb && (limit < 0 || id <= f->tb + limit);
+}
+
+/* a segment is open after the timestamp `last`: eot, the tokens between eot and the
+ * timestamps (language ids) and timestamps from `last` on */
+static int open_segment(const fixture *f, int id, const void *arg)
+{
+    int last = *(const int *)arg;
+    return (id >= f->eot && id < f->tb) || id >= last;
+}
+
+/* a pair just closed: text (anything below the timestamps), no timestamp */
+static int text_only(const fixture *f, int id, const void *arg)
+{
+    (void)arg;
+    return id < f->tb;
+}
+
+/* text follows the timestamp `last`: text, or a timestamp after `last` */
+static int after_text(const fixture *f, int id, const void *arg)
+{
+    int last = *(const int *)arg;
+    return id < f->tb || id > last;
+}
+
+static int timestamps_after(const fixture *f, int id, const void *arg)
+{
+    int last = *(const int *)arg;
+    return id > last && id >= f->tb;
+}
+
+static void suppress_blank(fixture *f)
+{
+    wkv_options o;
+    wkv_options_default(&o);
+    o.timestamps = 0; /* with timestamps the first step forbids all text anyway */
+    fill(f, 5.0f);
+    expect(f, &o, NULL, 0, all_but_blank, NULL, "SuppressBlank at the first step");
+    int text = 1000;
+    fill(f, 5.0f);
+    expect(f, &o, &text, 1, everything, NULL, "no SuppressBlank after the first step");
+    CHECK(!f->suppressed[f->space] && !f->suppressed[f->eot],
+          "\" \" (%d) and eot are not in the SuppressTokens list", f->space);
+}
+
+static void initial_timestamp(fixture *f)
+{
+    wkv_options o;
+    wkv_options_default(&o); /* max_initial_timestamp 1.0 s: index 50 */
+    int limit = 50;
+    fill(f, 5.0f);
+    expect(f, &o, NULL, 0, initial_timestamps, &limit, "first step, max 1.00 s");
+    o.max_initial_timestamp = 0.3f;
+    limit = 15;
+    fill(f, 5.0f);
+    expect(f, &o, NULL, 0, initial_timestamps, &limit, "first step, max 0.30 s");
+    o.max_initial_timestamp = 0.0f;
+    limit = 0;
+    fill(f, 5.0f);
+    expect(f, &o, NULL, 0, initial_timestamps, &limit, "first step, max 0.00 s");
+    o.max_initial_timestamp = -1.0f; /* negative: no limit */
+    limit = -1;
+    fill(f, 5.0f);
+    expect(f, &o, NULL, 0, initial_timestamps, &limit, "first step, no limit");
+}
+
+static void timestamp_pairs(fixture *f)
+{
+    wkv_options o;
+    wkv_options_default(&o);
+    const int tb = f->tb, t = 1000;
+    /* the text logit is far above log(#timestamps): the last rule stays out of it */
+    {
+        int seq[] = {tb + 10};
+        fill(f, 20.0f);
+        expect(f, &o, seq, 1, text_only, NULL, "after the first timestamp: text");
+    }
+    {
+        int seq[] = {tb + 10, t};
+        int last = tb + 10;
+        fill(f, 20.0f);
+        expect(f, &o, seq, 2, after_text, &last, "text after <|0.20|>: text or a later timestamp");
+    }
+    {
+        int seq[] = {tb + 10, t, tb + 20};
+        int last = tb + 20;
+        fill(f, 20.0f);
+        f->logits[f->eot] = 20.0f; /* text is forbidden here: eot is the best non-timestamp */
+        expect(f, &o, seq, 3, open_segment, &last,
+               "single closing timestamp: eot or a timestamp >= it");
+    }
+    {
+        int seq[] = {tb + 10, t, tb + 20, tb + 20};
+        fill(f, 20.0f);
+        expect(f, &o, seq, 4, text_only, NULL, "pair closed: text");
+    }
+    {
+        int seq[] = {tb + 10, t, tb + 20, tb + 20, t, t};
+        int last = tb + 20;
+        fill(f, 20.0f);
+        expect(f, &o, seq, 6, after_text, &last, "text of the second segment");
+    }
+}
+
+/* "if the timestamps together are more probable than any text token, sample one":
+ * every allowed timestamp at 0, one text token at log(count) -/+ a little. */
+static void timestamps_more_probable(fixture *f)
+{
+    wkv_options o;
+    wkv_options_default(&o);
+    int seq[] = {f->tb + 10, 1000};
+    int last = f->tb + 10;
+    int n_ts = f->n_vocab - (last + 1);
+    float edge = (float)log((double)n_ts);
+    fill(f, edge - 0.01f);
+    expect(f, &o, seq, 2, timestamps_after, &last, "timestamps' sum above the best text");
+    fill(f, edge + 0.01f);
+    expect(f, &o, seq, 2, after_text, &last, "timestamps' sum below the best text");
+    /* negative logits everywhere: the comparison is of log-probabilities */
+    fill(f, 0.0f);
+    for (int i = 0; i < f->n_vocab; i++)
+        f->logits[i] = i >= f->tb ? -30.0f : -60.0f;
+    expect(f, &o, seq, 2, timestamps_after, &last, "timestamps far likelier, all negative");
+}
+
+/* log-probabilities and the compression ratio the fallback reads */
+static void scores(fixture *f)
+{
+    fill(f, 0.0f);
+    f->logits[7] = logf(3.0f);
+    double lp = wkv_logprob(f->logits, f->n_vocab, 7);
+    double x = (double)f->logits[7];
+    double want = x - log(exp(x) + (f->n_vocab - 1));
+    CHECK(fabs(lp - want) < 1e-9, "logprob %.12f, want %.12f", lp, want);
+    CHECK(fabs(wkv_prob(f->logits, f->n_vocab, 7) - exp(want)) < 1e-12, "prob");
+    CHECK(wkv_compression_ratio("") == 0.0, "empty text");
+    char rep[401];
+    memset(rep, 'a', 400);
+    rep[400] = 0;
+    CHECK(wkv_compression_ratio(rep) > 2.4, "400 x 'a' compresses: %.2f",
+          wkv_compression_ratio(rep));
+    CHECK(wkv_compression_ratio("The quick brown fox") < 2.4, "a short sentence: %.2f",
+          wkv_compression_ratio("The quick brown fox"));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s MODEL\n", argv[0]);
+        return 2;
+    }
+    char *err = NULL;
+    wkv_model *m = wkv_model_load(argv[1], &err);
+    if (!m) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    fixture f = {.m = m, .n_vocab = m->hp.n_vocab, .tb = m->sp.timestamp_begin,
+                 .eot = m->sp.eot, .space = wkv_vocab_find(m, " ", 1)};
+    f.suppressed = calloc((size_t)f.n_vocab, 1);
+    f.logits = malloc((size_t)f.n_vocab * sizeof *f.logits);
+    CHECK(f.space == 220, "\" \" is id %d", f.space);
+    CHECK(m->n_suppress > 80, "SuppressTokens has %d ids", m->n_suppress);
+    for (int i = 0; i < m->n_suppress; i++)
+        f.suppressed[m->suppress[i]] = 1;
+    CHECK(!f.suppressed[1000] && f.tb + 60 < f.n_vocab, "id 1000 is plain text");
+
+    suppress_blank(&f);
+    initial_timestamp(&f);
+    timestamp_pairs(&f);
+    timestamps_more_probable(&f);
+    scores(&f);
+
+    free(f.suppressed);
+    free(f.logits);
+    wkv_model_free(m);
+    return tu_finish("rules");
+}
