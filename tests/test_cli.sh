@@ -204,7 +204,8 @@ if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] &&
     n=$(srt_cues "$tmp/jfk.srt" 2>"$tmp/err"); then
     ok "jfk.wav -o srt --output-file: valid SubRip ($n cues), nothing on stdout"
     SRT_CUES=$n
-    if [ "$n" -le "$N_SEGMENTS" ] && { [ "$N_SEGMENTS" -eq 0 ] || [ "$n" -gt 0 ]; }; then
+    # every segment is one cue: the same count, and the micro model does write text here
+    if [ "$n" -eq "$N_SEGMENTS" ] && [ "$n" -gt 0 ]; then
         ok "srt cues ($n) agree with json segments ($N_SEGMENTS)"
     else
         bad "srt has $n cues, json $N_SEGMENTS segments"

@@ -283,6 +283,11 @@ static void test_set(const char *set)
     float *mel = read_vector(set, "mel.f32", &n_mel);
     float *enc = read_vector(set, "encoder.f32", &n_enc);
     const wkv_hparams *hp = wkv_model_hparams(model);
+    /* a vector missing or of the wrong size is a failure, never a quiet skip */
+    CHECK(exp && ctx && mel && enc, "%s: expected.json, a context, mel.f32 and encoder.f32",
+          set);
+    CHECK(!mel || n_mel == (size_t)hp->n_mels * WKV_N_FRAMES,
+          "%s: mel.f32 has %zu floats, want %d x %d", set, n_mel, hp->n_mels, WKV_N_FRAMES);
     if (exp && ctx && mel && enc && n_mel == (size_t)hp->n_mels * WKV_N_FRAMES) {
         CHECK(wkv_encode(ctx, mel) == 0, "encode");
         CHECK(n_enc == (size_t)hp->n_audio_ctx * hp->n_audio_state, "encoder.f32 size");

@@ -307,6 +307,80 @@ static void count_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, guint *
         (*n)++;
 }
 
+/* A buffer probe that adds each non-empty text buffer to a TextSeg array. */
+static GstPadProbeReturn collect_text(GstPad *pad, GstPadProbeInfo *info, gpointer user)
+{
+    (void)pad;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    GstMapInfo map;
+    if (gst_buffer_get_size(b) > 0 && gst_buffer_map(b, &map, GST_MAP_READ)) {
+        gchar *t = g_strndup((const gchar *)map.data, map.size);
+        textseg_add(user, GST_BUFFER_PTS(b), GST_BUFFER_DURATION(b), t);
+        g_free(t);
+        gst_buffer_unmap(b, &map);
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/* Collects what passes the pad `pad` of the element `name` in `pipe`. */
+static GPtrArray *probe_text(GstElement *pipe, const gchar *name, const gchar *pad)
+{
+    GstElement *e = gst_bin_get_by_name(GST_BIN(pipe), name);
+    fail_unless(e != NULL, "no element %s", name);
+    GstPad *p = gst_element_get_static_pad(e, pad);
+    fail_unless(p != NULL, "no pad %s.%s", name, pad);
+    GPtrArray *a = textseg_array_new();
+    gst_pad_add_probe(p, GST_PAD_PROBE_TYPE_BUFFER, collect_text, a, NULL);
+    gst_object_unref(p);
+    gst_object_unref(e);
+    return a;
+}
+
+/* The final segments a pipeline's whisper elements announce on the bus
+ * (whisper-segment messages), collected as they are posted. */
+typedef struct {
+    GMutex lock;
+    GPtrArray *segs;
+} Announced;
+
+static GstBusSyncReply announce_sync(GstBus *bus, GstMessage *m, gpointer data)
+{
+    (void)bus;
+    Announced *a = data;
+    const GstStructure *st = gst_message_get_structure(m);
+    gboolean final = FALSE;
+    guint64 start = 0, end = 0;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ELEMENT && gst_structure_has_name(st, "whisper-segment") &&
+        gst_structure_get_boolean(st, "final", &final) && final &&
+        gst_structure_get_uint64(st, "start", &start) && gst_structure_get_uint64(st, "end", &end)) {
+        g_mutex_lock(&a->lock);
+        textseg_add(a->segs, start, end - start, gst_structure_get_string(st, "text"));
+        g_mutex_unlock(&a->lock);
+    }
+    return GST_BUS_PASS;
+}
+
+static Announced *announce_watch(GstElement *pipe)
+{
+    Announced *a = g_new0(Announced, 1);
+    g_mutex_init(&a->lock);
+    a->segs = textseg_array_new();
+    GstBus *bus = gst_element_get_bus(pipe);
+    gst_bus_set_sync_handler(bus, announce_sync, a, NULL);
+    gst_object_unref(bus);
+    return a;
+}
+
+static void announce_free(GstElement *pipe, Announced *a)
+{
+    GstBus *bus = gst_element_get_bus(pipe);
+    gst_bus_set_sync_handler(bus, NULL, NULL, NULL);
+    gst_object_unref(bus);
+    g_ptr_array_unref(a->segs);
+    g_mutex_clear(&a->lock);
+    g_free(a);
+}
+
 /* Runs a pipeline to EOS (or error); returns the error message or NULL. */
 static gchar *run_pipeline(GstElement *pipe, GstClockTime timeout, GList **tags_out)
 {
@@ -428,59 +502,152 @@ GST_START_TEST(test_two_elements_share_model)
         "w1.text_src ! fakesink name=a1 signal-handoffs=true "
         "t. ! queue ! whisper name=w2 model=%s threads=1 ! fakesink "
         "w2.text_src ! fakesink name=a2 signal-handoffs=true");
-    guint n1 = 0, n2 = 0;
-    GstElement *a1 = gst_bin_get_by_name(GST_BIN(p), "a1");
-    GstElement *a2 = gst_bin_get_by_name(GST_BIN(p), "a2");
-    g_signal_connect(a1, "handoff", G_CALLBACK(count_handoff), &n1);
-    g_signal_connect(a2, "handoff", G_CALLBACK(count_handoff), &n2);
+    GPtrArray *t1 = probe_text(p, "a1", "sink"), *t2 = probe_text(p, "a2", "sink");
     fail_unless(gst_element_set_state(p, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
     fail_unless_equals_int(gst_whisper_model_cache_size(), 1);
     fail_unless_equals_int(gst_whisper_model_users(test_model), 2);
     gchar *err = run_pipeline(p, 100 * GST_SECOND, NULL);
     fail_unless(err == NULL, "%s", err);
     fail_unless_equals_int(gst_whisper_model_cache_size(), 0);
-    /* same audio, same model, separate contexts: the same text */
-    fail_unless(n1 > 0 && n1 == n2, "%u and %u text buffers", n1, n2);
-    gst_object_unref(a1);
-    gst_object_unref(a2);
+    /* same audio, same model, separate contexts: the same text at the same times */
+    fail_unless(t1->len > 0, "no text");
+    assert_same_segments(t2, t1, "the second element against the first");
+    g_ptr_array_unref(t1);
+    g_ptr_array_unref(t2);
     gst_object_unref(p);
 }
 GST_END_TEST
 
+typedef struct {
+    GstClockTime pts;
+    gchar *sum;
+} Frame;
+
+static void frame_clear(gpointer p)
+{
+    g_free(((Frame *)p)->sum);
+}
+
+static void frame_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, GArray *frames)
+{
+    (void)sink;
+    (void)pad;
+    GstMapInfo map;
+    fail_unless(gst_buffer_map(buf, &map, GST_MAP_READ));
+    Frame f = {GST_BUFFER_PTS(buf), g_compute_checksum_for_data(G_CHECKSUM_MD5, map.data,
+                                                                 map.size)};
+    gst_buffer_unmap(buf, &map);
+    g_array_append_val(frames, f);
+}
+
+static GArray *probe_frames(GstElement *pipe, const gchar *name)
+{
+    GArray *a = g_array_new(FALSE, TRUE, sizeof(Frame));
+    g_array_set_clear_func(a, frame_clear);
+    GstElement *e = gst_bin_get_by_name(GST_BIN(pipe), name);
+    g_signal_connect(e, "handoff", G_CALLBACK(frame_handoff), a);
+    gst_object_unref(e);
+    return a;
+}
+
+/* The text reaches textoverlay as whisper announced it on the bus, and is drawn
+ * exactly on the video frames its time covers: each frame is compared with the same
+ * frame not overlaid. */
 GST_START_TEST(test_textoverlay)
 {
     GstElement *p = make_pipeline(
         "audiotestsrc num-buffers=15 samplesperbuffer=1600 wave=pink-noise ! "
         "audio/x-raw,rate=16000,channels=1 ! whisper name=w model=%s ! " UNLIMITED_QUEUE
         " ! fakesink videotestsrc num-buffers=15 ! "
-        "video/x-raw,width=160,height=120,framerate=10/1 ! textoverlay name=o ! fakesink "
-        "w.text_src ! o.text_sink");
+        "video/x-raw,width=160,height=120,framerate=10/1 ! tee name=vt ! queue ! "
+        "textoverlay name=o ! fakesink name=v signal-handoffs=true "
+        "vt. ! queue ! fakesink name=v0 signal-handoffs=true w.text_src ! o.text_sink");
+    Announced *said = announce_watch(p);
+    GPtrArray *seen = probe_text(p, "o", "text_sink");
+    GArray *drawn = probe_frames(p, "v"), *plain = probe_frames(p, "v0");
     gchar *err = run_pipeline(p, 60 * GST_SECOND, NULL);
     fail_unless(err == NULL, "%s", err);
+    GPtrArray *pushed = said->segs;
+    fail_unless(pushed->len > 0, "no text");
+    assert_same_segments(seen, pushed, "textoverlay's text_sink against the bus messages");
+    fail_unless_equals_int(drawn->len, 15);
+    fail_unless_equals_int(plain->len, 15);
+    guint covered = 0, changed = 0;
+    for (guint i = 0; i < drawn->len; i++) {
+        Frame *d = &g_array_index(drawn, Frame, i), *o = &g_array_index(plain, Frame, i);
+        fail_unless(d->pts == o->pts);
+        gboolean text = FALSE;
+        for (guint k = 0; k < pushed->len; k++) {
+            TextSeg *t = g_ptr_array_index(pushed, k);
+            gchar *stripped = g_strstrip(g_strdup(t->text));
+            text |= *stripped && t->pts < d->pts + 100 * GST_MSECOND &&
+                    d->pts < t->pts + t->duration;
+            g_free(stripped);
+        }
+        covered += text;
+        changed += strcmp(d->sum, o->sum) != 0;
+        fail_unless(text == (strcmp(d->sum, o->sum) != 0), "frame at %" GST_TIME_FORMAT
+                    ": %s text, %s", GST_TIME_ARGS(d->pts), text ? "under" : "outside",
+                    text ? "not drawn" : "drawn");
+    }
+    GST_INFO("%u text buffers, %u frames of 15 with text", pushed->len, changed);
+    fail_unless(covered > 0, "no frame under the text");
+    announce_free(p, said);
+    g_ptr_array_unref(seen);
+    g_array_unref(drawn);
+    g_array_unref(plain);
     gst_object_unref(p);
 }
 GST_END_TEST
 
+/* The subtitle track read back from the file holds the text whisper announced on the
+ * bus at its times (to Matroska's millisecond), next to the audio.  A whole window of audio: a random
+ * model's text runs to the window's 30 s, and matroskademux does not give back
+ * subtitles that start after the file's last audio block. */
 GST_START_TEST(test_matroskamux)
 {
     gchar *path = g_build_filename(g_get_tmp_dir(), "whisper-test.mkv", NULL);
     gchar *desc = g_strdup_printf(
-        "audiotestsrc num-buffers=15 samplesperbuffer=1600 wave=pink-noise ! "
-        "audio/x-raw,rate=16000,channels=1,format=S16LE ! whisper name=w model=%%s ! "
+        "audiotestsrc num-buffers=300 samplesperbuffer=1600 wave=pink-noise ! "
+        "audio/x-raw,rate=16000,channels=1,format=S16LE ! whisper name=w model=%%s "
+        "temperature-fallback=false ! "
         UNLIMITED_QUEUE " ! matroskamux name=m ! filesink location=%s w.text_src ! queue ! m.",
         path);
     GstElement *p = make_pipeline(desc);
+    Announced *said = announce_watch(p);
     GList *tags = NULL;
-    gchar *err = run_pipeline(p, 60 * GST_SECOND, &tags);
+    gchar *err = run_pipeline(p, 120 * GST_SECOND, &tags);
     fail_unless(err == NULL, "%s", err);
     g_list_free_full(tags, (GDestroyNotify)gst_tag_list_unref);
+    GPtrArray *pushed = g_ptr_array_ref(said->segs);
+    announce_free(p, said);
     gst_object_unref(p);
-    /* the file has two tracks and plays */
+    fail_unless(pushed->len > 0, "no text");
     gchar *d2 = g_strdup_printf("filesrc location=%s ! matroskademux name=d "
-                                "d.audio_0 ! fakesink async=false d.subtitle_0 ! fakesink async=false", path);
+                                "d.audio_0 ! queue ! fakesink name=a sync=false "
+                                "d.subtitle_0 ! queue ! fakesink name=s sync=false", path);
     p = gst_parse_launch(d2, NULL);
+    GPtrArray *read = probe_text(p, "s", "sink");
+    guint audio = 0;
+    GstElement *a = gst_bin_get_by_name(GST_BIN(p), "a");
+    g_object_set(a, "signal-handoffs", TRUE, NULL);
+    g_signal_connect(a, "handoff", G_CALLBACK(count_handoff), &audio);
+    gst_object_unref(a);
     err = run_pipeline(p, 30 * GST_SECOND, NULL);
     fail_unless(err == NULL, "mkv read back: %s", err);
+    fail_unless(audio > 0, "no audio in the file");
+    fail_unless(read->len == pushed->len, "%u subtitles in the file, %u announced", read->len,
+                pushed->len);
+    for (guint i = 0; i < read->len; i++) {
+        TextSeg *r = g_ptr_array_index(read, i), *w = g_ptr_array_index(pushed, i);
+        fail_unless(g_strcmp0(r->text, w->text) == 0, "subtitle %u '%s', announced '%s'", i,
+                    r->text, w->text);
+        GstClockTimeDiff dt = GST_CLOCK_DIFF(w->pts, r->pts);
+        fail_unless(ABS(dt) <= GST_MSECOND, "subtitle %u at %" GST_TIME_FORMAT ", announced %"
+                    GST_TIME_FORMAT, i, GST_TIME_ARGS(r->pts), GST_TIME_ARGS(w->pts));
+    }
+    g_ptr_array_unref(pushed);
+    g_ptr_array_unref(read);
     gst_object_unref(p);
     g_free(d2);
     g_free(desc);
@@ -627,5 +794,5 @@ int main(int argc, char **argv)
         return 1;
     }
     gst_whisper_register(NULL);
-    return gst_check_run_suite(whisper_suite(), "whisper", __FILE__);
+    return wh_run_suite(whisper_suite(), "whisper");
 }

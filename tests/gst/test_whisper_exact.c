@@ -179,7 +179,7 @@ int main(int argc, char **argv)
     }
     micro_en = g_build_filename(tu_shared_dir(), "testvectors", "micro-en", "model.bin", NULL);
     gst_whisper_register(NULL);
-    int r = gst_check_run_suite(exact_suite(), "whisper-exact", __FILE__);
+    int r = wh_run_suite(exact_suite(), "whisper-exact");
     wav_free(&gb0);
     g_free(micro_en);
     return r;

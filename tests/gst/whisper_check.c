@@ -7,6 +7,25 @@
 
 const gchar *test_model;
 
+int wh_run_suite(Suite *suite, const gchar *name)
+{
+    SRunner *sr = srunner_create(suite);
+    GTimer *timer = g_timer_new();
+    srunner_run_all(sr, CK_NORMAL);
+    int run = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
+    g_print("Check suite %s ran %d checks in %.3fs (failed: %d)\n", name, run,
+            g_timer_elapsed(timer, NULL), failed);
+    g_timer_destroy(timer);
+    srunner_free(sr);
+    if (run == 0) {
+        const gchar *only = g_getenv("GST_CHECKS");
+        g_printerr("%s: no check ran: GST_CHECKS=%s matches none of its checks\n", name,
+                   only ? only : "(unset)");
+        return 1;
+    }
+    return failed ? 1 : 0;
+}
+
 gboolean wh_no_fallback(void)
 {
     return g_getenv("WHISPER_TEST_NO_FALLBACK") != NULL;

@@ -63,6 +63,11 @@ float *synth_audio(gsize n, guint32 seed);
 gboolean wh_no_fallback(void);
 void wh_tune(GstElement *element_or_bin);
 
+/* Runs the suite's checks (those GST_CHECKS names, or all) like gst_check_run_suite,
+ * and fails when no check ran: a name that matches no check is a mistake, not a pass.
+ * Returns the process's exit status. */
+int wh_run_suite(Suite *suite, const gchar *name);
+
 /* The model given on the command line (argv[1]) or $WHISPER_TEST_MODEL. */
 extern const gchar *test_model;
 
