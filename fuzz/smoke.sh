@@ -23,5 +23,13 @@ if [ -z "${WKV_FUZZ_VOCAB:-}" ] && [ -n "${WKV_FUZZ_VOCAB_FALLBACK:-}" ]; then
 fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+# libFuzzer exits 77 on a leak or an oracle's abort() by default, which meson counts as
+# a skip: every finding must be a failure (-error_exitcode, -timeout_exitcode), and any
+# other non-zero status too.
+rc=0
 "$fuzzer" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    "$@" "$work" "$seeds"
+    -error_exitcode=1 -timeout_exitcode=1 "$@" "$work" "$seeds" || rc=$?
+if [ "$rc" -ne 0 ]; then
+    echo "smoke: $(basename "$fuzzer") exited with status $rc: a finding (see above)" >&2
+    exit 1
+fi

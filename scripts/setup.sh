@@ -89,7 +89,16 @@ wkv_configure() {
     if [[ -f "$dir/build.ninja" ]]; then
         return 0 # ninja re-runs meson by itself when a meson.build changed
     fi
+    # CI: a test whose optional dependency is missing must not leave the suite quietly
+    if wkv_is_ci; then
+        set -- "$@" -Dall_tests=enabled
+    fi
     meson setup "$dir" "$@"
+}
+
+# True when running under CI (CI set to anything but "" or "false").
+wkv_is_ci() {
+    [[ -n "${CI:-}" && "${CI:-}" != false ]]
 }
 
 # wkv_build BUILD_DIR [TARGET...]: builds everything, or only the targets named
@@ -127,11 +136,29 @@ wkv_test_summary() {
     fi
 }
 
+# wkv_check_count BUILD_DIR LOG [MESON-TEST-ARGS...]: fails unless LOG (in meson-logs)
+# holds a result for every test `meson test --list MESON-TEST-ARGS` promises: a run
+# that stopped early, or a test left out, is noticed.
+wkv_check_count() {
+    local dir=$1 log=$WKV_ROOT/$1/meson-logs/$2 promised ran
+    shift 2
+    promised=$(cd "$WKV_ROOT" && meson test -C "$dir" --list "$@" 2>/dev/null | grep -c ' / ' || true)
+    ran=0
+    if [[ -f "$log" ]]; then
+        ran=$(grep -c '"result": *"' "$log" || true)
+    fi
+    if ((ran != promised)); then
+        wkv_log "$dir: $ran test results for the $promised tests meson lists"
+        return 1
+    fi
+}
+
 # wkv_run_tests BUILD_DIR: the README's test command, then the summary line.
 wkv_run_tests() {
     local dir=$1 rc=0
     rm -f "$WKV_ROOT/$dir/meson-logs/testlog.json"
     (cd "$WKV_ROOT" && meson test -C "$dir" --print-errorlogs) || rc=$?
+    wkv_check_count "$dir" testlog.json || rc=1
     wkv_test_summary "$dir" || rc=1
     return "$rc"
 }
