@@ -470,6 +470,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     const wkv_model *m = ctx->model;
     const int n_vocab = m->hp.n_vocab, n_ctx = m->hp.n_text_ctx;
     memset(res, 0, sizeof *res);
+    ctx->n_steps = 0;
     if (!ctx->cross.valid) {
         wkv_set_error(error, "wkv_decode_window: no window encoded");
         return -1;
@@ -484,7 +485,6 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     int n_init = init ? initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
     int sample_len = o->sample_len > 0 ? o->sample_len : n_ctx / 2;
     res->tokens = malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
-    ctx->n_steps = 0;
     if (n_init < 0 || !res->tokens) {
         if (init && n_init >= 0)
             wkv_set_error(error, "out of memory");
