@@ -17,7 +17,7 @@
  */
 #include "genlib.h"
 #include "wav.h"
-#include "whisperkv.h"
+#include "whisperkv_debug.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -192,10 +192,10 @@ static double time_steps(wkv_context *ctx, const int *seq, int n_prompt, int ste
                          wkv_cache_mode mode, float *logits)
 {
     wkv_decode_reset(ctx);
-    wkv_decode(ctx, seq, n_prompt, WKV_CACHE_FULL, logits);
+    wkv_decode(ctx, seq, n_prompt, logits);
     double t0 = now_ms();
     for (int i = 0; i < steps; i++)
-        if (wkv_decode(ctx, seq + n_prompt + i, 1, mode, logits) != 0)
+        if (wkv_decode_mode(ctx, seq + n_prompt + i, 1, mode, logits) != 0)
             return NAN;
     return (now_ms() - t0) / steps;
 }
@@ -276,7 +276,7 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         enc_t[k] = now_ms() - a;
         wkv_decode_reset(ctx);
         a = now_ms();
-        wkv_decode(ctx, seq, n_prompt, WKV_CACHE_FULL, logits);
+        wkv_decode(ctx, seq, n_prompt, logits);
         prompt_t[k] = (now_ms() - a) / n_prompt;
         full_t[k] = time_steps(ctx, seq, n_prompt, steps, WKV_CACHE_FULL, logits);
         nocross_t[k] = time_steps(ctx, seq, n_prompt, steps, WKV_CACHE_NO_CROSS, logits);

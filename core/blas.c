@@ -11,7 +11,7 @@
  * AVX-512 ones (SkylakeX, Cooperlake) on a CPU that has AVX-512;
  * wkv_blas_misses_avx512 lets programs tell the user. */
 #include "blas.h"
-#include "whisperkv.h"
+#include "whisperkv_debug.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -13,7 +13,8 @@ void wkv_context_free(wkv_context *ctx)
     float *bufs[] = {ctx->enc_out, ctx->enc_cols, ctx->enc_x, ctx->enc_h, ctx->enc_q,
                      ctx->enc_k, ctx->enc_v, ctx->enc_att, ctx->enc_mlp, ctx->enc_scores,
                      ctx->dec_x, ctx->dec_h, ctx->dec_q, ctx->dec_k, ctx->dec_v,
-                     ctx->dec_att, ctx->dec_mlp, ctx->dec_scores, ctx->logits};
+                     ctx->dec_att, ctx->dec_mlp, ctx->dec_scores, ctx->logits,
+                     ctx->step_margins};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     wkv_cross_kv_free(&ctx->cross);
@@ -90,6 +91,12 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
 const wkv_stats *wkv_context_stats(const wkv_context *ctx)
 {
     return &ctx->stats;
+}
+
+const float *wkv_context_step_margins(const wkv_context *ctx, int *n)
+{
+    *n = ctx->n_steps;
+    return ctx->step_margins;
 }
 
 int wkv_encode(wkv_context *ctx, const float *mel)

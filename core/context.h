@@ -35,6 +35,8 @@ struct wkv_context {
     float *dec_mlp;    /* n_text_ctx x 4d */
     float *dec_scores; /* n_text_ctx x max(n_text_ctx, n_audio_ctx) */
     float *logits;     /* n_vocab */
+    float *step_margins; /* n_text_ctx + 1: the last greedy window's (whisperkv_debug.h) */
+    int n_steps;
     int pass_p0, pass_n; /* positions covered by the last decoder pass (rows of dec_x) */
 };
 

@@ -33,9 +33,11 @@ int wkv_decoder_alloc(wkv_context *ctx)
     ctx->dec_mlp = wkv_alloc_resident((rows * 4 * d + 4 * d * d) * sizeof(float));
     ctx->dec_scores = wkv_alloc_resident(rows * kv * sizeof(float));
     ctx->logits = wkv_alloc_resident((size_t)hp->n_vocab * sizeof(float));
+    /* a greedy window takes at most n_text_ctx steps (search.c stops past the context) */
+    ctx->step_margins = wkv_alloc_resident((rows + 1) * sizeof(float));
     ctx->activation_bytes += (6 * rows * d + rows * 4 * d + 4 * d * d + rows * kv +
-                              (size_t)hp->n_vocab) * sizeof(float);
-    return ctx->dec_mlp && ctx->dec_scores && ctx->logits ? 0 : -1;
+                              (size_t)hp->n_vocab + rows + 1) * sizeof(float);
+    return ctx->dec_mlp && ctx->dec_scores && ctx->logits && ctx->step_margins ? 0 : -1;
 }
 
 void wkv_decode_reset(wkv_context *ctx)
@@ -205,8 +207,8 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
     return 0;
 }
 
-int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
-               float *logits)
+int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
+                    float *logits)
 {
     const wkv_hparams *hp = &ctx->model->hp;
     wkv_self_kv *kv = &ctx->self;
@@ -233,4 +235,9 @@ int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
     }
     ctx->stats.decode_ms += wkv_now_ms() - t0;
     return 0;
+}
+
+int wkv_decode(wkv_context *ctx, const int *tokens, int n, float *logits)
+{
+    return wkv_decode_mode(ctx, tokens, n, WKV_CACHE_FULL, logits);
 }

@@ -2,7 +2,7 @@
 #ifndef WKV_INTERNAL_H
 #define WKV_INTERNAL_H
 
-#include "whisperkv.h"
+#include "whisperkv_debug.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -109,7 +109,7 @@ static inline float exp_nonpos(float x)
 /* GELU with erf from Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7, below f32's
  * resolution of 1 + erf), branch-free so the loop vectorizes; libm's erff does not. */
 WKV_CLONES
-void wkv_gelu(float *x, size_t n)
+static void gelu_clones(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float z = x[i] * (float)M_SQRT1_2, a = fabsf(z);
@@ -125,10 +125,17 @@ void wkv_gelu(float *x, size_t n)
     }
 }
 
+/* The clones stay static behind these wrappers: GCC 12 exports a target_clones
+ * function's ifunc and resolver from a shared library whatever its visibility. */
+void wkv_gelu(float *x, size_t n)
+{
+    gelu_clones(x, n);
+}
+
 /* Sixteen lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and
  * the baseline, chosen at run time. */
 WKV_CLONES
-float wkv_softmax_exp(float *x, int n, float *max)
+static float softmax_exp_clones(float *x, int n, float *max)
 {
     float m16[16];
     for (int k = 0; k < 16; k++)
@@ -160,6 +167,11 @@ float wkv_softmax_exp(float *x, int n, float *max)
     for (int k = 0; k < 16; k++)
         sum += s[k];
     return (float)sum;
+}
+
+float wkv_softmax_exp(float *x, int n, float *max)
+{
+    return softmax_exp_clones(x, n, max);
 }
 
 void wkv_softmax(float *x, int n)

@@ -19,7 +19,6 @@ void wkv_options_default(wkv_options *o)
     o->mel_norm = WKV_MEL_GLOBAL;
     o->max_initial_timestamp = 1.0f;
     o->sample_len = 0; /* n_text_ctx / 2 */
-    o->cache_mode = WKV_CACHE_FULL;
     o->temperature = 0.0f;
     o->temperature_increment = 0.2f;
     o->beam_size = 0;
@@ -34,7 +33,6 @@ void wkv_window_result_clear(wkv_window_result *res)
 {
     free(res->tokens);
     free(res->text);
-    free(res->step_margins);
     memset(res, 0, sizeof *res);
 }
 
@@ -138,8 +136,8 @@ static int greedy(search *s, float *logits, wkv_window_result *res)
         wkv_rules_apply(s->m, &s->rules, res->tokens, n, logits);
         float margin;
         int tok = argmax2(logits, s->n_vocab, &margin);
-        res->step_margins[step] = margin;
-        res->n_steps = step + 1;
+        s->ctx->step_margins[step] = margin;
+        s->ctx->n_steps = step + 1;
         sum_lp += wkv_logprob(logits, s->n_vocab, tok);
         if (tok == s->eot)
             break;
@@ -147,7 +145,7 @@ static int greedy(search *s, float *logits, wkv_window_result *res)
         /* the reference stops once the sequence outgrows the text context */
         if (s->n_init + n > s->n_ctx || step + 1 == s->sample_len)
             break;
-        if (wkv_decode(s->ctx, &tok, 1, s->o->cache_mode, logits) != 0)
+        if (wkv_decode(s->ctx, &tok, 1, logits) != 0)
             return -1;
     }
     res->n_tokens = n;
@@ -472,6 +470,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     const wkv_model *m = ctx->model;
     const int n_vocab = m->hp.n_vocab, n_ctx = m->hp.n_text_ctx;
     memset(res, 0, sizeof *res);
+    ctx->n_steps = 0;
     if (!ctx->cross.valid) {
         wkv_set_error(error, "wkv_decode_window: no window encoded");
         return -1;
@@ -486,8 +485,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     int n_init = init ? initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
     int sample_len = o->sample_len > 0 ? o->sample_len : n_ctx / 2;
     res->tokens = malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
-    res->step_margins = malloc((size_t)(sample_len + 1) * sizeof *res->step_margins);
-    if (n_init < 0 || !res->tokens || !res->step_margins) {
+    if (n_init < 0 || !res->tokens) {
         if (init && n_init >= 0)
             wkv_set_error(error, "out of memory");
         free(init);
@@ -504,7 +502,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     wkv_rules_init(&s.rules, o, n_init);
     float *logits = ctx->logits;
     wkv_decode_reset(ctx);
-    int rc = wkv_decode(ctx, init, n_init, o->cache_mode, logits);
+    int rc = wkv_decode(ctx, init, n_init, logits);
     free(init);
     if (rc != 0) {
         wkv_set_error(error, "decoder failed on the initial tokens");
@@ -552,7 +550,7 @@ int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char *
         return -1;
     }
     int sot = sp->sot;
-    if (wkv_encode(ctx, mel) != 0 || wkv_decode(ctx, &sot, 1, WKV_CACHE_FULL, ctx->logits) != 0) {
+    if (wkv_encode(ctx, mel) != 0 || wkv_decode(ctx, &sot, 1, ctx->logits) != 0) {
         wkv_set_error(error, "language detection: decoder failed");
         return -1;
     }

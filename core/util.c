@@ -55,3 +55,8 @@ void *wkv_alloc_resident(size_t bytes)
         memset(p, 0, bytes);
     return p;
 }
+
+const char *wkv_version(void)
+{
+    return WKV_VERSION_STRING;
+}

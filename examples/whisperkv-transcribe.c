@@ -365,7 +365,7 @@ static int debug_outputs(const wkv_model *model, const wkv_mel *mel, wkv_mel_nor
     }
     if (ids) {
         logits = g_new(float, hp->n_vocab);
-        if (wkv_decode(ctx, ids, n_ids, WKV_CACHE_FULL, logits) != 0) {
+        if (wkv_decode(ctx, ids, n_ids, logits) != 0) {
             status = fail(1, "--logits: cannot decode %d tokens (the model holds at most %d)",
                           n_ids, hp->n_text_ctx);
             goto out;

@@ -1,5 +1,5 @@
-/* libFuzzer target: the model loader (core/model.c, quant.c, weights.c, vocab.c) on
- * any bytes, through wkv_model_load_memory.
+/* libFuzzer target: the model loader (core/model.c, ggml_file.c, ggml_tensors.c,
+ * quant.c, weights.c, vocab.c) on any bytes, through wkv_model_load_memory.
  *
  * Beyond the sanitizers' checks it asserts the loader's contract: a file it refuses
  * gets a "(memory): offset N: ..." message with N inside the input, and a file it

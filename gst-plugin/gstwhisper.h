@@ -7,6 +7,7 @@
 
 #include "gstwhispermodel.h"
 #include "whisperkv.h"
+#include "whisperkv_debug.h" /* wkv_blas_corename: the element logs the kernel set */
 
 G_BEGIN_DECLS
 

@@ -2,7 +2,7 @@
  * many steps, a batched prompt pass equals token-by-token steps, and the cross K/V
  * projections run exactly once per window.  Usage: test_kv_cache MODEL.bin */
 #include "testutil.h"
-#include "whisperkv.h"
+#include "whisperkv_debug.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -38,7 +38,7 @@ static float *step_logits(wkv_context *ctx, const int *seq, int n, wkv_cache_mod
     float *all = malloc((size_t)n * n_vocab * sizeof *all);
     wkv_decode_reset(ctx);
     for (int i = 0; i < n; i++)
-        CHECK(wkv_decode(ctx, seq + i, 1, mode, all + (size_t)i * n_vocab) == 0,
+        CHECK(wkv_decode_mode(ctx, seq + i, 1, mode, all + (size_t)i * n_vocab) == 0,
               "decode step %d mode %d", i, mode);
     return all;
 }
@@ -102,12 +102,12 @@ int main(int argc, char **argv)
     /* a batched pass of the first 12 tokens, then steps, equals steps all along */
     float *logits = malloc((size_t)n_vocab * sizeof *logits);
     wkv_decode_reset(ctx);
-    CHECK(wkv_decode(ctx, seq, 12, WKV_CACHE_FULL, logits) == 0, "batched pass");
+    CHECK(wkv_decode(ctx, seq, 12, logits) == 0, "batched pass");
     CHECK(wkv_decode_length(ctx) == 12, "length after batch %d", wkv_decode_length(ctx));
     double e = tu_rel_err(logits, full + (size_t)11 * n_vocab, (size_t)n_vocab);
     CHECK(e <= 1e-4, "batched prompt vs steps: %g", e);
     for (int i = 12; i < STEPS; i++)
-        wkv_decode(ctx, seq + i, 1, WKV_CACHE_FULL, logits);
+        wkv_decode(ctx, seq + i, 1, logits);
     e = tu_rel_err(logits, full + (size_t)(STEPS - 1) * n_vocab, (size_t)n_vocab);
     CHECK(e <= 1e-4, "steps after a batch: %g", e);
 
@@ -116,9 +116,9 @@ int main(int argc, char **argv)
     int *many = malloc((size_t)(hp->n_text_ctx + 1) * sizeof *many);
     for (int i = 0; i <= hp->n_text_ctx; i++)
         many[i] = seq[i % STEPS];
-    CHECK(wkv_decode(ctx, many, hp->n_text_ctx, WKV_CACHE_FULL, NULL) == 0, "fill to n_ctx");
-    CHECK(wkv_decode(ctx, many, 1, WKV_CACHE_FULL, NULL) != 0, "decode past n_text_ctx fails");
-    CHECK(wkv_decode(ctx, (int[]){n_vocab}, 1, WKV_CACHE_FULL, NULL) != 0, "bad token fails");
+    CHECK(wkv_decode(ctx, many, hp->n_text_ctx, NULL) == 0, "fill to n_ctx");
+    CHECK(wkv_decode(ctx, many, 1, NULL) != 0, "decode past n_text_ctx fails");
+    CHECK(wkv_decode(ctx, (int[]){n_vocab}, 1, NULL) != 0, "bad token fails");
     free(many);
 
     /* a whole window decode: still one cross K/V per window */

@@ -225,7 +225,7 @@ static int run(const wkv_model *m, const float *window, float **enc, float **log
     if (sp->transcribe <= 0)
         seq[1] = sp->timestamp_begin;
     for (int i = 0; rc == 0 && i < N_SEQ; i++)
-        rc = wkv_decode(ctx, &seq[i], 1, WKV_CACHE_FULL, *logits + (size_t)i * hp->n_vocab);
+        rc = wkv_decode(ctx, &seq[i], 1, *logits + (size_t)i * hp->n_vocab);
     wkv_context_free(ctx);
     return rc;
 }

@@ -3,7 +3,7 @@
  * and the long-form loop with global and window mel normalization. */
 #include "testutil.h"
 #include "wav.h"
-#include "whisperkv.h"
+#include "whisperkv_debug.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -101,9 +101,11 @@ static void test_window(wkv_context *ctx, const float *mel, JsonObject *exp,
         JsonArray *sm = json_object_get_array_member(w, "step_margins");
         double worst = 0;
         guint len = json_array_get_length(sm);
-        CHECK(len == (guint)r.n_steps, "%s: %d steps, want %u", what, r.n_steps, len);
-        for (guint i = 0; i < len && i < (guint)r.n_steps; i++) {
-            double d = fabs(r.step_margins[i] - json_array_get_double_element(sm, i));
+        int n_steps;
+        const float *margins = wkv_context_step_margins(ctx, &n_steps);
+        CHECK(len == (guint)n_steps, "%s: %d steps, want %u", what, n_steps, len);
+        for (guint i = 0; i < len && i < (guint)n_steps; i++) {
+            double d = fabs(margins[i] - json_array_get_double_element(sm, i));
             worst = d > worst ? d : worst;
         }
         CHECK(worst <= 5e-3, "%s: step margins differ by up to %g", what, worst);
@@ -132,10 +134,10 @@ static void test_logits(wkv_context *ctx, const float *mel, JsonObject *exp, con
             wkv_decode_reset(ctx);
             /* the cached path token by token after the first; the others in one go */
             int rc = mode == WKV_CACHE_FULL
-                         ? wkv_decode(ctx, toks, 1, WKV_CACHE_FULL, logits)
-                         : wkv_decode(ctx, toks, n, (wkv_cache_mode)mode, logits);
+                         ? wkv_decode(ctx, toks, 1, logits)
+                         : wkv_decode_mode(ctx, toks, n, (wkv_cache_mode)mode, logits);
             for (int i = 1; mode == WKV_CACHE_FULL && i < n && rc == 0; i++)
-                rc = wkv_decode(ctx, toks + i, 1, WKV_CACHE_FULL, logits);
+                rc = wkv_decode(ctx, toks + i, 1, logits);
             CHECK(rc == 0 && nref == (size_t)hp->n_vocab, "%s %s: decode", set, name);
             double e = tu_rel_err(logits, ref, (size_t)hp->n_vocab);
             CHECK(e <= 1e-3, "%s logits_%s mode %d: relative error %g", set, name, mode, e);

@@ -11,6 +11,10 @@
  * buffer and belongs to one thread at a time.  Functions that can fail return NULL or
  * a negative value and, when `error` is not NULL, store a malloc'd message there that
  * the caller frees with free().
+ *
+ * The ABI: the shared library exports exactly the functions declared WKV_API here and
+ * in whisperkv_debug.h (the knobs kept for tests, benchmarks and diagnostics); its
+ * soname changes with WKV_VERSION_MAJOR (docs/architecture.md, "The library's ABI").
  */
 #ifndef WHISPERKV_H
 #define WHISPERKV_H
@@ -21,6 +25,24 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Marks the library's exported functions: it is built with hidden visibility, so
+ * anything else stays inside it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WKV_API __attribute__((visibility("default")))
+#else
+#define WKV_API
+#endif
+
+/* The version of these headers; meson.build checks it against the project's version.
+ * wkv_version() gives the library's own, which may be newer. */
+#define WKV_VERSION_MAJOR 0
+#define WKV_VERSION_MINOR 1
+#define WKV_VERSION_PATCH 0
+#define WKV_VERSION_STRING "0.1.0"
+
+/* "MAJOR.MINOR.PATCH" of the library the program runs with. */
+WKV_API const char *wkv_version(void);
 
 #define WKV_SAMPLE_RATE 16000
 #define WKV_N_FFT 400
@@ -47,56 +69,41 @@ typedef struct wkv_model wkv_model;
 
 /* Reads and validates a whisper.cpp ggml file (f32 or f16).  Returns NULL on any
  * problem with a message naming the file, the byte offset and what was wrong. */
-wkv_model *wkv_model_load(const char *path, char **error);
+WKV_API wkv_model *wkv_model_load(const char *path, char **error);
 /* The same from a whole file image in memory (messages name it "(memory)").  The model
  * keeps no pointer into `data`, which the caller may free once this returns. */
-wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error);
-void wkv_model_free(wkv_model *model);
+WKV_API wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error);
+WKV_API void wkv_model_free(wkv_model *model);
 
-const wkv_hparams *wkv_model_hparams(const wkv_model *model);
-const wkv_specials *wkv_model_specials(const wkv_model *model);
-int wkv_model_is_multilingual(const wkv_model *model);
+WKV_API const wkv_hparams *wkv_model_hparams(const wkv_model *model);
+WKV_API const wkv_specials *wkv_model_specials(const wkv_model *model);
+WKV_API int wkv_model_is_multilingual(const wkv_model *model);
 /* The mel filter bank stored in the file: n_mels x 201, row-major. */
-const float *wkv_model_mel_filters(const wkv_model *model);
-
-/* ---------------------------------------------------------------- BLAS */
-
-/* The core runs OpenBLAS single-threaded (wkv_context_new sets its process-wide
- * thread count to 1) and splits matrix products over each context's own threads,
- * so every context uses exactly the threads it was created with. */
-
-/* The kernel set OpenBLAS chose at load ("Haswell", "SkylakeX", ...; "cblas" when
- * built against another CBLAS). */
-const char *wkv_blas_corename(void);
-/* 1 when this CPU (and OS) support AVX-512 F/CD/DQ/BW/VL. */
-int wkv_cpu_has_avx512(void);
-/* 1 when the CPU has AVX-512 but OpenBLAS runs kernels without it (its detection
- * missed the CPU, or OPENBLAS_CORETYPE chose older ones): the encoder is then ~2x
- * slower.  OpenBLAS reads OPENBLAS_CORETYPE (e.g. SKYLAKEX) when it is loaded, so
- * only the environment the program starts with can change it. */
-int wkv_blas_misses_avx512(void);
+WKV_API const float *wkv_model_mel_filters(const wkv_model *model);
 
 /* ---------------------------------------------------------------- vocabulary */
 
 /* Raw bytes of a token (a UTF-8 fragment, maybe incomplete).  Special tokens give
  * their "<|name|>" spelling, timestamps "<|1.23|>".  NULL for an invalid id. */
-const char *wkv_token_bytes(const wkv_model *model, int id, size_t *len);
+WKV_API const char *wkv_token_bytes(const wkv_model *model, int id, size_t *len);
 /* Language token id for a code such as "en", or -1. */
-int wkv_lang_token(const wkv_model *model, const char *code);
+WKV_API int wkv_lang_token(const wkv_model *model, const char *code);
 /* Language code of a language token id, or NULL. */
-const char *wkv_lang_code(const wkv_model *model, int token);
+WKV_API const char *wkv_lang_code(const wkv_model *model, int token);
 /* Text of the tokens the way the reference tokenizer decodes them: bytes of every
  * token below timestamp_begin concatenated (special tokens as "<|name|>" unless
  * `text_only`, which keeps only ids < eot), invalid UTF-8 replaced by U+FFFD as
  * Python's errors="replace" does.  Returns a malloc'd NUL-terminated string. */
-char *wkv_tokens_to_text(const wkv_model *model, const int *tokens, int n, int text_only);
+WKV_API char *wkv_tokens_to_text(const wkv_model *model, const int *tokens, int n,
+                                 int text_only);
 
 /* Text -> tokens like the reference tokenizer's encode(): the GPT-2 pre-tokenizer
  * pattern, then byte-level BPE by rank.  Writes at most max_out ids (out may be NULL)
  * and returns how many the text needs, or -1.  Note: ggml vocabularies store
  * partial-UTF-8 tokens as U+FFFD, so text outside ASCII may split into more tokens
  * than the reference's would. */
-int wkv_text_to_tokens(const wkv_model *model, const char *text, int *out, int max_out);
+WKV_API int wkv_text_to_tokens(const wkv_model *model, const char *text, int *out,
+                               int max_out);
 
 /* ---------------------------------------------------------------- log-mel */
 
@@ -117,9 +124,9 @@ typedef struct {
 
 /* STFT of `pcm` followed by 30 s of zeros (reflect padding of 200 samples at both
  * ends), so n_frames = (n + 480000) / 160 and content_frames = n_frames - 3000. */
-wkv_mel *wkv_mel_compute(const wkv_model *model, const float *pcm, size_t n, int threads,
-                         char **error);
-void wkv_mel_free(wkv_mel *mel);
+WKV_API wkv_mel *wkv_mel_compute(const wkv_model *model, const float *pcm, size_t n,
+                                 int threads, char **error);
+WKV_API void wkv_mel_free(wkv_mel *mel);
 /* The same frames for a stream read piecewise: frames [f0, f0 + n_frames) of the
  * log-mel of a stream of which pcm holds samples [s0, s0 + n).  stream_len is the
  * number of samples of the whole stream once it has ended (zeros follow it, as in
@@ -128,14 +135,14 @@ void wkv_mel_free(wkv_mel *mel);
  * (an error says which are missing).  The result has n_frames columns,
  * content_frames = n_frames and max over them, so frames computed this way equal
  * wkv_mel_compute's of the whole stream. */
-wkv_mel *wkv_mel_compute_range(const wkv_model *model, const float *pcm, size_t n,
-                               int64_t s0, int64_t stream_len, int64_t f0,
-                               int64_t n_frames, int threads, char **error);
+WKV_API wkv_mel *wkv_mel_compute_range(const wkv_model *model, const float *pcm, size_t n,
+                                       int64_t s0, int64_t stream_len, int64_t f0,
+                                       int64_t n_frames, int threads, char **error);
 /* Fills out (n_mels x 3000) with the normalized frames [seek, seek + size) and 0.0
  * after them.  GLOBAL clamps at mel->max - 8, WINDOW at the maximum of those frames
  * minus 8.  size is clamped to [0, 3000] and to the frames available. */
-void wkv_mel_window(const wkv_mel *mel, int64_t seek, int size, wkv_mel_norm norm,
-                    float *out);
+WKV_API void wkv_mel_window(const wkv_mel *mel, int64_t seek, int size, wkv_mel_norm norm,
+                            float *out);
 
 /* ---------------------------------------------------------------- context */
 
@@ -152,39 +159,29 @@ typedef struct {
 } wkv_stats;
 
 /* A decoding context for one thread: all buffers sized once from the model. */
-wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error);
-void wkv_context_free(wkv_context *ctx);
-const wkv_model *wkv_context_model(const wkv_context *ctx);
+WKV_API wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error);
+WKV_API void wkv_context_free(wkv_context *ctx);
+WKV_API const wkv_model *wkv_context_model(const wkv_context *ctx);
 /* Bytes the context holds now: its KV caches (cross-KV of one window and every
  * self-KV slot reserved so far) and its activation buffers (may be NULL). */
-void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
-                        size_t *activation_bytes);
-const wkv_stats *wkv_context_stats(const wkv_context *ctx);
+WKV_API void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
+                                size_t *activation_bytes);
+WKV_API const wkv_stats *wkv_context_stats(const wkv_context *ctx);
 
 /* Runs the encoder on one window's mel (n_mels x 3000) and fills the cross-KV cache
  * from its output; resets the self-KV cache.  Returns 0 or -1. */
-int wkv_encode(wkv_context *ctx, const float *mel);
+WKV_API int wkv_encode(wkv_context *ctx, const float *mel);
 /* The last encoder output: n_audio_ctx x n_audio_state. */
-const float *wkv_encoder_output(const wkv_context *ctx);
-
-/* How wkv_decode computes: the normal cached path, or the slow paths kept for tests
- * and the benchmark. */
-typedef enum {
-    WKV_CACHE_FULL = 0,       /* self-KV cache + cross-KV cache */
-    WKV_CACHE_NO_CROSS = 1,   /* self-KV cache, cross K/V recomputed every pass */
-    WKV_CACHE_NONE = 2,       /* the whole sequence recomputed every pass */
-} wkv_cache_mode;
+WKV_API const float *wkv_encoder_output(const wkv_context *ctx);
 
 /* Appends tokens to the sequence held in the self-KV cache (one batched pass) and
  * writes the n_vocab logits of the last position to `logits` (may be NULL).
- * In WKV_CACHE_NONE mode the whole sequence so far is recomputed.
  * Returns 0, or -1 when the sequence would exceed n_text_ctx. */
-int wkv_decode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,
-               float *logits);
+WKV_API int wkv_decode(wkv_context *ctx, const int *tokens, int n, float *logits);
 /* Forgets the decoded sequence (the cross-KV cache stays). */
-void wkv_decode_reset(wkv_context *ctx);
+WKV_API void wkv_decode_reset(wkv_context *ctx);
 /* Number of positions held in the self-KV cache. */
-int wkv_decode_length(const wkv_context *ctx);
+WKV_API int wkv_decode_length(const wkv_context *ctx);
 
 /* ---------------------------------------------------------------- decoding */
 
@@ -213,37 +210,34 @@ typedef struct {
     const char *initial_prompt;  /* text before the first window (reference
                                     initial_prompt), or NULL */
     int sample_len;              /* tokens per window at most, default n_text_ctx / 2 */
-    wkv_cache_mode cache_mode;   /* default WKV_CACHE_FULL */
 } wkv_options;
 
-void wkv_options_default(wkv_options *opts);
+WKV_API void wkv_options_default(wkv_options *opts);
 
 /* What one window decoded to. */
 typedef struct {
     int *tokens;        /* sampled tokens, eot excluded (malloc'd) */
     int n_tokens;
     char *text;         /* reference DecodingResult.text (stripped) */
-    float *step_margins; /* per step: gap between the two best filtered logits */
-    int n_steps;         /* entries in step_margins (sampled tokens, plus eot if met) */
     double sum_logprob, avg_logprob, no_speech_prob, compression_ratio, temperature;
     int language;       /* language token used */
 } wkv_window_result;
 
-void wkv_window_result_clear(wkv_window_result *res);
+WKV_API void wkv_window_result_clear(wkv_window_result *res);
 
 /* Decodes the window last given to wkv_encode at opts->temperature (no fallback):
  * greedy or beam search at 0, best_of samples above; the best candidate by the
  * reference's ranking.  `prompt` is previous text (its last n_text_ctx/2 - 1 tokens are
  * used).  Returns 0 or -1 with a message. */
-int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
-                      const wkv_options *opts, wkv_window_result *res, char **error);
+WKV_API int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
+                              const wkv_options *opts, wkv_window_result *res, char **error);
 
 /* Language identification (multilingual models): runs the encoder on `mel`
  * (n_mels x 3000: the reference uses the first 3000 frames of the whole-input
  * log-mel, zero-sample frames included) and the decoder on [sot]; writes the softmax
  * over the language tokens to probs (wkv_model_specials()->n_langs entries, may be
  * NULL) and returns the most probable language token, or -1. */
-int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char **error);
+WKV_API int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char **error);
 
 /* One timed segment of the long-form loop. */
 typedef struct {
@@ -266,31 +260,31 @@ typedef void (*wkv_progress_cb)(int64_t seek, int64_t total, void *user);
  * at the seek the previous call returned; windows of one session must come from one
  * continuous stream, and give identical segments to wkv_transcribe_mel. */
 typedef struct wkv_longform wkv_longform;
-wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error);
-void wkv_longform_free(wkv_longform *lf);
+WKV_API wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error);
+WKV_API void wkv_longform_free(wkv_longform *lf);
 /* Decodes the window that starts at mel frame `seek` with `size` (1..3000) frames of
  * audio; `mel` is its normalized log-mel (n_mels x 3000, 0.0 after size).  Reports its
  * segments (times in seconds from frame 0) and returns the seek of the next window
  * (> seek), or -1 with a message. */
-int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
-                            wkv_segment_cb on_segment, void *user, char **error);
+WKV_API int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
+                                    wkv_segment_cb on_segment, void *user, char **error);
 /* Sets the language code for the following windows (after detection); 0 or -1. */
-int wkv_longform_set_language(wkv_longform *lf, const char *code);
+WKV_API int wkv_longform_set_language(wkv_longform *lf, const char *code);
 /* Forget the previous text (after a discontinuity or a seek). */
-void wkv_longform_reset_prompt(wkv_longform *lf);
+WKV_API void wkv_longform_reset_prompt(wkv_longform *lf);
 /* Segments reported so far. */
-int wkv_longform_segments(const wkv_longform *lf);
+WKV_API int wkv_longform_segments(const wkv_longform *lf);
 
 /* The reference long-form loop over a log-mel (reference doc §6).  Segments that the
  * reference clears (start == end or blank text) are not reported.  Returns the number
  * of segments reported, or -1. */
-int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *opts,
-                       wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
-                       char **error);
+WKV_API int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *opts,
+                               wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                               char **error);
 /* Same, from 16 kHz mono PCM: computes the mel first. */
-int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
-                   wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
-                   char **error);
+WKV_API int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
+                           wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                           char **error);
 
 #ifdef __cplusplus
 }
