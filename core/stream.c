@@ -30,7 +30,7 @@ struct wkv_stream {
     int n_seed;
     float *win;          /* n_mels x 3000 */
     wkv_stream_stats stats;
-    double delay_sum;
+    double delay_sum, delay_min;
     int64_t delay_hist[DELAY_BINS + 1];
 };
 
@@ -226,7 +226,9 @@ static void count_delay(wkv_stream *st, double delay)
     st->delay_sum += delay;
     if (delay > st->stats.delay_max || st->stats.finals == 1)
         st->stats.delay_max = delay;
-    long bin = lround(delay * 100);
+    if (delay < st->delay_min || st->stats.finals == 1)
+        st->delay_min = delay;
+    long bin = (long)floor(delay * 100);
     st->delay_hist[bin < 0 ? 0 : bin > DELAY_BINS ? DELAY_BINS : bin]++;
 }
 
@@ -354,6 +356,8 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
             s->run_base = base;
             s->avg_logprob = rs.r.avg_logprob;
             s->no_speech_prob = rs.r.no_speech_prob;
+            s->compression_ratio = rs.r.compression_ratio;
+            s->temperature = rs.r.temperature;
             s->language = lang ? lang : "en";
             s->committed_at = rs.done_at;
         }
@@ -460,7 +464,10 @@ void wkv_stream_get_stats(const wkv_stream *st, wkv_stream_stats *out)
     for (int b = 0; b <= DELAY_BINS; b++) {
         seen += st->delay_hist[b];
         if (seen >= half) {
-            out->delay_median = b < DELAY_BINS ? b / 100.0 : st->stats.delay_max;
+            /* the middle of its bin, within the delays seen */
+            double m = b < DELAY_BINS ? b / 100.0 + 0.005 : st->stats.delay_max;
+            m = m < st->delay_min ? st->delay_min : m;
+            out->delay_median = m > st->stats.delay_max ? st->stats.delay_max : m;
             break;
         }
     }

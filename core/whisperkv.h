@@ -328,7 +328,7 @@ typedef struct {
                                 decoded it; start = run_base / 16000 + rel_start */
     double rel_start, rel_end; /* the times from run_base (multiples of 0.02 s, or the
                                   run's duration) */
-    double avg_logprob, no_speech_prob; /* the run's */
+    double avg_logprob, no_speech_prob, compression_ratio, temperature; /* the run's */
     const char *language;    /* code ("en" on English-only models) */
     int final;               /* committed */
     int forced;              /* final without two runs agreeing on it (latency, the
@@ -374,7 +374,7 @@ typedef struct {
     double audio_s;          /* audio pushed */
     double busy_ms, max_busy_ms; /* compute time of the runs */
     /* commit delay of the finals, committed_at - end, in seconds (0 without finals);
-     * the median to 10 ms */
+     * the median to 5 ms (10-ms bins), within the smallest and largest */
     double delay_mean, delay_median, delay_max;
 } wkv_stream_stats;
 

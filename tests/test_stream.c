@@ -266,6 +266,43 @@ typedef struct {
     const char *clip_name[3];
 } fixture;
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The statistics agree with what was reported: counts, and the commit delays
+ * (committed_at - end) of the finals, the median to 5 ms. */
+static void check_stats(const wkv_stream *st, const rec *r, const char *what)
+{
+    wkv_stream_stats ss;
+    wkv_stream_get_stats(st, &ss);
+    int forced = 0;
+    double *d = malloc(((size_t)r->n_finals + 1) * sizeof *d), sum = 0;
+    for (int i = 0; i < r->n_finals; i++) {
+        d[i] = r->finals[i].committed_at - r->finals[i].end;
+        sum += d[i];
+        forced += r->finals[i].forced;
+    }
+    qsort(d, (size_t)r->n_finals, sizeof *d, cmp_double);
+    CHECK(ss.runs == r->n_runs && ss.finals == r->n_finals && ss.partials == r->n_partials &&
+              ss.forced_finals == forced,
+          "%s: stats %lld runs %lld finals %lld partials %lld forced; seen %d %d %d %d", what,
+          (long long)ss.runs, (long long)ss.finals, (long long)ss.partials,
+          (long long)ss.forced_finals, r->n_runs, r->n_finals, r->n_partials, forced);
+    if (r->n_finals > 0) {
+        double median = d[(r->n_finals - 1) / 2];
+        CHECK(fabs(ss.delay_max - d[r->n_finals - 1]) < 1e-9 &&
+                  fabs(ss.delay_mean - sum / r->n_finals) < 1e-9 &&
+                  fabs(ss.delay_median - median) <= 0.005 + 1e-9,
+              "%s: delays max %.3f mean %.3f median %.3f, seen %.3f %.3f %.3f", what,
+              ss.delay_max, ss.delay_mean, ss.delay_median, d[r->n_finals - 1],
+              sum / r->n_finals, median);
+    }
+    free(d);
+}
+
 /* A whole recording at step 1 s, latency 4 s, through the oracle; returns the record. */
 static void run_clip(fixture *fx, const wav_data *w, size_t n, int step, int latency,
                      double busy, rec *r, const char *what)
@@ -276,6 +313,7 @@ static void run_clip(fixture *fx, const wav_data *w, size_t n, int step, int lat
     feed(st, w->samples, n, 4000);
     finish(st);
     oracle(r, (int64_t)n, what);
+    check_stats(st, r, what);
     wkv_stream_free(st);
 }
 
