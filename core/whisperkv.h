@@ -4,7 +4,9 @@
  * (wkv_mel_compute) give a log-mel; a decoding context (wkv_context_new) encodes one
  * 30-s window of it (wkv_encode, which also fills the cross-attention KV cache),
  * decodes tokens through the self-attention KV cache (wkv_decode_window) and the
- * long-form loop (wkv_transcribe) cuts the tokens into timed segments.
+ * long-form loop (wkv_transcribe) cuts the tokens into timed segments; for audio that
+ * arrives as it is spoken, a live stream (wkv_stream_new) re-runs over the recent audio
+ * and commits the text two runs agree on.
  *
  * Ownership and threads: a wkv_model is immutable once loaded and may be shared by
  * any number of contexts on any number of threads.  A wkv_context owns every mutable
