@@ -88,6 +88,17 @@ int wkv_initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out,
     return n;
 }
 
+int wkv_own_language(char **owned, wkv_options *opts, const char *code)
+{
+    char *copy = strdup(code);
+    if (!copy)
+        return -1;
+    free(*owned);
+    *owned = copy;
+    opts->language = copy;
+    return 0;
+}
+
 int wkv_wants_detection(const wkv_model *m, const char *language)
 {
     return wkv_model_is_multilingual(m) && (!language || !strcmp(language, "auto"));

@@ -50,6 +50,9 @@ int wkv_text_is_blank(const char *text);
 int wkv_initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out,
                               char **error);
 
+/* Replaces the owned copy of a language code and points opts->language at it; 0 or
+ * -1 (out of memory: both unchanged). */
+int wkv_own_language(char **owned, wkv_options *opts, const char *code);
 /* Whether `language` asks for detection on this model ("auto" or NULL, multilingual). */
 int wkv_wants_detection(const wkv_model *m, const char *language);
 /* wkv_detect_language on one window, as a language code (static), or NULL. */

@@ -57,17 +57,6 @@ void wkv_stream_options_default(wkv_stream_options *o)
     o->latency_ms = 8000;
 }
 
-static int set_language(wkv_stream *st, const char *code)
-{
-    char *copy = strdup(code);
-    if (!copy)
-        return -1;
-    free(st->language);
-    st->language = copy;
-    st->opts.language = copy;
-    return 0;
-}
-
 wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
                            const wkv_stream_options *sopts, wkv_stream_cb cb, void *user,
                            char **error)
@@ -93,7 +82,8 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     st->win = malloc((size_t)st->m->hp.n_mels * WKV_N_FRAMES * sizeof *st->win);
     st->n_seed = wkv_initial_prompt_tokens(st->m, opts->initial_prompt, &st->seed, error);
     if (st->n_seed < 0 || !st->win ||
-        set_language(st, opts->language ? opts->language : (st->detect ? "auto" : "en")) ||
+        wkv_own_language(&st->language, &st->opts,
+                         opts->language ? opts->language : (st->detect ? "auto" : "en")) ||
         wkv_ivec_push(&st->committed, st->seed, st->n_seed) != 0) {
         if (st->n_seed >= 0)
             wkv_set_error(error, "out of memory");
@@ -146,7 +136,7 @@ static int decode_run(wkv_stream *st, run_state *rs, char **error)
     if (size > 0 && st->detect) {
         /* language "auto": once, on the first run's window */
         const char *code = wkv_detect_code(st->ctx, st->win, error);
-        if (!code || set_language(st, code) != 0)
+        if (!code || wkv_own_language(&st->language, &st->opts, code) != 0)
             return -1;
         st->detect = 0;
     }

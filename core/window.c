@@ -83,13 +83,7 @@ void wkv_longform_free(wkv_longform *lf)
 
 int wkv_longform_set_language(wkv_longform *lf, const char *code)
 {
-    char *copy = strdup(code);
-    if (!copy)
-        return -1;
-    free(lf->language);
-    lf->language = copy;
-    lf->opts.language = copy;
-    return 0;
+    return wkv_own_language(&lf->language, &lf->opts, code);
 }
 
 void wkv_longform_reset_prompt(wkv_longform *lf)

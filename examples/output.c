@@ -176,21 +176,27 @@ void wkv_output_set_live(wkv_output *o, const wkv_out_live *l)
     if (o->live)
         json_object_unref(o->live);
     JsonObject *j = o->live = json_object_new();
-    json_object_set_int_member(j, "step_ms", l->step_ms);
-    json_object_set_int_member(j, "latency_ms", l->latency_ms);
     json_object_set_string_member(j, "clock", l->realtime ? "wall" : "virtual");
-    json_object_set_int_member(j, "runs", l->runs);
-    json_object_set_int_member(j, "silent_runs", l->silent_runs);
-    json_object_set_int_member(j, "forced_runs", l->forced_runs);
-    json_object_set_int_member(j, "finals", l->finals);
-    json_object_set_int_member(j, "forced_finals", l->forced_finals);
-    json_object_set_int_member(j, "partials", l->partials);
-    json_object_set_double_member(j, "median_commit_delay", l->delay_median);
-    json_object_set_double_member(j, "mean_commit_delay", l->delay_mean);
-    json_object_set_double_member(j, "worst_commit_delay", l->delay_worst);
-    json_object_set_double_member(j, "busy_ms", l->busy_ms);
-    json_object_set_double_member(j, "max_run_ms", l->max_run_ms);
-    json_object_set_double_member(j, "finished_at", l->finished_at);
+    const struct {
+        const char *name;
+        gint64 value;
+    } counts[] = {
+        {"step_ms", l->step_ms}, {"latency_ms", l->latency_ms}, {"runs", l->runs},
+        {"silent_runs", l->silent_runs}, {"forced_runs", l->forced_runs},
+        {"finals", l->finals}, {"forced_finals", l->forced_finals}, {"partials", l->partials},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+        json_object_set_int_member(j, counts[i].name, counts[i].value);
+    const struct {
+        const char *name;
+        double value;
+    } figures[] = {
+        {"median_commit_delay", l->delay_median}, {"mean_commit_delay", l->delay_mean},
+        {"worst_commit_delay", l->delay_worst}, {"busy_ms", l->busy_ms},
+        {"max_run_ms", l->max_run_ms}, {"finished_at", l->finished_at},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(figures); i++)
+        json_object_set_double_member(j, figures[i].name, figures[i].value);
 }
 
 static void set_hparams(JsonObject *obj, const wkv_hparams *hp)
