@@ -90,6 +90,12 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
+    if (wkv_model_is_multilingual(st->m) && !st->detect &&
+        wkv_lang_token(st->m, st->language) < 0) {
+        wkv_set_error(error, "unknown language '%s'", st->language);
+        wkv_stream_free(st);
+        return NULL;
+    }
     if (st->so.step_ms <= 0 || st->so.latency_ms < 0) {
         wkv_set_error(error, "bad stream options: step %d ms, latency %d ms", st->so.step_ms,
                       st->so.latency_ms);
