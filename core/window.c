@@ -2,46 +2,22 @@
  * log-mel, decode it with the previous text as prompt, cut the tokens into segments
  * at timestamp pairs and seek to where the last complete segment ended. */
 #include "context.h"
+#include "segments.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int *v;
-    int n, cap;
-} int_vec;
-
-static int vec_push(int_vec *a, const int *x, int n)
-{
-    if (a->n + n > a->cap) {
-        int cap = a->cap ? a->cap : 256;
-        while (cap < a->n + n)
-            cap *= 2;
-        int *p = realloc(a->v, (size_t)cap * sizeof *p);
-        if (!p)
-            return -1;
-        a->v = p;
-        a->cap = cap;
-    }
-    memcpy(a->v + a->n, x, (size_t)n * sizeof *x);
-    a->n += n;
-    return 0;
-}
-
 /* Reports one segment unless the reference would clear it (start == end or blank
  * text); its tokens then join the prompt history.  Returns 1 to stop, -1 on error. */
 static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, double start,
-                double end, const int *toks, int n, int_vec *history, wkv_segment_cb cb,
+                double end, const int *toks, int n, wkv_ivec *history, wkv_segment_cb cb,
                 void *user, int *count)
 {
     char *text = wkv_tokens_to_text(m, toks, n, 1);
     if (!text)
         return -1;
-    char *copy = strdup(text);
-    int blank = !copy || wkv_text_strip(copy)[0] == 0;
-    free(copy);
     int stop = 0;
-    if (start != end && !blank) {
+    if (start != end && !wkv_text_is_blank(text)) {
         wkv_segment seg = {
             .seek = seek, .start = start, .end = end, .tokens = toks, .n_tokens = n,
             .text = text, .avg_logprob = r->avg_logprob, .no_speech_prob = r->no_speech_prob,
@@ -49,7 +25,7 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, do
             .language = r->language >= 0 ? wkv_lang_code(m, r->language) : "en",
         };
         (*count)++;
-        if (vec_push(history, toks, n) != 0)
+        if (wkv_ivec_push(history, toks, n) != 0)
             stop = -1;
         else if (cb && cb(&seg, user) != 0)
             stop = 1;
@@ -62,7 +38,7 @@ struct wkv_longform {
     wkv_context *ctx;
     wkv_options opts;
     char *language;    /* owned copy of opts.language */
-    int_vec history;   /* tokens of every reported segment */
+    wkv_ivec history;  /* tokens of every reported segment */
     int prompt_reset;  /* history[prompt_reset..] is the prompt */
     int count;         /* segments reported */
     int stopped;       /* a callback asked to stop */
@@ -83,24 +59,16 @@ wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char *
         return NULL;
     }
     lf->opts.initial_prompt = NULL; /* not kept: its tokens are */
-    if (opts->initial_prompt && *opts->initial_prompt) {
-        /* the reference: encode(" " + prompt.strip()) starts the history */
-        char *stripped = strdup(opts->initial_prompt);
-        char *text = stripped ? wkv_strdup_printf(" %s", wkv_text_strip(stripped)) : NULL;
-        free(stripped);
-        int n = text ? wkv_text_to_tokens(ctx->model, text, NULL, 0) : -1;
-        int *toks = n > 0 ? malloc((size_t)n * sizeof *toks) : NULL;
-        if (n < 0 || (n > 0 && (!toks || wkv_text_to_tokens(ctx->model, text, toks, n) != n ||
-                               vec_push(&lf->history, toks, n) != 0))) {
-            free(text);
-            free(toks);
-            wkv_longform_free(lf);
-            wkv_set_error(error, "cannot encode the initial prompt");
-            return NULL;
-        }
-        free(text);
+    int *toks = NULL;
+    int n = wkv_initial_prompt_tokens(ctx->model, opts->initial_prompt, &toks, error);
+    if (n < 0 || wkv_ivec_push(&lf->history, toks, n) != 0) {
         free(toks);
+        wkv_longform_free(lf);
+        if (n >= 0)
+            wkv_set_error(error, "out of memory");
+        return NULL;
     }
+    free(toks);
     return lf;
 }
 
@@ -115,13 +83,7 @@ void wkv_longform_free(wkv_longform *lf)
 
 int wkv_longform_set_language(wkv_longform *lf, const char *code)
 {
-    char *copy = strdup(code);
-    if (!copy)
-        return -1;
-    free(lf->language);
-    lf->language = copy;
-    lf->opts.language = copy;
-    return 0;
+    return wkv_own_language(&lf->language, &lf->opts, code);
 }
 
 void wkv_longform_reset_prompt(wkv_longform *lf)
@@ -172,7 +134,7 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     }
     double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
     double duration = (double)size * WKV_HOP / WKV_SAMPLE_RATE;
-    int_vec *history = &lf->history;
+    wkv_ivec *history = &lf->history;
     wkv_window_result r;
     int use_prompt = o->condition_on_previous_text;
     if (wkv_encode(ctx, mel) != 0 ||
@@ -183,33 +145,31 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
         return -1;
     }
     /* silence: skip the window unless the text is confidently likely */
-    if (o->no_speech_threshold < 1.0f && r.no_speech_prob > o->no_speech_threshold &&
-        !(r.avg_logprob > o->logprob_threshold)) {
+    if (wkv_result_is_silent(o, &r)) {
         wkv_window_result_clear(&r);
         return seek + size;
     }
 
     const int *t = r.tokens;
     const int n = r.n_tokens;
-    int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
-    int last_slice = 0, any_pair = 0, rc = 0;
+    wkv_piece *pc = NULL;
+    int np = wkv_split_pieces(t, n, tb, &pc);
+    int n_pair = 0, rc = np < 0 ? -1 : 0;
+    while (n_pair < np && pc[n_pair].pair)
+        n_pair++;
+    const wkv_piece *tail = n_pair < np ? &pc[n_pair] : NULL;
     int64_t next_seek = seek + size;
-    for (int i = 1; i < n && rc == 0; i++) {
-        if (!(t[i - 1] >= tb && t[i] >= tb))
-            continue;
-        any_pair = 1; /* a pair ends at i: segment [last_slice, i) */
-        rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
-                  offset + (t[i - 1] - tb) * 0.02, t + last_slice, i - last_slice, history,
-                  on_segment, user, &lf->count);
-        last_slice = i;
-    }
-    if (rc == 0 && any_pair) {
-        if (single_ending)
-            rc = emit(m, &r, seek, offset + (t[last_slice] - tb) * 0.02,
-                      offset + (t[n - 1] - tb) * 0.02, t + last_slice, n - last_slice,
-                      history, on_segment, user, &lf->count);
+    for (int k = 0; k < n_pair && rc == 0; k++)
+        rc = emit(m, &r, seek, offset + wkv_ts_seconds(t[pc[k].tok0], tb),
+                  offset + wkv_ts_seconds(t[pc[k].tok1 - 1], tb), t + pc[k].tok0,
+                  pc[k].tok1 - pc[k].tok0, history, on_segment, user, &lf->count);
+    if (rc == 0 && n_pair) {
+        if (tail && tail->closed) /* text then a single timestamp: a segment too */
+            rc = emit(m, &r, seek, offset + wkv_ts_seconds(t[tail->tok0], tb),
+                      offset + wkv_ts_seconds(t[n - 1], tb), t + tail->tok0,
+                      n - tail->tok0, history, on_segment, user, &lf->count);
         else /* drop the unfinished tail; decode it again from the last pair's time */
-            next_seek = seek + (int64_t)(t[last_slice - 1] - tb) * 2;
+            next_seek = seek + (int64_t)(t[(tail ? tail->tok0 : n) - 1] - tb) * 2;
     } else if (rc == 0) {
         double end = duration;
         for (int i = n - 1; i >= 0; i--)
@@ -221,6 +181,7 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
         rc = emit(m, &r, seek, offset, offset + end, t, n, history, on_segment, user,
                   &lf->count);
     }
+    free(pc);
     if (!o->condition_on_previous_text || r.temperature > 0.5)
         lf->prompt_reset = history->n;
     wkv_window_result_clear(&r);
@@ -246,13 +207,12 @@ int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *
             wkv_set_error(error, "out of memory");
         return -1;
     }
-    if (wkv_model_is_multilingual(ctx->model) &&
-        (!o->language || !strcmp(o->language, "auto"))) {
+    if (wkv_wants_detection(ctx->model, o->language)) {
         /* the reference detects on the first 3000 frames as computed (zero-sample
          * frames, not 0.0 padding) */
         wkv_mel_window(mel, 0, WKV_N_FRAMES, o->mel_norm, window);
-        int lang = wkv_detect_language(ctx, window, NULL, error);
-        if (lang < 0 || wkv_longform_set_language(lf, wkv_lang_code(ctx->model, lang)) != 0) {
+        const char *code = wkv_detect_code(ctx, window, error);
+        if (!code || wkv_longform_set_language(lf, code) != 0) {
             wkv_longform_free(lf);
             free(window);
             return -1;

@@ -13,6 +13,7 @@ struct wkv_output {
     JsonArray *segments;  /* json only */
     char *first_language; /* the first segment's language (for -l auto) */
     JsonArray *language_probs; /* [code, probability] pairs, when detected */
+    JsonObject *live;     /* the live summary, when set */
 };
 
 gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
@@ -60,6 +61,8 @@ void wkv_output_free(wkv_output *o)
     g_free(o->first_language);
     if (o->language_probs)
         json_array_unref(o->language_probs);
+    if (o->live)
+        json_object_unref(o->live);
     g_free(o);
 }
 
@@ -96,7 +99,8 @@ static char *line_text(const char *text, gboolean vtt)
     return g_strstrip(g_string_free(s, FALSE));
 }
 
-static void json_segment(wkv_output *o, const wkv_segment *seg)
+/* committed_at: NAN when not live */
+static void json_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
 {
     JsonObject *obj = json_object_new();
     json_object_set_int_member(obj, "seek", seg->seek);
@@ -115,15 +119,17 @@ static void json_segment(wkv_output *o, const wkv_segment *seg)
     json_object_set_double_member(obj, "temperature", seg->temperature);
     if (seg->language)
         json_object_set_string_member(obj, "language", seg->language);
+    if (!isnan(committed_at))
+        json_object_set_double_member(obj, "committed_at", committed_at);
     json_array_add_object_element(o->segments, obj);
 }
 
-void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
+static void write_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
 {
     if (!o->first_language && seg->language)
         o->first_language = g_strdup(seg->language);
     if (o->fmt == WKV_OUT_JSON) {
-        json_segment(o, seg);
+        json_segment(o, seg, committed_at);
         return;
     }
     char *text = line_text(seg->text, o->fmt == WKV_OUT_VTT);
@@ -153,6 +159,44 @@ void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
     }
     fflush(o->out);
     g_free(text);
+}
+
+void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
+{
+    write_segment(o, seg, NAN);
+}
+
+void wkv_output_live_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
+{
+    write_segment(o, seg, committed_at);
+}
+
+void wkv_output_set_live(wkv_output *o, const wkv_out_live *l)
+{
+    if (o->live)
+        json_object_unref(o->live);
+    JsonObject *j = o->live = json_object_new();
+    json_object_set_string_member(j, "clock", l->realtime ? "wall" : "virtual");
+    const struct {
+        const char *name;
+        gint64 value;
+    } counts[] = {
+        {"step_ms", l->step_ms}, {"latency_ms", l->latency_ms}, {"runs", l->runs},
+        {"silent_runs", l->silent_runs}, {"forced_runs", l->forced_runs},
+        {"finals", l->finals}, {"forced_finals", l->forced_finals}, {"partials", l->partials},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+        json_object_set_int_member(j, counts[i].name, counts[i].value);
+    const struct {
+        const char *name;
+        double value;
+    } figures[] = {
+        {"median_commit_delay", l->delay_median}, {"mean_commit_delay", l->delay_mean},
+        {"worst_commit_delay", l->delay_worst}, {"busy_ms", l->busy_ms},
+        {"max_run_ms", l->max_run_ms}, {"finished_at", l->finished_at},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(figures); i++)
+        json_object_set_double_member(j, figures[i].name, figures[i].value);
 }
 
 static void set_hparams(JsonObject *obj, const wkv_hparams *hp)
@@ -224,6 +268,8 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     json_object_set_int_member(tm, "windows", t->windows);
     json_object_set_int_member(tm, "tokens", t->tokens);
     json_object_set_object_member(root, "timings", tm);
+    if (o->live)
+        json_object_set_object_member(root, "live", json_object_ref(o->live));
 
     JsonNode *node = json_node_alloc();
     json_node_init_object(node, root);

@@ -33,6 +33,22 @@ void wkv_output_free(wkv_output *o);
 /* The header (the WEBVTT line), if the format has one. */
 void wkv_output_begin(wkv_output *o);
 void wkv_output_segment(wkv_output *o, const wkv_segment *seg);
+/* Live mode (--live): a final segment and the stream time (seconds) when its text
+ * became final; JSON segments then carry `committed_at`. */
+void wkv_output_live_segment(wkv_output *o, const wkv_segment *seg, double committed_at);
+
+/* What the JSON `live` object reports: the stream's settings and figures. */
+typedef struct {
+    int step_ms, latency_ms;
+    gboolean realtime;         /* paced by the wall clock, not the virtual one */
+    gint64 runs, silent_runs, forced_runs, finals, forced_finals, partials;
+    double delay_median, delay_mean, delay_worst; /* committed_at - end, seconds */
+    double busy_ms, max_run_ms; /* compute time of the runs: total, longest */
+    double finished_at;         /* stream time when the last text was final */
+} wkv_out_live;
+
+/* JSON: adds the `live` object. */
+void wkv_output_set_live(wkv_output *o, const wkv_out_live *live);
 /* Writes what the format keeps for the end (the whole JSON document).  `duration` is
  * the audio's length in seconds; `language` "auto" is reported as the language of the
  * first segment.  Returns FALSE if writing failed. */

@@ -40,6 +40,8 @@ static char *opt_output_file;
 static char *opt_dump_mel, *opt_dump_encoder;
 static char *opt_logits_tokens, *opt_logits_path; /* --logits TOKENS PATH */
 static char **opt_files;
+static gboolean opt_live, opt_realtime;
+static int opt_step = 2000, opt_latency = 8000;
 
 static gboolean logits_callback(const char *name, const char *value, gpointer data,
                                 GError **error)
@@ -92,6 +94,18 @@ static GOptionEntry entries[] = {
     {"mel-norm", 0, 0, G_OPTION_ARG_STRING, &opt_mel_norm,
      "Log-mel normalization: global (one maximum over the whole file, the reference's; "
      "default) or window (per window, what a stream does)", "global|window"},
+    {"live", 0, 0, G_OPTION_ARG_NONE, &opt_live,
+     "Transcribe as a live stream: the file goes through the core's stream in simulated "
+     "real time (the audio arrives at its real rate on a virtual clock, which each run's "
+     "measured compute time advances); finals are written as they commit", NULL},
+    {"realtime", 0, 0, G_OPTION_ARG_NONE, &opt_realtime,
+     "Live, paced by the wall clock instead of the virtual one (takes as long as the audio; "
+     "implies --live)", NULL},
+    {"step", 0, 0, G_OPTION_ARG_INT, &opt_step,
+     "Live: new audio between two runs, in ms (default 2000)", "MS"},
+    {"latency", 0, 0, G_OPTION_ARG_INT, &opt_latency,
+     "Live: text is forced final about this many ms after its audio arrived (default 8000)",
+     "MS"},
     {"output-format", 'o', 0, G_OPTION_ARG_STRING, &opt_format,
      "Output format (default txt)", "txt|srt|vtt|json"},
     {"output-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_output_file,
@@ -121,6 +135,10 @@ static const char description[] =
     "\n"
     "Output formats: txt (one segment per line), srt, vtt, json (segments with tokens\n"
     "and scores, the model's hyper-parameters and timings).\n"
+    "\n"
+    "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
+    "when two runs agree or --latency forces it); json adds each segment's committed_at\n"
+    "and a `live` summary (runs, commit delays, forced commits).\n"
     "\n"
 
     "Exit status: 0 done, 1 error, 2 bad options.\n";
@@ -383,6 +401,89 @@ out:
     return status;
 }
 
+/* ------------------------------------------------------------------ live */
+
+/* The simulated source delivers audio every 100 ms. */
+#define LIVE_CHUNK (WKV_SAMPLE_RATE / 10)
+
+static void on_live_segment(const wkv_stream_segment *s, void *user)
+{
+    if (!s->final)
+        return;
+    wkv_segment seg = {
+        .seek = s->run_base / WKV_HOP, .start = s->start, .end = s->end,
+        .tokens = s->tokens, .n_tokens = s->n_tokens, .text = s->text,
+        .avg_logprob = s->avg_logprob, .no_speech_prob = s->no_speech_prob,
+        .compression_ratio = s->compression_ratio, .temperature = s->temperature,
+        .language = s->language,
+    };
+    wkv_output_live_segment(user, &seg, s->committed_at);
+}
+
+/* Stream seconds now: the wall clock since t0 (--realtime), or the virtual clock. */
+static double live_now(double t0_ms, double vnow)
+{
+    return opt_realtime ? (now_ms() - t0_ms) / 1000.0 : vnow;
+}
+
+/* Feeds pcm through a stream as a live source would deliver it, then finishes it.
+ * On the virtual clock the audio up to `now` has arrived at each push, and a push's
+ * compute time moves `now` on; --realtime sleeps until the audio is due instead.
+ * Returns the number of finals, or -1 with *err. */
+static int run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
+                    wkv_output *out, char **language, char **err)
+{
+    wkv_stream_options so;
+    wkv_stream_options_default(&so);
+    so.step_ms = opt_step;
+    so.latency_ms = opt_latency;
+    wkv_stream *st = wkv_stream_new(ctx, opts, &so, on_live_segment, out, err);
+    if (!st)
+        return -1;
+    wkv_stream_stats ss;
+    wkv_stream_get_stats(st, &ss);
+    double t0 = now_ms(), vnow = 0;
+    size_t pos = 0;
+    int rc = 0;
+    while (pos < n && rc >= 0) {
+        size_t next = MIN(n, pos + LIVE_CHUNK);
+        double due = (double)next / WKV_SAMPLE_RATE, now = live_now(t0, vnow);
+        if (opt_realtime && now < due)
+            g_usleep((gulong)((due - now) * 1e6));
+        vnow = MAX(vnow, due);
+        now = live_now(t0, vnow);
+        /* everything that has arrived by now (more than one chunk after a long run) */
+        size_t avail = MIN(n, MAX(next, (size_t)(now * WKV_SAMPLE_RATE)));
+        wkv_stream_get_stats(st, &ss);
+        double busy = ss.busy_ms;
+        rc = wkv_stream_push(st, pcm + pos, avail - pos, now, err);
+        pos = avail;
+        wkv_stream_get_stats(st, &ss);
+        vnow += (ss.busy_ms - busy) / 1000.0;
+    }
+    double busy = ss.busy_ms;
+    if (rc >= 0)
+        rc = wkv_stream_finish(st, live_now(t0, vnow), err);
+    wkv_stream_get_stats(st, &ss);
+    vnow += (ss.busy_ms - busy) / 1000.0;
+    wkv_out_live l = {
+        .step_ms = opt_step, .latency_ms = opt_latency, .realtime = opt_realtime,
+        .runs = ss.runs, .silent_runs = ss.silent_runs, .forced_runs = ss.forced_runs,
+        .finals = ss.finals, .forced_finals = ss.forced_finals, .partials = ss.partials,
+        .delay_median = ss.delay_median, .delay_mean = ss.delay_mean,
+        .delay_worst = ss.delay_max, .busy_ms = ss.busy_ms, .max_run_ms = ss.max_busy_ms,
+        .finished_at = live_now(t0, vnow),
+    };
+    wkv_output_set_live(out, &l);
+    *language = g_strdup(wkv_stream_language(st));
+    wkv_stream_free(st);
+    if (rc >= 0)
+        fprintf(stderr, "%s: live: %" G_GINT64_FORMAT " runs, %" G_GINT64_FORMAT " finals (%"
+                G_GINT64_FORMAT " forced), commit delay median %.2f s, worst %.2f s\n", PROG,
+                ss.runs, ss.finals, ss.forced_finals, ss.delay_median, ss.delay_max);
+    return rc < 0 ? -1 : (int)ss.finals;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -430,6 +531,12 @@ int main(int argc, char **argv)
     else if (opt_threads < 1 || opt_threads > 1024)
         return usage("--threads must be between 1 and 1024");
 
+    opt_live |= opt_realtime;
+    if (opt_live && (opt_step < 10 || opt_step > 30000))
+        return usage("--step must be between 10 and 30000 ms");
+    if (opt_live && opt_latency < 0)
+        return usage("--latency must not be negative");
+
     if (!isnan(opt_no_speech) && !isfinite(opt_no_speech))
         return usage("--no-speech-threshold must be a number");
 
@@ -470,6 +577,7 @@ int main(int argc, char **argv)
     float *pcm = NULL;
     FILE *outf = stdout;
     char *err = NULL;
+    char *live_language = NULL;
 
     gboolean is_uri = gst_uri_is_valid(file) && strstr(file, "://");
     if (!is_uri && !g_file_test(file, G_FILE_TEST_EXISTS)) {
@@ -517,17 +625,23 @@ int main(int argc, char **argv)
     }
     double duration = (double)n_samples / WKV_SAMPLE_RATE;
 
-    t0 = now_ms();
-    mel = wkv_mel_compute(model, pcm, n_samples, opt_threads, &err);
-    double mel_ms = now_ms() - t0;
-    if (!mel) {
-        err = take_core_error(err, "cannot compute the log-mel");
-        status = fail(1, "%s", err);
-        goto done;
+    /* live, the stream computes its own log-mel every run */
+    gboolean debug = opt_dump_mel || opt_dump_encoder || logit_ids;
+    double mel_ms = 0;
+    if (!opt_live || debug) {
+        t0 = now_ms();
+        mel = wkv_mel_compute(model, pcm, n_samples, opt_threads, &err);
+        mel_ms = now_ms() - t0;
+        if (!mel) {
+            err = take_core_error(err, "cannot compute the log-mel");
+            status = fail(1, "%s", err);
+            goto done;
+        }
     }
-    g_clear_pointer(&pcm, g_free);
+    if (!opt_live)
+        g_clear_pointer(&pcm, g_free);
 
-    if (opt_dump_mel || opt_dump_encoder || logit_ids) {
+    if (debug) {
         if (debug_outputs(model, mel, norm, opt_threads, logit_ids, n_logit_ids) != 0)
             goto done;
     }
@@ -573,12 +687,12 @@ int main(int argc, char **argv)
 
     progress_state prog = {0};
     prog.tty = isatty(STDERR_FILENO);
-    prog.enabled = opt_progress || (prog.tty && mel->content_frames > WKV_N_FRAMES);
+    prog.enabled = !opt_live && (opt_progress || (prog.tty && mel->content_frames > WKV_N_FRAMES));
     prog.last_percent = -1;
     prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
     out = wkv_output_new(fmt, outf);
-    if (detect && wkv_model_is_multilingual(model)) {
+    if (detect && wkv_model_is_multilingual(model) && !opt_live) {
         /* detect here (the core would too) to report the probabilities */
         const wkv_specials *sp = wkv_model_specials(model);
         float *window = g_new(float, (gsize)wkv_model_hparams(model)->n_mels * WKV_N_FRAMES);
@@ -602,8 +716,15 @@ int main(int argc, char **argv)
     }
     wkv_output_begin(out);
     void *cb_data[2] = {out, &prog};
-    on_progress(0, mel->content_frames, cb_data); /* the 0% line, before the first window */
-    int n_seg = wkv_transcribe_mel(ctx, mel, &opts, on_segment, on_progress, cb_data, &err);
+    int n_seg;
+    if (opt_live) {
+        n_seg = run_live(ctx, pcm, n_samples, &opts, out, &live_language, &err);
+        if (live_language)
+            language = live_language;
+    } else {
+        on_progress(0, mel->content_frames, cb_data); /* the 0% line, before the first window */
+        n_seg = wkv_transcribe_mel(ctx, mel, &opts, on_segment, on_progress, cb_data, &err);
+    }
     if (prog.line_open)
         fputc('\n', stderr);
     if (n_seg < 0) {
@@ -639,5 +760,6 @@ done:
     g_free(err);
     g_free(logit_ids);
     g_free(model_path);
+    g_free(live_language);
     return status;
 }

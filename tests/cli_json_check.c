@@ -1,8 +1,11 @@
 /* Checks the JSON that `whisperkv-transcribe -o json` writes: it parses, and has the
  * model's hyper-parameters, the language, well-formed segments (times that never go
- * back, tokens as integers) and the timings.  Prints the numbers test_cli.sh needs:
- * "n_mels=.. n_vocab=.. n_audio_ctx=.. n_audio_state=.. segments=.. duration=..".
+ * back, tokens as integers) and the timings; with a `live` object (--live), every
+ * segment's committed_at (not before its end), segments that never overlap, and the
+ * summary's figures against the segments.  Prints the numbers test_cli.sh needs:
+ * "n_mels=.. n_vocab=.. n_audio_ctx=.. n_audio_state=.. segments=.. duration=.. live=..".
  * Exit status 0 when everything holds, 1 otherwise (each problem on stderr). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,6 +82,69 @@ static JsonObject *object_member(JsonObject *obj, const char *where, const char 
     return n ? json_node_get_object(n) : NULL;
 }
 
+/* The commit delays (committed_at - end) of the live segments. */
+typedef struct {
+    int n;
+    double min, max, sum, prev_end, last_commit;
+} delays;
+
+static void live_segment(JsonObject *s, const char *where, double start, double end,
+                         delays *d)
+{
+    double at = number_member(s, where, "committed_at");
+    if (at < end - 1e-6)
+        problem("%s: committed_at %.3f before its end %.3f", where, at, end);
+    if (d->n > 0 && start < d->prev_end - 1e-9)
+        problem("%s: starts at %.3f, inside the previous final (ends %.3f)", where, start,
+                d->prev_end);
+    double delay = at - end;
+    d->min = d->n == 0 || delay < d->min ? delay : d->min;
+    d->max = d->n == 0 || delay > d->max ? delay : d->max;
+    d->last_commit = at > d->last_commit ? at : d->last_commit;
+    d->sum += delay;
+    d->prev_end = end;
+    d->n++;
+}
+
+/* The `live` summary against the segments. */
+static void check_live(JsonObject *live, const delays *d, double duration)
+{
+    gint64 runs = int_member(live, "live", "runs");
+    gint64 finals = int_member(live, "live", "finals");
+    gint64 forced = int_member(live, "live", "forced_finals");
+    gint64 forced_runs = int_member(live, "live", "forced_runs");
+    int_member(live, "live", "partials");
+    int_member(live, "live", "step_ms");
+    int_member(live, "live", "latency_ms");
+    double median = number_member(live, "live", "median_commit_delay");
+    double mean = number_member(live, "live", "mean_commit_delay");
+    double worst = number_member(live, "live", "worst_commit_delay");
+    double finished = number_member(live, "live", "finished_at");
+    /* the audio arrives at its real rate: the stream cannot end before it */
+    if (finished < duration - 1e-6)
+        problem("live.finished_at %.3f before the audio's end %.3f", finished, duration);
+    if (runs < 1)
+        problem("live.runs %" G_GINT64_FORMAT " is below 1", runs);
+    if (finals != d->n)
+        problem("live.finals %" G_GINT64_FORMAT " but %d segments", finals, d->n);
+    if (forced < 0 || forced > finals || forced_runs < 0 || forced_runs > runs)
+        problem("live: %" G_GINT64_FORMAT " forced finals of %" G_GINT64_FORMAT ", %"
+                G_GINT64_FORMAT " forced runs of %" G_GINT64_FORMAT, forced, finals,
+                forced_runs, runs);
+    if (d->n > 0) {
+        if (fabs(worst - d->max) > 1e-6)
+            problem("live.worst_commit_delay %.6f, the segments' %.6f", worst, d->max);
+        if (fabs(mean - d->sum / d->n) > 1e-6)
+            problem("live.mean_commit_delay %.6f, the segments' %.6f", mean, d->sum / d->n);
+        if (median < d->min - 1e-9 || median > d->max + 1e-9)
+            problem("live.median_commit_delay %.3f outside the delays [%.3f, %.3f]", median,
+                    d->min, d->max);
+        if (finished < d->last_commit - 1e-9)
+            problem("live.finished_at %.3f before the last commit %.3f", finished,
+                    d->last_commit);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -121,6 +187,9 @@ int main(int argc, char **argv)
                  !*json_node_get_string(lang)))
         problem("language is not a non-empty string");
 
+    JsonObject *live = json_object_has_member(root, "live")
+                           ? object_member(root, "root", "live") : NULL;
+    delays d = {0};
     int n_segments = 0;
     JsonNode *segs = member(root, "root", "segments");
     if (segs && !JSON_NODE_HOLDS_ARRAY(segs)) {
@@ -154,6 +223,10 @@ int main(int argc, char **argv)
                         start, seek);
             prev_start = start;
             prev_seek = seek;
+            if (live)
+                live_segment(s, where, start, end, &d);
+            else if (json_object_has_member(s, "committed_at"))
+                problem("%s: committed_at without a live summary", where);
             JsonNode *text = member(s, where, "text");
             if (text && (!JSON_NODE_HOLDS_VALUE(text) ||
                          json_node_get_value_type(text) != G_TYPE_STRING))
@@ -199,10 +272,12 @@ int main(int argc, char **argv)
     double duration = 0;
     if (json_object_has_member(root, "duration"))
         duration = number_member(root, "root", "duration");
+    if (live)
+        check_live(live, &d, duration);
 
     printf("n_mels=%" G_GINT64_FORMAT " n_vocab=%" G_GINT64_FORMAT " n_audio_ctx=%" G_GINT64_FORMAT
-           " n_audio_state=%" G_GINT64_FORMAT " segments=%d duration=%.3f\n",
-           hp[9], hp[0], hp[1], hp[2], n_segments, duration);
+           " n_audio_state=%" G_GINT64_FORMAT " segments=%d duration=%.3f live=%d\n",
+           hp[9], hp[0], hp[1], hp[2], n_segments, duration, live != NULL);
     g_object_unref(parser);
     return problems ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # End-to-end test of examples/whisperkv-transcribe on real recordings with a generated
 # random-weight micro model: srt, vtt, json and txt outputs, the debug dumps, model
-# lookup, and the errors (missing file, undecodable file, broken model, bad options).
+# lookup, live mode (--live, --realtime), and the errors (missing file, undecodable
+# file, broken model, bad options).
 #
 # usage: test_cli.sh CLI GEN_MODEL JSON_CHECK [SHARED_DIR]
 #   SHARED_DIR is the build-time default for the shared data; $WHISPERKV_SHARED wins.
@@ -266,6 +267,37 @@ else
     bad "gen_model --n-vocab 51865" "$tmp/gen.log"
 fi
 
+# ------------------------------------------------------------------ live mode
+# --live on the virtual clock: json with committed_at on every segment and a `live`
+# summary that agrees with them (cli_json_check), txt finals one per line as they come.
+run -m "$MODEL" "$JFK" --live --step 2000 --latency 5000 -o json $NF
+if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >"$tmp/facts3" 2>"$tmp/jerr" &&
+    grep -q ' live=1$' "$tmp/facts3" && grep -q '"committed_at"' "$tmp/out" &&
+    grep -q '"clock" *: *"virtual"' "$tmp/out" && grep -q "^$PROG: live: [0-9]* runs" "$tmp/err"; then
+    LIVE_SEGS=$(tr ' ' '\n' <"$tmp/facts3" | sed -n 's/^segments=//p')
+    ok "--live --step 2000 --latency 5000 -o json: committed_at >= end, finals in order, live summary consistent ($LIVE_SEGS finals; $(cat "$tmp/err"))"
+else
+    bad "--live -o json (status $rc)" "$tmp/jerr" "$tmp/err" "$tmp/out"
+    LIVE_SEGS=-1
+fi
+run -m "$MODEL" "$JFK" --live --step 2000 --latency 5000 $NF
+if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -le "$LIVE_SEGS" ] && [ "$(lines "$tmp/out")" -gt 0 ]; then
+    ok "--live txt: $(lines "$tmp/out") final lines (json had $LIVE_SEGS segments)"
+else
+    bad "--live txt (status $rc, $(lines "$tmp/out") lines, json $LIVE_SEGS)" "$tmp/err" "$tmp/out"
+fi
+LDC=$SHARED/speech/ldc93s1/LDC93S1.wav
+if [ -f "$LDC" ]; then
+    # paced by the wall clock: the 2.9-s recording takes about as long
+    run -m "$MODEL" "$LDC" --realtime --step 1000 --latency 3000 -o json $NF
+    if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/jerr" &&
+        grep -q '"clock" *: *"wall"' "$tmp/out"; then
+        ok "--realtime --step 1000 --latency 3000 -o json: consistent live summary, wall clock"
+    else
+        bad "--realtime -o json (status $rc)" "$tmp/jerr" "$tmp/err" "$tmp/out"
+    fi
+fi
+
 # ------------------------------------------------------------------ debug outputs
 run -m "$MODEL" "$JFK" --dump-mel "$tmp/mel.f32" --dump-encoder "$tmp/enc.f32" \
     --logits 1,2,3 "$tmp/logits.f32" -o srt --no-timestamps $NF
@@ -352,7 +384,8 @@ else
 fi
 
 for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
-    "--best-of 0" "--logits 1,2" "--logits 1,x PATH" ""; do
+    "--best-of 0" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
+    "--realtime --latency -1" ""; do
     # shellcheck disable=SC2086 # the arguments are split on purpose
     run -m "$MODEL" $args ${args:+"$JFK"}
     if one_error_line 2; then

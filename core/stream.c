@@ -1,0 +1,470 @@
+/* The live stream (reference doc §7; whisperkv.h "live stream"): re-runs over the
+ * audio since the last commit, LocalAgreement-2 between consecutive runs, forced
+ * commits at the latency bound, trimming at the last committed segment. */
+#include "context.h"
+#include "segments.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SAMPLES WKV_N_SAMPLES /* one window: what a run can decode */
+#define PROMPT_KEEP 1000          /* committed tokens kept (the decoder uses 223) */
+#define DELAY_BINS 6000           /* commit delays in 10-ms bins up to 60 s */
+
+struct wkv_stream {
+    wkv_context *ctx;
+    const wkv_model *m;
+    wkv_options opts;
+    wkv_stream_options so;
+    wkv_stream_cb cb;
+    void *user;
+    char *language;      /* owned: opts.language */
+    int detect;          /* "auto" on a multilingual model, not detected yet */
+    float *buf;          /* samples [base, base + n) */
+    int64_t n, cap, base;
+    int64_t last_run;    /* stream length at the last run */
+    wkv_ivec committed;  /* the prompt: tokens committed so far */
+    wkv_ivec prev_hyp;   /* text tokens of the previous run not committed */
+    int *seed;           /* the initial prompt's tokens */
+    int n_seed;
+    float *win;          /* n_mels x 3000 */
+    wkv_stream_stats stats;
+    double delay_sum, delay_min;
+    int64_t delay_hist[DELAY_BINS + 1];
+};
+
+/* One run's pieces with their texts, and what the run decided. */
+typedef struct {
+    wkv_window_result r;
+    wkv_piece *pc;
+    wkv_stream_segment *seg; /* one per piece */
+    int np, n_commit, agreed, forced, silent, at_end;
+    int64_t n, pending;
+    double duration, busy_ms, done_at;
+} run_state;
+
+static double monotonic_ms(void *user)
+{
+    (void)user;
+    return wkv_now_ms();
+}
+
+void wkv_stream_options_default(wkv_stream_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->step_ms = 2000;
+    o->latency_ms = 8000;
+}
+
+wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
+                           const wkv_stream_options *sopts, wkv_stream_cb cb, void *user,
+                           char **error)
+{
+    wkv_stream *st = calloc(1, sizeof *st);
+    if (!st) {
+        wkv_set_error(error, "out of memory");
+        return NULL;
+    }
+    st->ctx = ctx;
+    st->m = ctx->model;
+    st->opts = *opts;
+    st->opts.initial_prompt = NULL; /* its tokens are kept */
+    if (sopts)
+        st->so = *sopts;
+    else
+        wkv_stream_options_default(&st->so);
+    if (!st->so.clock_ms)
+        st->so.clock_ms = monotonic_ms;
+    st->cb = cb;
+    st->user = user;
+    st->detect = wkv_wants_detection(st->m, opts->language);
+    st->win = malloc((size_t)st->m->hp.n_mels * WKV_N_FRAMES * sizeof *st->win);
+    st->n_seed = wkv_initial_prompt_tokens(st->m, opts->initial_prompt, &st->seed, error);
+    if (st->n_seed < 0 || !st->win ||
+        wkv_own_language(&st->language, &st->opts,
+                         opts->language ? opts->language : (st->detect ? "auto" : "en")) ||
+        wkv_ivec_push(&st->committed, st->seed, st->n_seed) != 0) {
+        if (st->n_seed >= 0)
+            wkv_set_error(error, "out of memory");
+        wkv_stream_free(st);
+        return NULL;
+    }
+    if (wkv_model_is_multilingual(st->m) && !st->detect &&
+        wkv_lang_token(st->m, st->language) < 0) {
+        wkv_set_error(error, "unknown language '%s'", st->language);
+        wkv_stream_free(st);
+        return NULL;
+    }
+    if (st->so.step_ms <= 0 || st->so.latency_ms < 0) {
+        wkv_set_error(error, "bad stream options: step %d ms, latency %d ms", st->so.step_ms,
+                      st->so.latency_ms);
+        wkv_stream_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void wkv_stream_free(wkv_stream *st)
+{
+    if (!st)
+        return;
+    free(st->language);
+    free(st->buf);
+    free(st->committed.v);
+    free(st->prev_hyp.v);
+    free(st->seed);
+    free(st->win);
+    free(st);
+}
+
+/* ------------------------------------------------------------------ one run */
+
+static int count_text(const wkv_model *m, const int *t, int a, int b)
+{
+    int k = 0;
+    for (int i = a; i < b; i++)
+        k += t[i] < m->sp.eot;
+    return k;
+}
+
+/* Log-mel of the first n samples held, the language (once) and the decoding; fills
+ * rs->r and the run's compute time.  0 or -1. */
+static int decode_run(wkv_stream *st, run_state *rs, char **error)
+{
+    double t0 = st->so.clock_ms(st->so.clock_user);
+    wkv_mel *mel = wkv_mel_compute(st->m, st->buf, (size_t)rs->n, st->ctx->threads, error);
+    if (!mel)
+        return -1;
+    int size = mel->content_frames < WKV_N_FRAMES ? (int)mel->content_frames : WKV_N_FRAMES;
+    wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, st->win);
+    wkv_mel_free(mel);
+    if (size > 0 && st->detect) {
+        /* language "auto": once, on the first run's window */
+        const char *code = wkv_detect_code(st->ctx, st->win, error);
+        if (!code || wkv_own_language(&st->language, &st->opts, code) != 0)
+            return -1;
+        st->detect = 0;
+    }
+    /* the committed text is the prompt: conditioning off changes nothing once text
+     * is committed (the element's behaviour, kept) */
+    const int *prompt = st->committed.v;
+    int n_prompt = st->committed.n;
+    if (size > 0 && (wkv_encode(st->ctx, st->win) != 0 ||
+                     wkv_decode_window(st->ctx, prompt, n_prompt, &st->opts, &rs->r,
+                                       error) != 0)) {
+        if (error && !*error)
+            wkv_set_error(error, "the encoder failed");
+        return -1;
+    }
+    rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
+    rs->silent = size <= 0 || wkv_result_is_silent(&st->opts, &rs->r);
+    return 0;
+}
+
+/* Cuts the run into pieces with times and texts, and decides what to commit. */
+static int split_run(wkv_stream *st, run_state *rs)
+{
+    const int tb = st->m->sp.timestamp_begin;
+    const int *t = rs->r.tokens;
+    rs->np = rs->silent ? 0 : wkv_split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
+    if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
+        return -1;
+    for (int i = 0; i < rs->np; i++) {
+        const wkv_piece *p = &rs->pc[i];
+        wkv_stream_segment *s = &rs->seg[i];
+        s->rel_start = t[p->tok0] >= tb ? wkv_ts_seconds(t[p->tok0], tb) : 0.0;
+        s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
+        s->tokens = t + p->tok0;
+        s->n_tokens = p->tok1 - p->tok0;
+        s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
+        if (!s->text)
+            return -1;
+    }
+    /* agreement with the previous run, in text tokens */
+    int agree = 0, k = 0;
+    for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++) {
+        if (t[i] >= st->m->sp.eot)
+            continue;
+        if (k < st->prev_hyp.n && agree == k && t[i] == st->prev_hyp.v[k])
+            agree++;
+        k++;
+    }
+    rs->agreed = agree;
+    /* Would the oldest waiting audio be older than `latency` once the next run is
+     * done?  That run starts after max(step, this run) and takes about as long as
+     * this one (with a margin). */
+    double step = st->so.step_ms, busy = rs->busy_ms;
+    rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
+                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + (step > busy ? step : busy) +
+                         busy * 1.25 >= st->so.latency_ms;
+    int seen = 0;
+    for (int i = 0; i < rs->np; i++) {
+        seen += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
+        int agreed = seen <= agree;
+        if (!((rs->pc[i].closed || rs->at_end) && (rs->forced || agreed)))
+            break;
+        rs->seg[i].forced = !(agreed && rs->pc[i].closed);
+        rs->n_commit = i + 1;
+    }
+    if (rs->forced && rs->n_commit == 0 && rs->np > 0 && !rs->at_end) {
+        /* no complete segment yet: the whole hypothesis becomes final so that the
+         * latency promise holds */
+        rs->n_commit = rs->np;
+        for (int i = 0; i < rs->np; i++)
+            rs->seg[i].forced = 1;
+    }
+    return 0;
+}
+
+static void count_delay(wkv_stream *st, double delay)
+{
+    st->delay_sum += delay;
+    if (delay > st->stats.delay_max || st->stats.finals == 1)
+        st->stats.delay_max = delay;
+    if (delay < st->delay_min || st->stats.finals == 1)
+        st->delay_min = delay;
+    long bin = (long)floor(delay * 100);
+    st->delay_hist[bin < 0 ? 0 : bin > DELAY_BINS ? DELAY_BINS : bin]++;
+}
+
+/* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
+ * the audio and reports.  0 or -1. */
+static int commit_run(wkv_stream *st, run_state *rs)
+{
+    const int *t = rs->r.tokens;
+    const double base_s = (double)rs->seg[0].run_base / WKV_SAMPLE_RATE;
+    double trim = 0; /* seconds of the held audio done with */
+    int committed_text = 0;
+    for (int i = 0; i < rs->n_commit; i++) {
+        wkv_stream_segment *s = &rs->seg[i];
+        s->rel_end = s->rel_end < rs->duration ? s->rel_end : rs->duration;
+        s->rel_start = s->rel_start < s->rel_end ? s->rel_start : s->rel_end;
+        s->final = 1;
+        committed_text += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
+        if (wkv_ivec_push(&st->committed, s->tokens, s->n_tokens) != 0)
+            return -1;
+        trim = s->rel_end > trim ? s->rel_end : trim;
+    }
+    if (rs->forced && (rs->n_commit == rs->np || rs->silent))
+        trim = rs->duration; /* nothing left worth waiting for */
+    wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
+    /* the next run is compared with what is left of this one */
+    st->prev_hyp.n = 0;
+    int k = 0;
+    for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++)
+        if (t[i] < st->m->sp.eot && k++ >= committed_text &&
+            wkv_ivec_push(&st->prev_hyp, &t[i], 1) != 0)
+            return -1;
+    int64_t keep = rs->at_end ? st->base + st->n
+                              : st->base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
+    wkv_stream_drop(st, keep);
+    for (int i = 0; i < rs->np; i++) {
+        rs->seg[i].start = base_s + rs->seg[i].rel_start;
+        rs->seg[i].end = base_s + rs->seg[i].rel_end;
+    }
+    if (rs->n_commit < rs->np) {
+        /* the uncommitted rest: one partial over all the audio since the last final
+         * (the next run starts there, so what supersedes it never starts earlier) */
+        wkv_stream_segment *p = &rs->seg[rs->np];
+        *p = rs->seg[rs->n_commit];
+        p->n_tokens = rs->pc[rs->np - 1].tok1 - rs->pc[rs->n_commit].tok0;
+        p->text = wkv_tokens_to_text(st->m, p->tokens, p->n_tokens, 1);
+        if (!p->text)
+            return -1;
+        p->rel_start = trim;
+        p->rel_end = rs->duration;
+        p->start = base_s + trim;
+        p->end = base_s + rs->duration;
+    }
+    return 0;
+}
+
+/* The hook, the statistics and the callback, once the state is updated. */
+static void report_run(wkv_stream *st, run_state *rs, double now, int64_t base)
+{
+    wkv_stream_stats *s = &st->stats;
+    s->runs++;
+    s->silent_runs += rs->silent;
+    s->forced_runs += rs->forced && rs->n_commit > 0;
+    s->busy_ms += rs->busy_ms;
+    if (rs->busy_ms > s->max_busy_ms)
+        s->max_busy_ms = rs->busy_ms;
+    if (st->so.on_run) {
+        wkv_stream_run run = {
+            .base = base, .n = rs->n, .pending = rs->pending, .busy_ms = rs->busy_ms,
+            .now = now, .silent = rs->silent, .forced = rs->forced, .at_end = rs->at_end,
+            .agreed = rs->agreed, .pieces = rs->seg, .n_pieces = rs->np,
+            .n_commit = rs->n_commit, .new_base = st->base,
+        };
+        st->so.on_run(&run, st->so.run_user);
+    }
+    for (int i = 0; i <= rs->np; i++) {
+        const wkv_stream_segment *seg = &rs->seg[i];
+        int partial = i == rs->np;
+        if (!partial && (i >= rs->n_commit || !(seg->rel_end > seg->rel_start)))
+            continue;
+        if (!seg->text || wkv_text_is_blank(seg->text))
+            continue;
+        if (partial) {
+            s->partials++;
+        } else {
+            s->finals++;
+            s->forced_finals += seg->forced;
+            count_delay(st, seg->committed_at - seg->end);
+        }
+        if (st->cb)
+            st->cb(seg, st->user);
+    }
+}
+
+static void run_state_clear(run_state *rs)
+{
+    for (int i = 0; rs->seg && i <= rs->np; i++)
+        free((char *)rs->seg[i].text);
+    free(rs->seg);
+    free(rs->pc);
+    wkv_window_result_clear(&rs->r);
+}
+
+/* One run on the audio held; `closing`: no more audio will come before it is all
+ * committed.  0 or -1. */
+static int stream_run(wkv_stream *st, double now, int closing, char **error)
+{
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    int64_t base = st->base;
+    rs.pending = st->n;
+    rs.n = st->n < MAX_SAMPLES ? st->n : MAX_SAMPLES;
+    rs.at_end = closing && rs.n == st->n;
+    rs.duration = (double)rs.n / WKV_SAMPLE_RATE;
+    st->last_run = st->base + st->n;
+    int rc = decode_run(st, &rs, error);
+    if (rc == 0 && split_run(st, &rs) != 0) {
+        wkv_set_error(error, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) {
+        rs.done_at = now + rs.busy_ms / 1000.0;
+        const char *lang = rs.r.language >= 0 ? wkv_lang_code(st->m, rs.r.language) : "en";
+        for (int i = 0; i < rs.np; i++) {
+            wkv_stream_segment *s = &rs.seg[i];
+            s->run_base = base;
+            s->avg_logprob = rs.r.avg_logprob;
+            s->no_speech_prob = rs.r.no_speech_prob;
+            s->compression_ratio = rs.r.compression_ratio;
+            s->temperature = rs.r.temperature;
+            s->language = lang ? lang : "en";
+            s->committed_at = rs.done_at;
+        }
+        if (rs.seg)
+            rs.seg[0].run_base = base; /* for commit_run when there are no pieces */
+        if (commit_run(st, &rs) != 0) {
+            wkv_set_error(error, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0 && rs.n >= MAX_SAMPLES && st->base == base)
+        wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
+    if (rc == 0)
+        report_run(st, &rs, now, base);
+    run_state_clear(&rs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the caller's side */
+
+int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
+{
+    if (n > 0) {
+        if (st->n + (int64_t)n > st->cap) {
+            int64_t cap = st->cap ? st->cap : WKV_SAMPLE_RATE;
+            while (cap < st->n + (int64_t)n)
+                cap *= 2;
+            float *p = realloc(st->buf, (size_t)cap * sizeof *p);
+            if (!p) {
+                wkv_set_error(error, "out of memory");
+                return -1;
+            }
+            st->buf = p;
+            st->cap = cap;
+        }
+        memcpy(st->buf + st->n, pcm, n * sizeof *pcm);
+        st->n += (int64_t)n;
+        st->stats.audio_s += (double)n / WKV_SAMPLE_RATE;
+    }
+    int64_t step = (int64_t)st->so.step_ms * WKV_SAMPLE_RATE / 1000;
+    if (st->n == 0 || st->base + st->n - st->last_run < step)
+        return 0;
+    return stream_run(st, now, 0, error) == 0 ? 1 : -1;
+}
+
+int wkv_stream_finish(wkv_stream *st, double now, char **error)
+{
+    int runs = 0;
+    while (st->n > 0) {
+        if (stream_run(st, now, 1, error) != 0)
+            return -1;
+        runs++;
+    }
+    return runs;
+}
+
+void wkv_stream_reset(wkv_stream *st)
+{
+    st->base += st->n;
+    st->n = 0;
+    st->last_run = st->base;
+    st->committed.n = 0;
+    wkv_ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
+    st->prev_hyp.n = 0;
+}
+
+void wkv_stream_drop(wkv_stream *st, int64_t index)
+{
+    if (index <= st->base)
+        return;
+    int64_t drop = index - st->base < st->n ? index - st->base : st->n;
+    memmove(st->buf, st->buf + drop, (size_t)(st->n - drop) * sizeof *st->buf);
+    st->n -= drop;
+    st->base += drop;
+}
+
+int64_t wkv_stream_base(const wkv_stream *st)
+{
+    return st->base;
+}
+
+int64_t wkv_stream_length(const wkv_stream *st)
+{
+    return st->base + st->n;
+}
+
+const char *wkv_stream_language(const wkv_stream *st)
+{
+    return wkv_model_is_multilingual(st->m) ? st->language : "en";
+}
+
+void wkv_stream_set_latency(wkv_stream *st, int latency_ms)
+{
+    st->so.latency_ms = latency_ms < 0 ? 0 : latency_ms;
+}
+
+void wkv_stream_get_stats(const wkv_stream *st, wkv_stream_stats *out)
+{
+    *out = st->stats;
+    if (st->stats.finals <= 0)
+        return;
+    out->delay_mean = st->delay_sum / (double)st->stats.finals;
+    int64_t half = (st->stats.finals + 1) / 2, seen = 0;
+    for (int b = 0; b <= DELAY_BINS; b++) {
+        seen += st->delay_hist[b];
+        if (seen >= half) {
+            /* the middle of its bin, within the delays seen */
+            double m = b < DELAY_BINS ? b / 100.0 + 0.005 : st->stats.delay_max;
+            m = m < st->delay_min ? st->delay_min : m;
+            out->delay_median = m > st->stats.delay_max ? st->stats.delay_max : m;
+            break;
+        }
+    }
+}

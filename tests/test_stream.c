@@ -1,0 +1,655 @@
+/* The live stream (core/stream.c) without GStreamer, on a virtual clock: agreement,
+ * forced commits at the latency bound and at 30 s, finish mid-stream, language
+ * detection once, reset; and an oracle for lost or duplicated text run over real
+ * recordings (see `oracle`).  Usage: test_stream MODEL.bin (the generated micro
+ * model); the recordings and the multilingual test-vector model come from shared/. */
+#include "testutil.h"
+#include "wav.h"
+#include "whisperkv.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ recording */
+
+typedef struct {
+    char *text;
+    int *tokens;
+    int n_tokens;
+    double start, end, rel_start, rel_end, committed_at;
+    int64_t run_base;
+    int final, forced;
+    char language[8];
+} seg_rec;
+
+typedef struct {
+    int64_t base, n, pending, new_base;
+    int silent, forced, at_end, agreed, n_pieces, n_commit;
+    seg_rec *pieces;
+    int partial;       /* index into rec.partials, or -1 */
+    int first_final;   /* finals reported after this run: [first_final, n_finals) */
+} run_rec;
+
+typedef struct {
+    run_rec *runs;
+    int n_runs;
+    seg_rec *finals;
+    int *final_run; /* the run each final came from */
+    int n_finals;
+    seg_rec *partials;
+    int n_partials;
+    double clock, busy; /* the fake clock: each reading advances it by busy */
+} rec;
+
+static void seg_copy(seg_rec *d, const wkv_stream_segment *s)
+{
+    d->text = strdup(s->text ? s->text : "");
+    d->n_tokens = s->n_tokens;
+    d->tokens = malloc(((size_t)s->n_tokens + 1) * sizeof *d->tokens);
+    memcpy(d->tokens, s->tokens, (size_t)s->n_tokens * sizeof *d->tokens);
+    d->start = s->start;
+    d->end = s->end;
+    d->rel_start = s->rel_start;
+    d->rel_end = s->rel_end;
+    d->committed_at = s->committed_at;
+    d->run_base = s->run_base;
+    d->final = s->final;
+    d->forced = s->forced;
+    snprintf(d->language, sizeof d->language, "%s", s->language ? s->language : "");
+}
+
+static void seg_free(seg_rec *s)
+{
+    free(s->text);
+    free(s->tokens);
+}
+
+static void rec_free(rec *r)
+{
+    for (int i = 0; i < r->n_runs; i++) {
+        for (int k = 0; k < r->runs[i].n_pieces; k++)
+            seg_free(&r->runs[i].pieces[k]);
+        free(r->runs[i].pieces);
+    }
+    for (int i = 0; i < r->n_finals; i++)
+        seg_free(&r->finals[i]);
+    for (int i = 0; i < r->n_partials; i++)
+        seg_free(&r->partials[i]);
+    free(r->runs);
+    free(r->finals);
+    free(r->final_run);
+    free(r->partials);
+    memset(r, 0, sizeof *r);
+}
+
+static double fake_clock(void *user)
+{
+    rec *r = user;
+    r->clock += r->busy; /* a run reads it before and after: busy apart */
+    return r->clock;
+}
+
+static void on_run(const wkv_stream_run *run, void *user)
+{
+    rec *r = user;
+    r->runs = realloc(r->runs, (size_t)(r->n_runs + 1) * sizeof *r->runs);
+    run_rec *d = &r->runs[r->n_runs++];
+    *d = (run_rec){run->base, run->n, run->pending, run->new_base, run->silent, run->forced,
+                   run->at_end, run->agreed, run->n_pieces, run->n_commit, NULL, -1,
+                   r->n_finals};
+    d->pieces = calloc((size_t)run->n_pieces + 1, sizeof *d->pieces);
+    for (int i = 0; i < run->n_pieces; i++)
+        seg_copy(&d->pieces[i], &run->pieces[i]);
+}
+
+static void on_segment(const wkv_stream_segment *s, void *user)
+{
+    rec *r = user;
+    if (s->final) {
+        r->finals = realloc(r->finals, (size_t)(r->n_finals + 1) * sizeof *r->finals);
+        r->final_run = realloc(r->final_run, (size_t)(r->n_finals + 1) * sizeof(int));
+        r->final_run[r->n_finals] = r->n_runs - 1;
+        seg_copy(&r->finals[r->n_finals++], s);
+    } else {
+        r->partials = realloc(r->partials, (size_t)(r->n_partials + 1) * sizeof *r->partials);
+        seg_copy(&r->partials[r->n_partials], s);
+        if (r->n_runs > 0)
+            r->runs[r->n_runs - 1].partial = r->n_partials;
+        r->n_partials++;
+    }
+}
+
+static wkv_stream *open_stream(wkv_context *ctx, const wkv_options *o, int step, int latency,
+                               double busy_ms, rec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->busy = busy_ms;
+    wkv_stream_options so;
+    wkv_stream_options_default(&so);
+    so.step_ms = step;
+    so.latency_ms = latency;
+    so.clock_ms = fake_clock;
+    so.clock_user = r;
+    so.on_run = on_run;
+    so.run_user = r;
+    char *err = NULL;
+    wkv_stream *st = wkv_stream_new(ctx, o, &so, on_segment, r, &err);
+    CHECK(st != NULL, "wkv_stream_new: %s", err ? err : "?");
+    free(err);
+    return st;
+}
+
+/* Pushes pcm in chunks as a live source would: each chunk when its last sample has
+ * arrived (now = stream time of that sample, the runs themselves take no time). */
+static void feed(wkv_stream *st, const float *pcm, size_t n, size_t chunk)
+{
+    for (size_t i = 0; i < n; i += chunk) {
+        size_t c = n - i < chunk ? n - i : chunk;
+        double now = (double)(wkv_stream_length(st) + (int64_t)c) / WKV_SAMPLE_RATE;
+        char *err = NULL;
+        CHECK(wkv_stream_push(st, pcm + i, c, now, &err) >= 0, "push: %s", err ? err : "?");
+        free(err);
+    }
+}
+
+static void finish(wkv_stream *st)
+{
+    char *err = NULL;
+    CHECK(wkv_stream_finish(st, (double)wkv_stream_length(st) / WKV_SAMPLE_RATE, &err) >= 0,
+          "finish: %s", err ? err : "?");
+    free(err);
+}
+
+/* ------------------------------------------------------------------ the oracle */
+
+static int blank(const char *s)
+{
+    for (; *s; s++)
+        if (!isspace((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static int same_seg(const seg_rec *a, const seg_rec *b)
+{
+    return !strcmp(a->text, b->text) && a->n_tokens == b->n_tokens &&
+           !memcmp(a->tokens, b->tokens, (size_t)a->n_tokens * sizeof *a->tokens) &&
+           a->start == b->start && a->end == b->end;
+}
+
+static int64_t at(double s)
+{
+    return llround(s * WKV_SAMPLE_RATE);
+}
+
+/* What the finals of one run must be: exactly its committed pieces that have text and
+ * a length, in order, as that run decoded them. */
+static void oracle_commits(const rec *r, int k, const char *what)
+{
+    const run_rec *run = &r->runs[k];
+    int end = k + 1 < r->n_runs ? r->runs[k + 1].first_final : r->n_finals;
+    int f = run->first_final;
+    for (int i = 0; i < run->n_commit; i++) {
+        const seg_rec *p = &run->pieces[i];
+        if (!(p->end > p->start) || blank(p->text))
+            continue;
+        CHECK(f < end && same_seg(&r->finals[f], p),
+              "%s: run %d committed piece %d (%.2f-%.2f '%s') is not final %d", what, k, i,
+              p->start, p->end, p->text, f);
+        f++;
+    }
+    CHECK(f == end, "%s: run %d reported %d finals it did not commit", what, k, end - f);
+}
+
+/* Lost or duplicated text: asserted on every run of every stream.
+ *  - finals are in time order and never overlap;
+ *  - each run starts where the previous one left the audio (nothing dropped unheard);
+ *  - what a run drops is exactly what it committed: up to the end of its last
+ *    committed piece, or all it decoded when it committed everything by force, was
+ *    silent and forced, or was the last run; never audio of an uncommitted piece;
+ *  - its finals are its committed pieces with text, as it decoded them;
+ *  - its partial (if it left text) starts where it left the audio.
+ * The finals thus cover the audio from the first sample to the last committed one,
+ * except where the committing run decoded no text (declared silent). */
+static void oracle(const rec *r, int64_t length, const char *what)
+{
+    for (int i = 0; i < r->n_finals; i++) {
+        const seg_rec *s = &r->finals[i];
+        CHECK(s->start < s->end, "%s: final %d %.2f-%.2f", what, i, s->start, s->end);
+        if (i > 0)
+            CHECK(s->start >= r->finals[i - 1].end, "%s: final %d (%.2f) overlaps %d (%.2f)",
+                  what, i, s->start, i - 1, r->finals[i - 1].end);
+        CHECK(s->committed_at >= s->end - 1e-9, "%s: final %d final before its audio", what, i);
+    }
+    int64_t expect_base = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_rec *run = &r->runs[k];
+        CHECK(run->base == expect_base, "%s: run %d starts at %lld, not %lld", what, k,
+              (long long)run->base, (long long)expect_base);
+        int64_t keep = run->base;
+        for (int i = 0; i < run->n_commit; i++)
+            if (at(run->pieces[i].end) > keep)
+                keep = at(run->pieces[i].end);
+        int all = run->at_end || (run->forced && (run->n_commit == run->n_pieces ||
+                                                  run->silent));
+        if (all)
+            keep = run->base + run->n;
+        CHECK(run->new_base == keep, "%s: run %d kept audio from %lld, committed up to %lld",
+              what, k, (long long)run->new_base, (long long)keep);
+        if (run->n_commit < run->n_pieces)
+            CHECK(run->new_base <= at(run->pieces[run->n_commit].start),
+                  "%s: run %d dropped uncommitted audio", what, k);
+        oracle_commits(r, k, what);
+        int left_text = 0;
+        for (int i = run->n_commit; i < run->n_pieces; i++)
+            left_text |= !blank(run->pieces[i].text);
+        if (left_text)
+            CHECK(run->partial >= 0 && fabs(r->partials[run->partial].start -
+                                                (double)run->new_base / WKV_SAMPLE_RATE) < 1e-6,
+                  "%s: run %d left text but no partial from its new start (%.6f)", what, k,
+                  run->partial >= 0 ? r->partials[run->partial].start : -1.0);
+        expect_base = run->new_base;
+    }
+    CHECK(expect_base == length, "%s: the stream ended at %lld of %lld samples", what,
+          (long long)expect_base, (long long)length);
+}
+
+/* ------------------------------------------------------------------ the tests */
+
+typedef struct {
+    const wkv_model *model;
+    wkv_context *ctx;
+    wkv_options opts;
+    wav_data clip[3];
+    const char *clip_name[3];
+} fixture;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The statistics agree with what was reported: counts, and the commit delays
+ * (committed_at - end) of the finals, the median to 5 ms. */
+static void check_stats(const wkv_stream *st, const rec *r, const char *what)
+{
+    wkv_stream_stats ss;
+    wkv_stream_get_stats(st, &ss);
+    int forced = 0;
+    double *d = malloc(((size_t)r->n_finals + 1) * sizeof *d), sum = 0;
+    for (int i = 0; i < r->n_finals; i++) {
+        d[i] = r->finals[i].committed_at - r->finals[i].end;
+        sum += d[i];
+        forced += r->finals[i].forced;
+    }
+    qsort(d, (size_t)r->n_finals, sizeof *d, cmp_double);
+    CHECK(ss.runs == r->n_runs && ss.finals == r->n_finals && ss.partials == r->n_partials &&
+              ss.forced_finals == forced,
+          "%s: stats %lld runs %lld finals %lld partials %lld forced; seen %d %d %d %d", what,
+          (long long)ss.runs, (long long)ss.finals, (long long)ss.partials,
+          (long long)ss.forced_finals, r->n_runs, r->n_finals, r->n_partials, forced);
+    if (r->n_finals > 0) {
+        double median = d[(r->n_finals - 1) / 2];
+        CHECK(fabs(ss.delay_max - d[r->n_finals - 1]) < 1e-9 &&
+                  fabs(ss.delay_mean - sum / r->n_finals) < 1e-9 &&
+                  fabs(ss.delay_median - median) <= 0.005 + 1e-9,
+              "%s: delays max %.3f mean %.3f median %.3f, seen %.3f %.3f %.3f", what,
+              ss.delay_max, ss.delay_mean, ss.delay_median, d[r->n_finals - 1],
+              sum / r->n_finals, median);
+    }
+    free(d);
+}
+
+/* A whole recording at step 1 s, latency 4 s, through the oracle; returns the record. */
+static void run_clip(fixture *fx, const wav_data *w, size_t n, int step, int latency,
+                     double busy, rec *r, const char *what)
+{
+    wkv_stream *st = open_stream(fx->ctx, &fx->opts, step, latency, busy, r);
+    if (!st)
+        return;
+    feed(st, w->samples, n, 4000);
+    finish(st);
+    oracle(r, (int64_t)n, what);
+    check_stats(st, r, what);
+    wkv_stream_free(st);
+}
+
+/* Text tokens (ids below eot) of pieces [a, b) of a run. */
+static int text_of(const run_rec *run, int a, int b, int eot, int *out)
+{
+    int n = 0;
+    for (int i = a; i < b; i++)
+        for (int k = 0; k < run->pieces[i].n_tokens; k++)
+            if (run->pieces[i].tokens[k] < eot)
+                out[n++] = run->pieces[i].tokens[k];
+    return n;
+}
+
+/* LocalAgreement-2: what a run commits without force is a prefix of the text the run
+ * before it left uncommitted.  Returns the finals committed by agreement. */
+static int check_agreement(const rec *r, int eot, const char *what)
+{
+    int agreed = 0;
+    int *prev = malloc(4096 * sizeof *prev), *cur = malloc(4096 * sizeof *cur);
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_rec *run = &r->runs[k];
+        int n_agreed = 0;
+        while (n_agreed < run->n_commit && !run->pieces[n_agreed].forced)
+            n_agreed++;
+        for (int i = n_agreed; i < run->n_commit; i++)
+            CHECK(run->pieces[i].forced, "%s: run %d: an agreed piece after a forced one",
+                  what, k);
+        CHECK(run->forced || n_agreed == run->n_commit,
+              "%s: run %d commits forced pieces without forcing", what, k);
+        int nc = text_of(run, 0, n_agreed, eot, cur);
+        int np = k > 0 ? text_of(&r->runs[k - 1], r->runs[k - 1].n_commit,
+                                 r->runs[k - 1].n_pieces, eot, prev) : 0;
+        CHECK(nc <= np && !memcmp(cur, prev, (size_t)nc * sizeof *cur),
+              "%s: run %d committed %d text tokens the previous run did not say (%d left)",
+              what, k, nc, np);
+        for (int f = run->first_final; f < r->n_finals && r->final_run[f] == k; f++)
+            agreed += !r->finals[f].forced;
+    }
+    free(prev);
+    free(cur);
+    return agreed;
+}
+
+/* Forced commits follow the latency rule: a run forces exactly when the audio waiting
+ * plus max(step, its time) plus 1.25 times its time reaches the latency, or it holds
+ * 30 s, or it is the last. */
+static void check_force_rule(const rec *r, int step, int latency, const char *what)
+{
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_rec *run = &r->runs[k];
+        double busy = r->busy;
+        int want = run->at_end || run->n >= WKV_N_SAMPLES ||
+                   run->pending * 1000.0 / WKV_SAMPLE_RATE + (step > busy ? step : busy) +
+                           1.25 * busy >= latency;
+        CHECK(run->forced == want, "%s: run %d (%.2f s waiting) forced %d, expected %d", what,
+              k, run->pending / 16000.0, run->forced, want);
+        CHECK(run->n <= WKV_N_SAMPLES, "%s: run %d decodes %lld samples", what, k,
+              (long long)run->n);
+    }
+}
+
+/* A long latency commits only by agreement (and at the end), so until the short
+ * latency first forces, both streams make the same runs: the finals committed before
+ * that run are the same, and with no forced run at all the whole transcripts are. */
+static void check_vs_long(const rec *s, const rec *l, const char *what)
+{
+    int k = 0;
+    while (k < s->n_runs && k < l->n_runs && s->runs[k].forced == l->runs[k].forced) {
+        const run_rec *a = &s->runs[k], *b = &l->runs[k];
+        int same = a->base == b->base && a->n == b->n && a->n_pieces == b->n_pieces &&
+                   a->n_commit == b->n_commit;
+        for (int i = 0; same && i < a->n_pieces; i++)
+            same = same_seg(&a->pieces[i], &b->pieces[i]);
+        CHECK(same, "%s: run %d differs before any difference in forcing", what, k);
+        if (!same)
+            return;
+        k++;
+    }
+    int until = k < s->n_runs ? s->runs[k].first_final : s->n_finals;
+    int until_l = k < l->n_runs ? l->runs[k].first_final : l->n_finals;
+    CHECK(until == until_l, "%s: %d finals before run %d, long latency %d", what, until, k,
+          until_l);
+    for (int i = 0; i < until && i < until_l; i++)
+        CHECK(same_seg(&s->finals[i], &l->finals[i]), "%s: final %d differs", what, i);
+    if (k == s->n_runs && k == l->n_runs)
+        CHECK(s->n_finals == l->n_finals, "%s: no forcing apart, yet %d vs %d finals", what,
+              s->n_finals, l->n_finals);
+    printf("%s: %d of %d runs the same as with a long latency, %d finals equal\n", what, k,
+           s->n_runs, until);
+}
+
+static void test_clips(fixture *fx, int eot)
+{
+    int agreed = 0, forced = 0;
+    for (int c = 0; c < 3; c++) {
+        const wav_data *w = &fx->clip[c];
+        rec s, l;
+        char what[96];
+        snprintf(what, sizeof what, "%s step 1 s latency 4 s", fx->clip_name[c]);
+        run_clip(fx, w, w->n, 1000, 4000, 0, &s, what);
+        check_force_rule(&s, 1000, 4000, what);
+        agreed += check_agreement(&s, eot, what);
+        for (int i = 0; i < s.n_finals; i++)
+            forced += s.finals[i].forced;
+        snprintf(what, sizeof what, "%s step 1 s latency 1000 s", fx->clip_name[c]);
+        run_clip(fx, w, w->n, 1000, 1000000, 0, &l, what);
+        check_force_rule(&l, 1000, 1000000, what);
+        agreed += check_agreement(&l, eot, what);
+        check_vs_long(&s, &l, fx->clip_name[c]);
+        printf("%s: %d runs, %d finals (%d forced), %d partials; long latency %d runs, %d "
+               "finals\n", fx->clip_name[c], s.n_runs, s.n_finals, forced, s.n_partials,
+               l.n_runs, l.n_finals);
+        rec_free(&s);
+        rec_free(&l);
+    }
+    /* the checks above are empty unless both kinds of commit happen */
+    CHECK(agreed > 0, "no final was committed by agreement");
+    CHECK(forced > 0, "no final was committed by force");
+}
+
+/* The compute time enters the force rule through the stream's clock: the same first
+ * run is forced when runs take 3 s and not when they take none. */
+static void test_clock(fixture *fx)
+{
+    const wav_data *w = &fx->clip[0];
+    for (int busy = 0; busy <= 3000; busy += 3000) {
+        rec r;
+        wkv_stream *st = open_stream(fx->ctx, &fx->opts, 2000, 8000, busy, &r);
+        feed(st, w->samples, 2 * WKV_SAMPLE_RATE, 4000);
+        CHECK(r.n_runs == 1 && r.runs[0].forced == (busy > 0),
+              "busy %d ms: %d runs, forced %d", busy, r.n_runs, r.n_runs ? r.runs[0].forced : -1);
+        CHECK(r.n_finals == 0 || busy > 0, "a final after one run without force");
+        wkv_stream_stats stats;
+        wkv_stream_get_stats(st, &stats);
+        CHECK(fabs(stats.busy_ms - busy) < 1e-9, "busy %d ms measured as %.3f", busy,
+              stats.busy_ms);
+        wkv_stream_free(st);
+        rec_free(&r);
+    }
+}
+
+/* 30 s at most: 45 s pushed at once make one run on the first 30 s, forced; the rest
+ * is committed by finish. */
+static void test_cap(fixture *fx)
+{
+    const wav_data *w = &fx->clip[2];
+    size_t n = 45 * WKV_SAMPLE_RATE < w->n ? 45 * WKV_SAMPLE_RATE : w->n;
+    rec r;
+    wkv_stream *st = open_stream(fx->ctx, &fx->opts, 40000, 1000000, 0, &r);
+    feed(st, w->samples, n, n);
+    CHECK(r.n_runs == 1 && r.runs[0].n == WKV_N_SAMPLES && r.runs[0].forced &&
+              r.runs[0].new_base > 0,
+          "45 s at once: %d runs, the first on %lld samples, forced %d", r.n_runs,
+          r.n_runs ? (long long)r.runs[0].n : -1LL, r.n_runs ? r.runs[0].forced : -1);
+    finish(st);
+    oracle(&r, (int64_t)n, "45 s at once");
+    CHECK(wkv_stream_base(st) == (int64_t)n, "finish left audio");
+    wkv_stream_free(st);
+    rec_free(&r);
+}
+
+/* finish mid-stream commits everything decoded (its last run's every piece), and the
+ * stream goes on from there with times that go on. */
+static void test_finish_mid_stream(fixture *fx)
+{
+    const wav_data *w = &fx->clip[0];
+    rec r;
+    wkv_stream *st = open_stream(fx->ctx, &fx->opts, 1000, 1000000, 0, &r);
+    size_t half = 13 * WKV_SAMPLE_RATE / 2; /* runs at 1, 2, ... 6 s, then 0.5 s held */
+    feed(st, w->samples, half, 4000);
+    int before = r.n_runs;
+    int64_t held = wkv_stream_length(st) - wkv_stream_base(st);
+    finish(st);
+    CHECK(held > 0 && r.n_runs > before && r.runs[r.n_runs - 1].at_end,
+          "finish made no last run on %lld samples", (long long)held);
+    printf("finish after 6.5 s: %lld samples held, %d runs\n", (long long)held, r.n_runs - before);
+    for (int k = before; k < r.n_runs; k++)
+        CHECK(r.runs[k].n_commit == r.runs[k].n_pieces,
+              "finish run %d left %d pieces uncommitted", k,
+              r.runs[k].n_pieces - r.runs[k].n_commit);
+    CHECK(wkv_stream_base(st) == (int64_t)half, "finish left audio");
+    feed(st, w->samples + half, w->n - half, 4000);
+    finish(st);
+    oracle(&r, (int64_t)w->n, "finish after 6.5 s, then the rest");
+    wkv_stream_free(st);
+    rec_free(&r);
+}
+
+/* reset forgets audio, prompt and hypothesis: the same audio after a reset runs
+ * exactly as in a fresh stream, only later in stream time. */
+static void test_reset(fixture *fx)
+{
+    const wav_data *w = &fx->clip[0];
+    size_t n = 5 * WKV_SAMPLE_RATE;
+    rec r;
+    wkv_stream *st = open_stream(fx->ctx, &fx->opts, 1000, 1000000, 0, &r);
+    feed(st, w->samples, n, 4000);
+    int runs = r.n_runs, finals = r.n_finals, partials = r.n_partials;
+    wkv_stream_reset(st);
+    CHECK(r.n_finals == finals && r.n_partials == partials, "reset reported segments");
+    CHECK(wkv_stream_base(st) == (int64_t)n && wkv_stream_length(st) == (int64_t)n,
+          "reset kept audio");
+    feed(st, w->samples, n, 4000);
+    CHECK(r.n_runs == 2 * runs && runs > 1, "%d runs before the reset, %d after", runs,
+          r.n_runs - runs);
+    for (int k = 0; k < runs && runs + k < r.n_runs; k++) {
+        const run_rec *a = &r.runs[k], *b = &r.runs[runs + k];
+        int same = b->base == a->base + (int64_t)n && a->n == b->n &&
+                   a->n_pieces == b->n_pieces && a->n_commit == b->n_commit;
+        for (int i = 0; same && i < a->n_pieces; i++)
+            same = !strcmp(a->pieces[i].text, b->pieces[i].text) &&
+                   a->pieces[i].rel_start == b->pieces[i].rel_start &&
+                   a->pieces[i].rel_end == b->pieces[i].rel_end;
+        CHECK(same, "run %d after the reset differs from run %d of the fresh stream", runs + k,
+              k);
+    }
+    wkv_stream_free(st);
+    rec_free(&r);
+}
+
+/* Odd input: a lone sample finished alone (no frame: a silent run), NaN and infinite
+ * samples, zeros, empty pushes and finishes: nothing crashes, the oracle holds. */
+static void test_odd_input(fixture *fx)
+{
+    rec r;
+    wkv_stream *st = open_stream(fx->ctx, &fx->opts, 500, 2000, 0, &r);
+    size_t n = 3 * WKV_SAMPLE_RATE;
+    float *odd = malloc(n * sizeof *odd);
+    for (size_t i = 0; i < n; i++)
+        odd[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -1e30f;
+    char *err = NULL;
+    CHECK(wkv_stream_finish(st, 0, &err) == 0, "finish with nothing held ran");
+    feed(st, fx->clip[0].samples, 1, 1);
+    finish(st);
+    CHECK(r.n_runs == 1 && r.runs[0].silent && wkv_stream_base(st) == 1,
+          "one sample: %d runs", r.n_runs);
+    CHECK(wkv_stream_push(st, odd, 0, 0, &err) == 0, "an empty push ran");
+    feed(st, odd, n, 1000);
+    memset(odd, 0, n * sizeof *odd);
+    feed(st, odd, n, 7000);
+    finish(st);
+    oracle(&r, 1 + 2 * (int64_t)n, "odd input");
+    free(err);
+    free(odd);
+    wkv_stream_free(st);
+    rec_free(&r);
+}
+
+/* language "auto" on a multilingual model: detected once, on the first run. */
+static void test_language(const char *model_path, const wav_data *w)
+{
+    char *err = NULL;
+    wkv_model *m = wkv_model_load(model_path, &err);
+    CHECK(m != NULL, "%s: %s", model_path, err ? err : "?");
+    wkv_context *ctx = m ? wkv_context_new(m, 2, &err) : NULL;
+    free(err);
+    if (!ctx) {
+        wkv_model_free(m);
+        return;
+    }
+    wkv_options o;
+    wkv_options_default(&o);
+    o.language = "xx";
+    wkv_stream *bad = wkv_stream_new(ctx, &o, NULL, NULL, NULL, &err);
+    CHECK(!bad && err && strstr(err, "xx"), "language xx: %s", err ? err : "accepted");
+    free(err);
+    err = NULL;
+    wkv_stream_free(bad);
+    o.language = "auto";
+    rec r;
+    wkv_stream *st = open_stream(ctx, &o, 1000, 4000, 0, &r);
+    CHECK(!strcmp(wkv_stream_language(st), "auto"), "language before the first run");
+    int64_t enc0 = wkv_context_stats(ctx)->encoder_runs;
+    feed(st, w->samples, w->n, 4000);
+    finish(st);
+    const char *lang = wkv_stream_language(st);
+    int64_t encodes = wkv_context_stats(ctx)->encoder_runs - enc0;
+    CHECK(strcmp(lang, "auto") != 0, "no language detected");
+    CHECK(encodes == r.n_runs + 1, "%lld encoder runs for %d runs: detection not once",
+          (long long)encodes, r.n_runs);
+    for (int i = 0; i < r.n_finals; i++)
+        CHECK(!strcmp(r.finals[i].language, lang), "final %d in %s, detected %s", i,
+              r.finals[i].language, lang);
+    oracle(&r, (int64_t)w->n, "multilingual, language auto");
+    printf("language auto: detected %s, %d runs, %lld encoder runs\n", lang, r.n_runs,
+           (long long)encodes);
+    wkv_stream_free(st);
+    rec_free(&r);
+    wkv_context_free(ctx);
+    wkv_model_free(m);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_stream MODEL\n");
+        return 2;
+    }
+    tu_require_shared("recordings for the live stream");
+    fixture fx;
+    memset(&fx, 0, sizeof fx);
+    static const char *const clips[3] = {"speech/jfk/jfk.wav", "speech/ldc93s1/LDC93S1.wav",
+                                         "speech/gb0/gb0.wav"};
+    for (int c = 0; c < 3; c++) {
+        char err[256];
+        fx.clip_name[c] = strrchr(clips[c], '/') + 1;
+        if (wav_read(tu_shared_path(clips[c]), &fx.clip[c], err, sizeof err) != 0) {
+            fprintf(stderr, "%s: %s\n", clips[c], err);
+            return 1;
+        }
+    }
+    /* gb0's first 40 s are plenty for the oracle */
+    if (fx.clip[2].n > 40 * WKV_SAMPLE_RATE)
+        fx.clip[2].n = 40 * WKV_SAMPLE_RATE;
+    char *err = NULL;
+    wkv_model *model = wkv_model_load(argv[1], &err);
+    fx.ctx = model ? wkv_context_new(model, 2, &err) : NULL;
+    if (!fx.ctx) {
+        fprintf(stderr, "%s\n", err ? err : "cannot load the model");
+        return 1;
+    }
+    wkv_options_default(&fx.opts);
+    /* the generated model never says end-of-text: 64 tokens a run keep the test quick */
+    fx.opts.sample_len = 64;
+    test_clips(&fx, wkv_model_specials(model)->eot);
+    test_clock(&fx);
+    test_cap(&fx);
+    test_finish_mid_stream(&fx);
+    test_reset(&fx);
+    test_odd_input(&fx);
+    test_language(tu_shared_path("testvectors/micro-multi/model.bin"), &fx.clip[0]);
+    for (int c = 0; c < 3; c++)
+        wav_free(&fx.clip[c]);
+    wkv_context_free(fx.ctx);
+    wkv_model_free(model);
+    return tu_finish("stream");
+}
