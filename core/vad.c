@@ -74,19 +74,21 @@ static void stft_magnitude(wkv_vad_stream *s, const float *x, float *out)
 }
 
 /* One encoder layer: in[len][ic] (time-major) -> out[*len_out][oc], kernel 3, zero
- * padding 1, the given stride, bias, ReLU.  The im2col copy rounds to f16 like
- * ggml's. */
-static void conv_layer(wkv_vad_stream *s, int l, const float *in, int len, float *out,
+ * padding 1, the given stride, bias, ReLU.  Its input is rounded to f16 (in place)
+ * as ggml's im2col copy rounds it. */
+static void conv_layer(wkv_vad_stream *s, int l, float *in, int len, float *out,
                        int *len_out)
 {
     const int ic = wkv_vad_enc_shape[l][0], oc = wkv_vad_enc_shape[l][1];
     const int stride = wkv_vad_enc_shape[l][2], K = WKV_VAD_KERNEL;
     const int lo = (len + 2 - K) / stride + 1;
+    for (int j = 0; j < len * ic; j++) /* once per value, not per copy */
+        in[j] = round_f16(in[j]);
     for (int t = 0; t < lo; t++)
         for (int i = 0; i < ic; i++)
             for (int k = 0; k < K; k++) {
                 int at = stride * t + k - 1;
-                s->col[(t * ic + i) * K + k] = at >= 0 && at < len ? round_f16(in[at * ic + i]) : 0.0f;
+                s->col[(t * ic + i) * K + k] = at >= 0 && at < len ? in[at * ic + i] : 0.0f;
             }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, lo, oc, ic * K, 1.0f, s->col, ic * K,
                 s->m->enc_w[l], ic * K, 0.0f, out, oc);
