@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,9 +173,13 @@ static int read_record(wkv_reader *r, const int *seen, int *idx)
     for (int i = 0; same && i < n_dims; i++)
         same = ne[i] == d->ne[i];
     if (!same) {
-        wkv_fail(r, at, "tensor \"%s\" has the wrong shape (%" PRId32 " dimensions; expected "
-                        "%d: %" PRId32 " %" PRId32 " %" PRId32 ")", d->name, n_dims, d->n_dims,
-                 d->ne[0], d->ne[1], d->ne[2]);
+        char want[48] = "", got[64] = "";
+        for (int i = 0; i < d->n_dims; i++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), " %" PRId32, d->ne[i]);
+        for (int i = 0; i < n_dims; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), " %" PRId32, ne[i]);
+        wkv_fail(r, at, "tensor \"%s\" has the wrong shape [%s ], expected [%s ] (innermost "
+                        "first)", d->name, got, want);
         return -1;
     }
     if (type != d->type) {
