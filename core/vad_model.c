@@ -6,6 +6,7 @@
  * the model-type string, where it keeps n_vocab. */
 #include "ggml_file.h"
 #include "vad_internal.h"
+#include "vad_layout.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,36 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MODEL_TYPE "silero-16k"
-#define N_TENSORS 15
+#define MODEL_TYPE WKV_VAD_MODEL_TYPE
+#define N_TENSORS WKV_VAD_N_TENSORS
 
+typedef wkv_vad_tensor_def tensor_def;
+static const tensor_def *const defs = wkv_vad_tensors;
+
+/* in, out channels and stride of each encoder layer (the strides are the graph's) */
 const int wkv_vad_enc_shape[WKV_VAD_LAYERS][3] = {
     {129, 128, 1}, {128, 64, 2}, {64, 64, 2}, {64, 128, 1},
-};
-
-typedef struct {
-    const char *name;
-    int n_dims;
-    int32_t ne[3]; /* innermost first, as in the file */
-    int type;      /* 0 F32, 1 F16 */
-} tensor_def;
-
-static const tensor_def defs[N_TENSORS] = {
-    {"_model.encoder.0.reparam_conv.weight", 3, {3, 129, 128}, 1},
-    {"_model.encoder.0.reparam_conv.bias", 1, {128}, 0},
-    {"_model.encoder.1.reparam_conv.weight", 3, {3, 128, 64}, 1},
-    {"_model.encoder.1.reparam_conv.bias", 1, {64}, 0},
-    {"_model.encoder.2.reparam_conv.weight", 3, {3, 64, 64}, 1},
-    {"_model.encoder.2.reparam_conv.bias", 1, {64}, 0},
-    {"_model.encoder.3.reparam_conv.weight", 3, {3, 64, 128}, 1},
-    {"_model.encoder.3.reparam_conv.bias", 1, {128}, 0},
-    {"_model.decoder.rnn.weight_ih", 2, {128, 512}, 0},
-    {"_model.decoder.rnn.weight_hh", 2, {128, 512}, 0},
-    {"_model.decoder.rnn.bias_ih", 1, {512}, 0},
-    {"_model.decoder.rnn.bias_hh", 1, {512}, 0},
-    {"_model.decoder.decoder.2.weight", 1, {128}, 1},
-    {"_model.decoder.decoder.2.bias", 0, {0}, 0},
-    {"_model.stft.forward_basis_buffer", 3, {256, 1, 258}, 1},
 };
 
 static size_t def_count(const tensor_def *d)
@@ -112,20 +92,17 @@ static int read_header(wkv_reader *r, wkv_vad_model *m)
         }
         m->version[i] = v;
     }
-    if (expect_i32(r, WKV_VAD_CHUNK, "n_window") ||
-        expect_i32(r, 64, "n_context") || /* stored, never used by whisper.cpp */
-        expect_i32(r, WKV_VAD_LAYERS, "n_encoder_layers"))
-        return -1;
-    for (int l = 0; l < WKV_VAD_LAYERS; l++) {
-        if (expect_i32(r, wkv_vad_enc_shape[l][0], "an encoder layer's in_channels") ||
-            expect_i32(r, wkv_vad_enc_shape[l][1], "an encoder layer's out_channels") ||
-            expect_i32(r, WKV_VAD_KERNEL, "an encoder layer's kernel_size"))
+    static const char *const names[WKV_VAD_N_HEADER] = {
+        "n_window", "n_context", "n_encoder_layers",
+        "layer 0 in_channels", "layer 0 out_channels", "layer 0 kernel_size",
+        "layer 1 in_channels", "layer 1 out_channels", "layer 1 kernel_size",
+        "layer 2 in_channels", "layer 2 out_channels", "layer 2 kernel_size",
+        "layer 3 in_channels", "layer 3 out_channels", "layer 3 kernel_size",
+        "lstm_input_size", "lstm_hidden_size", "final_conv_in", "final_conv_out",
+    };
+    for (int i = 0; i < WKV_VAD_N_HEADER; i++)
+        if (expect_i32(r, wkv_vad_header[i], names[i]))
             return -1;
-    }
-    if (expect_i32(r, WKV_VAD_HIDDEN, "lstm_input_size") ||
-        expect_i32(r, WKV_VAD_HIDDEN, "lstm_hidden_size") ||
-        expect_i32(r, WKV_VAD_HIDDEN, "final_conv_in") || expect_i32(r, 1, "final_conv_out"))
-        return -1;
     return 0;
 }
 

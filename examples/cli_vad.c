@@ -54,18 +54,16 @@ static wkv_vad_params params;
 static const char *model_path;
 static wkv_vad_map *map; /* set by wkv_cli_vad_filter */
 
-static int fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static int set_error(char **msg, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
-/* One line on stderr; returns 1. */
-static int fail(const char *fmt, ...)
+/* *msg = the message (for the caller to print); returns 1, the exit status */
+static int set_error(char **msg, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    g_free(*msg);
+    *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    g_strdelimit(msg, "\r\n", ' ');
-    fprintf(stderr, "%s: %s\n", PROG, msg);
-    g_free(msg);
     return 1;
 }
 
@@ -109,13 +107,8 @@ gboolean wkv_cli_vad_only(void)
     return opt_vad_only;
 }
 
-static double now_ms(void)
-{
-    return (double)g_get_monotonic_time() / 1000.0;
-}
-
 /* The probabilities as little-endian f32, whatever the host's byte order. */
-static int dump_probs(const float *probs, int64_t n)
+static int dump_probs(const float *probs, int64_t n, char **msg)
 {
     guint8 *bytes = g_malloc((gsize)n * 4 + 1);
     for (int64_t i = 0; i < n; i++) {
@@ -129,7 +122,7 @@ static int dump_probs(const float *probs, int64_t n)
     if (f && fclose(f) != 0)
         ok = FALSE;
     g_free(bytes);
-    return ok ? 0 : fail("cannot write '%s': %s", opt_dump_probs, g_strerror(errno));
+    return ok ? 0 : set_error(msg, "cannot write '%s': %s", opt_dump_probs, g_strerror(errno));
 }
 
 typedef struct {
@@ -140,28 +133,28 @@ typedef struct {
 } vad_result;
 
 /* The model, the probabilities (dumped if asked) and the segments of pcm. */
-static int detect(const float *pcm, gsize n, vad_result *r)
+static int detect(const float *pcm, gsize n, vad_result *r, char **msg)
 {
     char *err = NULL;
-    double t0 = now_ms();
+    double t0 = (double)g_get_monotonic_time() / 1e3;
     wkv_vad_model *m = wkv_vad_model_load(model_path, &err);
-    r->load_ms = now_ms() - t0;
+    r->load_ms = (double)g_get_monotonic_time() / 1e3 - t0;
     if (!m) {
-        fail("%s", err ? err : "cannot load the VAD model");
+        set_error(msg, "%s", err ? err : "cannot load the VAD model");
         free(err);
         return 1;
     }
     float *probs = NULL;
-    t0 = now_ms();
+    t0 = (double)g_get_monotonic_time() / 1e3;
     r->n_probs = wkv_vad_probs(m, pcm, n, &probs, &err);
     r->n_segs = r->n_probs < 0 ? -1 : wkv_vad_segments(probs, r->n_probs, &params, &r->segs, &err);
-    r->vad_ms = now_ms() - t0;
+    r->vad_ms = (double)g_get_monotonic_time() / 1e3 - t0;
     wkv_vad_model_free(m);
     int status = 0;
     if (r->n_segs < 0)
-        status = fail("voice activity detection failed: %s", err ? err : "?");
+        status = set_error(msg, "voice activity detection failed: %s", err ? err : "?");
     else if (opt_dump_probs)
-        status = dump_probs(probs, r->n_probs);
+        status = dump_probs(probs, r->n_probs, msg);
     free(probs);
     free(err);
     return status;
@@ -254,60 +247,61 @@ static void print_segments(FILE *out, wkv_out_format fmt, const vad_result *r)
 }
 
 /* Decodes the file; NULL after a message. */
-static float *load_audio(const char *file, gsize *n)
+static float *load_audio(const char *file, gsize *n, char **msg)
 {
     gboolean is_uri = gst_uri_is_valid(file) && strstr(file, "://");
     if (!is_uri && !g_file_test(file, G_FILE_TEST_EXISTS)) {
-        fail("cannot open '%s': %s", file, g_strerror(ENOENT));
+        set_error(msg, "cannot open '%s': %s", file, g_strerror(ENOENT));
         return NULL;
     }
     GError *gerr = NULL;
     float *pcm = wkv_audio_load(file, n, &gerr);
     if (!pcm) {
-        fail("%s", gerr ? gerr->message : "cannot decode the audio");
+        set_error(msg, "%s", gerr ? gerr->message : "cannot decode the audio");
         g_clear_error(&gerr);
     }
     return pcm;
 }
 
-int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *output_file)
+int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *output_file,
+                         char **msg)
 {
     gsize n = 0;
-    float *pcm = load_audio(file, &n);
+    float *pcm = load_audio(file, &n, msg);
     if (!pcm)
         return 1;
     vad_result r = {0};
-    int status = detect(pcm, n, &r);
+    int status = detect(pcm, n, &r, msg);
     g_free(pcm);
     if (status)
         return status;
     FILE *out = stdout;
     if (output_file && strcmp(output_file, "-") != 0 && !(out = g_fopen(output_file, "w"))) {
         free(r.segs);
-        return fail("cannot write '%s': %s", output_file, g_strerror(errno));
+        return set_error(msg, "cannot write '%s': %s", output_file, g_strerror(errno));
     }
     if (fmt == WKV_OUT_JSON)
         print_json(out, &r, (double)n / WKV_SAMPLE_RATE);
     else
         print_segments(out, fmt, &r);
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0))
-        status = fail("cannot write '%s': %s", output_file ? output_file : "stdout",
+        status = set_error(msg, "cannot write '%s': %s", output_file ? output_file : "stdout",
                       g_strerror(errno));
     free(r.segs);
     return status;
 }
 
-int wkv_cli_vad_filter(float **pcm, gsize *n)
+int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg)
 {
     vad_result r = {0};
-    int status = detect(*pcm, *n, &r);
+    int status = detect(*pcm, *n, &r, msg);
     if (status)
         return status;
     float *speech = NULL;
     size_t n_speech = 0;
     char *err = NULL;
     if (wkv_vad_filter(*pcm, *n, r.segs, r.n_segs, &params, &speech, &n_speech, &map, &err)) {
-        status = fail("%s", err ? err : "VAD filtering failed");
+        status = set_error(msg, "%s", err ? err : "VAD filtering failed");
         free(err);
         free(r.segs);
         return status;

@@ -17,13 +17,14 @@ char *wkv_cli_vad_check(void);
 /* A VAD model is given (--vad-model or $WHISPERKV_VAD_MODEL). */
 gboolean wkv_cli_vad_enabled(void);
 gboolean wkv_cli_vad_only(void);
-/* --vad-only: loads, detects and prints the speech segments of `file`; returns the
- * exit status (messages printed). */
-int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *output_file);
+/* --vad-only: loads, detects and prints the speech segments of `file`.  Returns 0,
+ * or the exit status (1) with a one-line message in *msg (g_free it). */
+int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *output_file,
+                         char **msg);
 /* Replaces *pcm (g_malloc'd) by the audio whisper.cpp transcribes with VAD (the
  * speech only; possibly none: *n = 0) and keeps the mapping.  Returns 0, or 1 with a
- * message printed. */
-int wkv_cli_vad_filter(float **pcm, gsize *n);
+ * message in *msg (g_free it). */
+int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg);
 /* A segment's start and end onto the input's timeline (nothing without VAD). */
 void wkv_cli_vad_map_segment(wkv_segment *seg);
 /* Token times (centiseconds of the transcribed audio) onto the input's, the way

@@ -466,8 +466,14 @@ int main(int argc, char **argv)
         g_free(vad_bad);
         return st;
     }
-    if (wkv_cli_vad_only()) /* no Whisper model needed */
-        return wkv_cli_vad_only_run(file, fmt, opt_output_file);
+    if (wkv_cli_vad_only()) { /* no Whisper model needed */
+        char *msg = NULL;
+        int st = wkv_cli_vad_only_run(file, fmt, opt_output_file, &msg);
+        if (st)
+            fail(st, "%s", msg);
+        g_free(msg);
+        return st;
+    }
 
     char *model_path = find_model();
     if (!model_path)
@@ -529,8 +535,10 @@ int main(int argc, char **argv)
         goto done;
     }
     double duration = (double)n_samples / WKV_SAMPLE_RATE;
-    if (wkv_cli_vad_enabled() && wkv_cli_vad_filter(&pcm, &n_samples) != 0)
+    if (wkv_cli_vad_enabled() && wkv_cli_vad_filter(&pcm, &n_samples, &err) != 0) {
+        status = fail(1, "%s", err);
         goto done;
+    }
 
     t0 = now_ms();
     mel = wkv_mel_compute(model, pcm, n_samples, opt_threads, &err);

@@ -1,6 +1,6 @@
 /* gen_vad_corpus DIR: the VAD loader fuzzer's seeds, written without the shared data:
- * a valid Silero-shaped ggml VAD file with small random weights (the real layout:
- * docs of core/vad_model.c), and broken ones: truncated in the header, in a record and
+ * a valid Silero-shaped ggml VAD file with small random weights (the layout of
+ * core/vad_layout.h), and broken ones: truncated in the header, in a record and
  * in the data, a Whisper-like n_vocab where the model type goes, wrong header values,
  * a bad n_dims, name length, type and shape, an unknown name, NaN and infinite
  * weights, and the header alone. */
@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "vad_layout.h"
 
 typedef struct {
     uint8_t *b;
@@ -59,44 +61,20 @@ static uint16_t to_f16(float f)
     return (uint16_t)(sign | ((e - 112) << 10) | ((x & 0x7fffff) >> 13));
 }
 
-static const struct {
-    const char *name;
-    int n_dims, ne[3], type;
-} defs[15] = {
-    {"_model.encoder.0.reparam_conv.weight", 3, {3, 129, 128}, 1},
-    {"_model.encoder.0.reparam_conv.bias", 1, {128}, 0},
-    {"_model.encoder.1.reparam_conv.weight", 3, {3, 128, 64}, 1},
-    {"_model.encoder.1.reparam_conv.bias", 1, {64}, 0},
-    {"_model.encoder.2.reparam_conv.weight", 3, {3, 64, 64}, 1},
-    {"_model.encoder.2.reparam_conv.bias", 1, {64}, 0},
-    {"_model.encoder.3.reparam_conv.weight", 3, {3, 64, 128}, 1},
-    {"_model.encoder.3.reparam_conv.bias", 1, {128}, 0},
-    {"_model.decoder.rnn.weight_ih", 2, {128, 512}, 0},
-    {"_model.decoder.rnn.weight_hh", 2, {128, 512}, 0},
-    {"_model.decoder.rnn.bias_ih", 1, {512}, 0},
-    {"_model.decoder.rnn.bias_hh", 1, {512}, 0},
-    {"_model.decoder.decoder.2.weight", 1, {128}, 1},
-    {"_model.decoder.decoder.2.bias", 0, {0}, 0},
-    {"_model.stft.forward_basis_buffer", 3, {256, 1, 258}, 1},
-};
+#define defs wkv_vad_tensors
 
 /* The whole valid file; *rec gets each record's offset. */
 static buf make_file(size_t rec[15])
 {
-    static const int32_t layers[4][3] = {{129, 128, 3}, {128, 64, 3}, {64, 64, 3}, {64, 128, 3}};
     buf o = {0};
     put_i32(&o, 0x67676d6c);
-    put_i32(&o, 10);
-    put_bytes(&o, "silero-16k", 10);
-    const int32_t head[] = {6, 2, 0, 512, 64, 4};
-    for (size_t i = 0; i < sizeof head / sizeof *head; i++)
-        put_i32(&o, head[i]);
-    for (int l = 0; l < 4; l++)
-        for (int k = 0; k < 3; k++)
-            put_i32(&o, layers[l][k]);
-    const int32_t tail[] = {128, 128, 128, 1};
-    for (size_t i = 0; i < 4; i++)
-        put_i32(&o, tail[i]);
+    put_i32(&o, (int32_t)strlen(WKV_VAD_MODEL_TYPE));
+    put_bytes(&o, WKV_VAD_MODEL_TYPE, strlen(WKV_VAD_MODEL_TYPE));
+    const int32_t version[] = {6, 2, 0};
+    for (size_t i = 0; i < 3; i++)
+        put_i32(&o, version[i]);
+    for (size_t i = 0; i < WKV_VAD_N_HEADER; i++)
+        put_i32(&o, wkv_vad_header[i]);
     for (int t = 0; t < 15; t++) {
         rec[t] = o.n;
         size_t count = 1;
