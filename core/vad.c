@@ -177,6 +177,8 @@ int wkv_vad_pending(const wkv_vad_stream *s)
 size_t wkv_vad_push(wkv_vad_stream *s, const float *pcm, size_t n, float *probs)
 {
     size_t out = 0;
+    if (n == 0) /* pcm may be NULL then */
+        return 0;
     if (s->n_pending > 0) {
         size_t take = (size_t)(WKV_VAD_CHUNK - s->n_pending);
         if (take > n)

@@ -322,10 +322,13 @@ void wkv_cli_vad_map_segment(wkv_segment *seg)
 {
     if (!map)
         return;
-    int64_t t0, t1;
+    int64_t t0, t1, seek, unused;
     wkv_vad_map_segment(map, llround(seg->start * 100.0), llround(seg->end * 100.0), &t0, &t1);
     seg->start = (double)t0 / 100.0;
     seg->end = (double)t1 / 100.0;
+    /* the window's first mel frame: frames are centiseconds too */
+    wkv_vad_map_segment(map, seg->seek, seg->seek, &seek, &unused);
+    seg->seek = seek;
 }
 
 void wkv_cli_vad_map_token(int64_t *t0, int64_t *t1)

@@ -25,7 +25,8 @@ int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *outpu
  * speech only; possibly none: *n = 0) and keeps the mapping.  Returns 0, or 1 with a
  * message in *msg (g_free it). */
 int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg);
-/* A segment's start and end onto the input's timeline (nothing without VAD). */
+/* A segment's start, end and seek (its window's first mel frame) onto the input's
+ * timeline (nothing without VAD). */
 void wkv_cli_vad_map_segment(wkv_segment *seg);
 /* Token times (centiseconds of the transcribed audio) onto the input's, the way
  * whisper.cpp maps token times (for word timestamps; nothing without VAD). */

@@ -13,6 +13,7 @@
 #include <float.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,6 +414,66 @@ static void check_jfk_mapping(void)
     wav_free(&w);
 }
 
+/* Edge inputs: no audio, one sample, no segments to filter, a push of nothing. */
+static void check_edges(const wkv_vad_model *m)
+{
+    float *probs = (float *)1, one = 0.25f, p;
+    CHECK(wkv_vad_probs(m, NULL, 0, &probs, NULL) == 0 && probs == NULL, "no audio: probabilities");
+    CHECK(wkv_vad_probs(m, &one, 1, &probs, NULL) == 1 && probs[0] >= 0 && probs[0] <= 1,
+          "one sample: one probability");
+    free(probs);
+    wkv_vad_stream *s = wkv_vad_stream_new(m, NULL);
+    CHECK(wkv_vad_push(s, NULL, 0, &p) == 0 && wkv_vad_finish(s, &p) == 0, "empty stream");
+    wkv_vad_stream_free(s);
+    wkv_vad_params prm;
+    wkv_vad_params_default(&prm);
+    float *f = (float *)1;
+    size_t nf = 1;
+    wkv_vad_map *map = NULL;
+    CHECK(wkv_vad_filter(&one, 1, NULL, 0, &prm, &f, &nf, &map, NULL) == 0 && !f && nf == 0 && map,
+          "no segments: nothing to transcribe");
+    int64_t o0, o1;
+    wkv_vad_map_segment(map, 123, 456, &o0, &o1);
+    CHECK(o0 == 123 && o1 == 456, "no segments: times unchanged");
+    wkv_vad_map_free(map);
+    const wkv_vad_segment bad = {50, 20};
+    CHECK(wkv_vad_filter(&one, 1, &bad, 1, &prm, &f, &nf, &map, NULL) == -1, "end before start");
+}
+
+typedef struct {
+    const wkv_vad_model *m;
+    const wav_data *w;
+    float *probs;
+    int64_t n;
+} thread_job;
+
+static void *thread_run(void *arg)
+{
+    thread_job *j = arg;
+    j->n = wkv_vad_probs(j->m, j->w->samples, j->w->n, &j->probs, NULL);
+    return NULL;
+}
+
+/* One model shared by two threads at once: each gets the single-thread result. */
+static void check_threads(const wkv_vad_model *m)
+{
+    wav_data w = read_wav("speech/jfk/jfk.wav");
+    float *ref;
+    int64_t n = wkv_vad_probs(m, w.samples, w.n, &ref, NULL);
+    thread_job j[2] = {{m, &w, NULL, 0}, {m, &w, NULL, 0}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        CHECK(pthread_create(&t[k], NULL, thread_run, &j[k]) == 0, "pthread_create");
+    for (int k = 0; k < 2; k++) {
+        pthread_join(t[k], NULL);
+        CHECK(j[k].n == n && !memcmp(j[k].probs, ref, (size_t)n * sizeof *ref),
+              "thread %d: probabilities differ from one thread's", k);
+        free(j[k].probs);
+    }
+    free(ref);
+    wav_free(&w);
+}
+
 static void check_params(void)
 {
     wkv_vad_params p;
@@ -451,6 +512,8 @@ int main(int argc, char **argv)
     wkv_vad_model_version(m, v);
     CHECK(v[0] == 6 && v[1] == 2 && v[2] == 0, "version %d.%d.%d", v[0], v[1], v[2]);
     check_params();
+    check_edges(m);
+    check_threads(m);
     check_vectors(m, "jfk");
     check_vectors(m, "gb0");
     check_vectors(m, "synth-gaps");
