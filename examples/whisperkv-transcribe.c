@@ -16,6 +16,7 @@
 #include <gst/gst.h>
 
 #include "audio_load.h"
+#include "cli_vad.h"
 #include "output.h"
 #include "whisperkv.h"
 
@@ -338,7 +339,9 @@ static int on_segment(const wkv_segment *seg, void *user)
         p->line_open = FALSE;
         p->last_percent = -1;
     }
-    wkv_output_segment(out, seg);
+    wkv_segment mapped = *seg;
+    wkv_cli_vad_map_segment(&mapped); /* with VAD: onto the input's timeline */
+    wkv_output_segment(out, &mapped);
     return 0;
 }
 
@@ -496,6 +499,7 @@ int main(int argc, char **argv)
     g_option_context_set_summary(octx, "Speech to text with OpenAI Whisper models (whisperkv).");
     g_option_context_set_description(octx, description);
     g_option_context_add_main_entries(octx, entries, NULL);
+    g_option_context_add_main_entries(octx, wkv_cli_vad_entries, NULL);
     g_option_context_add_group(octx, gst_init_get_option_group());
     GError *gerr = NULL;
     gboolean parsed = g_option_context_parse(octx, &argc, &argv, &gerr);
@@ -563,6 +567,21 @@ int main(int argc, char **argv)
                          opt_logits_tokens);
     }
 
+    char *vad_bad = wkv_cli_vad_check();
+    if (vad_bad) {
+        int st = usage("%s", vad_bad);
+        g_free(vad_bad);
+        return st;
+    }
+    if (wkv_cli_vad_only()) { /* no Whisper model needed */
+        char *msg = NULL;
+        int st = wkv_cli_vad_only_run(file, fmt, opt_output_file, &msg);
+        if (st)
+            fail(st, "%s", msg);
+        g_free(msg);
+        return st;
+    }
+
     char *model_path = find_model();
     if (!model_path)
         return usage("no model: give -m PATH, set WHISPERKV_MODEL, or put "
@@ -624,6 +643,10 @@ int main(int argc, char **argv)
         goto done;
     }
     double duration = (double)n_samples / WKV_SAMPLE_RATE;
+    if (wkv_cli_vad_enabled() && wkv_cli_vad_filter(&pcm, &n_samples, &err) != 0) {
+        status = fail(1, "%s", err);
+        goto done;
+    }
 
     /* live, the stream computes its own log-mel every run */
     gboolean debug = opt_dump_mel || opt_dump_encoder || logit_ids;
@@ -750,6 +773,7 @@ int main(int argc, char **argv)
     status = 0;
 
 done:
+    wkv_cli_vad_cleanup();
     wkv_output_free(out);
     if (outf != stdout && fclose(outf) != 0 && status == 0)
         status = fail(1, "cannot write '%s': %s", opt_output_file, g_strerror(errno));

@@ -4,26 +4,13 @@
  * Beyond the sanitizers' checks it asserts the loader's contract: a file it refuses
  * gets a "(memory): offset N: ..." message with N inside the input, and a file it
  * accepts has sane hyper-parameters and a vocabulary whose tokens all decode. */
+#include "fuzz_refusal.h"
 #include "whisperkv.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void check_refusal(const char *err, size_t size)
-{
-    static const char head[] = "(memory): offset ";
-    if (!err || strncmp(err, head, sizeof head - 1) != 0) {
-        fprintf(stderr, "refused without a proper message: %s\n", err ? err : "(null)");
-        abort();
-    }
-    unsigned long long off = strtoull(err + sizeof head - 1, NULL, 10);
-    if (off > size) {
-        fprintf(stderr, "offset %llu past the input's %zu bytes: %s\n", off, size, err);
-        abort();
-    }
-}
 
 static void check_model(const wkv_model *m)
 {
@@ -58,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (m)
         check_model(m);
     else
-        check_refusal(err, size);
+        wkv_fuzz_check_refusal(err, size);
     wkv_model_free(m);
     free(err);
     return 0;

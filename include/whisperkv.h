@@ -411,6 +411,107 @@ WKV_API const char *wkv_stream_language(const wkv_stream *st);
 WKV_API void wkv_stream_set_latency(wkv_stream *st, int latency_ms);
 WKV_API void wkv_stream_get_stats(const wkv_stream *st, wkv_stream_stats *out);
 
+/* ---------------------------------------------------------------- voice activity */
+
+/* Silero VAD as whisper.cpp 1.9.3 runs it (docs/architecture.md, "Voice activity"):
+ * a speech probability for every 512-sample chunk (32 ms) of 16 kHz mono audio, the
+ * speech segments whisper.cpp derives from them, and the audio whisper.cpp
+ * transcribes with VAD on plus the mapping of its times back to the input.  A
+ * wkv_vad_model is immutable once loaded and may be shared by any number of streams
+ * on any number of threads; a wkv_vad_stream (the LSTM state and the partial chunk)
+ * belongs to one thread at a time. */
+
+#define WKV_VAD_CHUNK 512 /* samples per probability */
+
+typedef struct wkv_vad_model wkv_vad_model;
+
+/* Reads and validates a whisper.cpp ggml Silero VAD file (ggml-silero-v*.bin).
+ * Returns NULL on any problem with a message naming the file, the byte offset and
+ * what was wrong (a Whisper model given here is refused as such). */
+WKV_API wkv_vad_model *wkv_vad_model_load(const char *path, char **error);
+/* The same from a whole file image in memory (messages name it "(memory)"); the
+ * model keeps no pointer into `data`. */
+WKV_API wkv_vad_model *wkv_vad_model_load_memory(const void *data, size_t size, char **error);
+WKV_API void wkv_vad_model_free(wkv_vad_model *model);
+/* The version stored in the file (6.2.0 for ggml-silero-v6.2.0.bin). */
+WKV_API void wkv_vad_model_version(const wkv_vad_model *model, int version[3]);
+
+typedef struct wkv_vad_stream wkv_vad_stream;
+
+/* A stream's state: LSTM state zeroed, no samples pending.  NULL when out of memory. */
+WKV_API wkv_vad_stream *wkv_vad_stream_new(const wkv_vad_model *model, char **error);
+WKV_API void wkv_vad_stream_free(wkv_vad_stream *s);
+/* Back to the state of a new stream (a new, unrelated input). */
+WKV_API void wkv_vad_stream_reset(wkv_vad_stream *s);
+/* Appends n samples and writes the probability of every chunk they complete to
+ * probs, which must hold WKV_VAD_MAX_PROBS(n) values; returns how many were written.
+ * Chunks are cut on one 512-sample grid from the stream's first sample, so pushing
+ * input in any pieces gives the probabilities of the whole input at once. */
+#define WKV_VAD_MAX_PROBS(n) (((size_t)(n) + WKV_VAD_CHUNK - 1) / WKV_VAD_CHUNK)
+WKV_API size_t wkv_vad_push(wkv_vad_stream *s, const float *pcm, size_t n, float *probs);
+/* The end of the input: the partial chunk left, if any, zero-padded to 512 samples
+ * as whisper.cpp pads the last one.  Returns 1 with its probability in *prob, or 0
+ * when no samples were pending.  The stream then starts a new chunk grid (its LSTM
+ * state goes on; wkv_vad_stream_reset for an unrelated input). */
+WKV_API int wkv_vad_finish(wkv_vad_stream *s, float *prob);
+/* Samples pushed since the last complete chunk (0..511). */
+WKV_API int wkv_vad_pending(const wkv_vad_stream *s);
+
+/* Probabilities of a whole input from a zeroed state (whisper_vad_detect_speech):
+ * ceil(n / 512) values into a malloc'd *probs (NULL when n is 0).  Returns their
+ * number, or -1 with a message. */
+WKV_API int64_t wkv_vad_probs(const wkv_vad_model *model, const float *pcm, size_t n,
+                              float **probs, char **error);
+
+/* whisper.cpp's whisper_vad_params, with its defaults (wkv_vad_params_default). */
+typedef struct {
+    float threshold;             /* speech probability, default 0.5 */
+    int min_speech_duration_ms;  /* default 250 */
+    int min_silence_duration_ms; /* default 100 */
+    float max_speech_duration_s; /* default FLT_MAX (no limit) */
+    int speech_pad_ms;           /* default 30 */
+    float samples_overlap;       /* seconds of audio kept after each segment when
+                                    transcribing (wkv_vad_filter), default 0.1 */
+} wkv_vad_params;
+
+WKV_API void wkv_vad_params_default(wkv_vad_params *p);
+/* NULL when the parameters are usable, else why not (a static string): a threshold
+ * outside [0, 1] or NaN, a negative duration or overlap. */
+WKV_API const char *wkv_vad_params_check(const wkv_vad_params *p);
+
+/* A speech segment in centiseconds of the input, as whisper.cpp keeps them (the last
+ * may end at the end of the zero-padded last chunk, past the input's end). */
+typedef struct {
+    int64_t start, end;
+} wkv_vad_segment;
+
+/* whisper_vad_segments_from_probs: the speech segments of n_probs probabilities into
+ * a malloc'd *segs (NULL when none).  Returns their number, or -1 with a message. */
+WKV_API int wkv_vad_segments(const float *probs, int64_t n_probs, const wkv_vad_params *p,
+                             wkv_vad_segment **segs, char **error);
+
+/* Transcribing with VAD as whisper_full does: only the speech is decoded, and times
+ * on that audio ("processed" centiseconds) map back onto the input's. */
+typedef struct wkv_vad_map wkv_vad_map;
+
+/* The audio whisper.cpp transcribes: each segment's samples plus samples_overlap
+ * seconds after it, then 0.1 s of zeros before the next.  Returns it malloc'd with
+ * its length in *n_out (NULL and 0 when there is nothing to transcribe) and the
+ * mapping in *map (free with wkv_vad_map_free).  Returns 0 or -1 with a message. */
+WKV_API int wkv_vad_filter(const float *pcm, size_t n, const wkv_vad_segment *segs, int n_segs,
+                           const wkv_vad_params *p, float **out, size_t *n_out,
+                           wkv_vad_map **map, char **error);
+WKV_API void wkv_vad_map_free(wkv_vad_map *map);
+/* A segment's start and end (processed cs) on the input (whisper_full_get_segment_t0/t1
+ * with VAD): interpolated on the copied pieces, t1 raised to t0 + 10 if shorter. */
+WKV_API void wkv_vad_map_segment(const wkv_vad_map *map, int64_t t0, int64_t t1,
+                                 int64_t *orig_t0, int64_t *orig_t1);
+/* A token's times the same way (whisper_full_get_token_t0/t1): per segment, a time
+ * in the overlap and silence between two goes to the nearer segment's edge; t1 is
+ * raised to t0 + 1 if shorter. */
+WKV_API void wkv_vad_map_token(const wkv_vad_map *map, int64_t t0, int64_t t1,
+                               int64_t *orig_t0, int64_t *orig_t1);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,7 @@
 # and any crash, is replayed through the ASan+UBSan build.  Ends with a line per
 # target: executions, corpus size, findings; exits non-zero on any finding.
 #
-#   scripts/fuzz-campaign.sh [model|tokenize|all] [RUNS] [JOBS]
+#   scripts/fuzz-campaign.sh [model|tokenize|vad|all] [RUNS] [JOBS]
 #                              default: all 10000000 2
 #
 # Needs clang and libclang-rt (scripts/setup.sh installs the rest).  The corpus and the
@@ -20,9 +20,9 @@ source "$here/setup.sh"
 
 what=${1:-all} runs=${2:-10000000} jobs=${3:-2}
 case "$what" in
-model | tokenize | all) ;;
+model | tokenize | vad | all) ;;
 *)
-    echo "usage: $0 [model|tokenize|all] [RUNS] [JOBS]" >&2
+    echo "usage: $0 [model|tokenize|vad|all] [RUNS] [JOBS]" >&2
     exit 2
     ;;
 esac
@@ -76,10 +76,13 @@ campaign() {
     fi
 }
 
-if [[ "$what" != tokenize ]]; then
+if [[ "$what" == model || "$what" == all ]]; then
     campaign model fuzz_model_load "$fz/corpus-model" 2000000
 fi
-if [[ "$what" != model ]]; then
+if [[ "$what" == tokenize || "$what" == all ]]; then
     campaign tokenize fuzz_tokenize "$fz/corpus-text" 4096
+fi
+if [[ "$what" == vad || "$what" == all ]]; then
+    campaign vad fuzz_vad_load "$fz/corpus-vad" 1000000
 fi
 exit "$rc"

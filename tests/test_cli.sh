@@ -1,10 +1,10 @@
 #!/bin/sh
 # End-to-end test of examples/whisperkv-transcribe on real recordings with a generated
 # random-weight micro model: srt, vtt, json and txt outputs, the debug dumps, model
-# lookup, live mode (--live, --realtime), and the errors (missing file, undecodable
-# file, broken model, bad options).
+# lookup, live mode (--live, --realtime), the errors (missing file, undecodable
+# file, broken model, bad options), and voice activity detection (the --vad-* options).
 #
-# usage: test_cli.sh CLI GEN_MODEL JSON_CHECK [SHARED_DIR]
+# usage: test_cli.sh CLI GEN_MODEL JSON_CHECK [SHARED_DIR [VAD_CHECK]]
 #   SHARED_DIR is the build-time default for the shared data; $WHISPERKV_SHARED wins.
 # Prints one line per check; exits 0 when all pass, 1 on any failure, 77 (skip) when
 # the shared recordings are missing outside CI.
@@ -13,6 +13,7 @@ set -u
 CLI=${1:?usage: test_cli.sh CLI GEN_MODEL JSON_CHECK [SHARED_DIR]}
 GEN=${2:?missing GEN_MODEL}
 JCHECK=${3:?missing JSON_CHECK}
+VCHECK=${5:-} # tests/cli_vad_check.c
 SHARED=${WHISPERKV_SHARED:-${4:-}}
 PROG=whisperkv-transcribe
 
@@ -394,6 +395,118 @@ for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--bea
         bad "bad usage '${args:-(no file)}' (status $rc)" "$tmp/err" "$tmp/out"
     fi
 done
+
+# ------------------------------------------------------------------ voice activity (VAD)
+# whisper.cpp's Silero VAD (examples/cli_vad.c): --vad-only against the vectors of
+# every parameter set, --dump-vad-probs, transcription of the speech only with times
+# on the input's timeline, silence that yields no text, and the bad values.
+VAD_MODEL=$SHARED/models/for-tests-silero-v6.2.0-ggml.bin
+VADV=$SHARED/testvectors/vad
+[ -f "$VAD_MODEL" ] || skip_or_fail "VAD model $VAD_MODEL is missing"
+[ -x "$VCHECK" ] || { bad "no VAD checker (5th argument)"; VCHECK=false; }
+for name in jfk synth-gaps; do
+    case $name in jfk) wav=$JFK ;; *) wav=$VADV/$name.wav ;; esac
+    n_probs=$(sed -n 's/.*"n_probs": *\([0-9]*\).*/\1/p' "$VADV/$name.json" | head -n 1)
+    "$VCHECK" runs "$VADV/$name.json" >"$tmp/runs" || bad "cannot read $name.json"
+    while IFS='|' read -r args want; do
+        # shellcheck disable=SC2086 # the arguments are split on purpose
+        run --vad-model "$VAD_MODEL" --vad-only -o json $args "$wav"
+        got=$("$VCHECK" speech "$tmp/out" 2>>"$tmp/err")
+        if [ "$rc" -eq 0 ] && [ "$got" = "$want|$n_probs" ]; then
+            ok "$name --vad-only ${args:-(defaults)}: whisper.cpp's segments, $n_probs probabilities"
+        else
+            bad "$name --vad-only ${args:-(defaults)} (status $rc): got '$got', expected '$want|$n_probs'" \
+                "$tmp/err" "$tmp/out"
+        fi
+    done <"$tmp/runs"
+done
+"$VCHECK" runs "$VADV/jfk.json" | head -n 1 | cut -d'|' -f2 >"$tmp/jfk.speech"
+N_SPEECH=$(wc -w <"$tmp/jfk.speech" | tr -d ' ')
+
+# txt, srt and vtt list the segments; WHISPERKV_VAD_MODEL turns VAD on
+WHISPERKV_VAD_MODEL=$VAD_MODEL run --vad-only "$JFK"
+if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -eq "$N_SPEECH" ] && [ "$N_SPEECH" -gt 0 ] &&
+    grep -q '^00:00:00.320 --> 00:00:02.270$' "$tmp/out"; then
+    ok "WHISPERKV_VAD_MODEL --vad-only txt: one line per segment ($N_SPEECH)"
+else
+    bad "WHISPERKV_VAD_MODEL --vad-only txt (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run --vad-model "$VAD_MODEL" --vad-only -o srt "$JFK"
+if [ "$rc" -eq 0 ] && [ "$(srt_cues "$tmp/out" 2>/dev/null)" = "$N_SPEECH" ]; then
+    ok "--vad-only -o srt: $N_SPEECH cues"
+else
+    bad "--vad-only -o srt (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run --vad-model "$VAD_MODEL" --vad-only -o vtt "$JFK"
+if [ "$rc" -eq 0 ] && [ "$(vtt_cues "$tmp/out" 2>/dev/null)" = "$N_SPEECH" ]; then
+    ok "--vad-only -o vtt: $N_SPEECH cues"
+else
+    bad "--vad-only -o vtt (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run --vad-model "$VAD_MODEL" --vad-only --dump-vad-probs "$tmp/probs.f32" "$VADV/synth-gaps.wav"
+if [ "$rc" -eq 0 ] && "$VCHECK" probs "$tmp/probs.f32" "$VADV/synth-gaps.probs.f32" >"$tmp/pr" 2>&1; then
+    ok "--dump-vad-probs: $(cat "$tmp/pr")"
+else
+    bad "--dump-vad-probs (status $rc)" "$tmp/pr" "$tmp/err"
+fi
+
+# transcribing with VAD: only the speech (8.45 s of 11), every time inside it
+run -m "$MODEL" --vad-model "$VAD_MODEL" "$JFK" -o json $NF
+if [ "$rc" -eq 0 ] && grep -q "VAD: $N_SPEECH speech segments, 8.45 s of 11.00 s" "$tmp/err" &&
+    "$JCHECK" "$tmp/out" >/dev/null 2>>"$tmp/err" &&
+    "$VCHECK" within "$tmp/out" "$VADV/jfk.json" 2>>"$tmp/err"; then
+    ok "jfk.wav with VAD: 8.45 s transcribed, every segment on the input's timeline in the speech"
+else
+    bad "jfk.wav with VAD (status $rc)" "$tmp/err" "$tmp/out"
+fi
+# one second of digital silence: the micro model writes text without VAD, none with it
+{ printf 'RIFF\044\175\000\000WAVEfmt \020\000\000\000\001\000\001\000\200\076\000\000'
+  printf '\000\175\000\000\002\000\020\000data\000\175\000\000'
+  head -c 32000 /dev/zero; } >"$tmp/silence.wav"
+run -m "$MODEL" "$tmp/silence.wav" $NF
+if [ "$rc" -eq 0 ] && [ -s "$tmp/out" ]; then
+    ok "1 s of silence without VAD: the random model writes text"
+else
+    bad "1 s of silence without VAD: no text (status $rc), the next check proves nothing" "$tmp/err"
+fi
+run -m "$MODEL" --vad-model "$VAD_MODEL" "$tmp/silence.wav" $NF
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && grep -q "VAD: 0 speech segments" "$tmp/err"; then
+    ok "1 s of silence with VAD: no text"
+else
+    bad "silence with VAD (status $rc)" "$tmp/err" "$tmp/out"
+fi
+
+run --vad-model "$MODEL" --vad-only "$JFK"
+if one_error_line 1 && grep -q "micro.bin.*Whisper model" "$tmp/err"; then
+    ok "a Whisper model as VAD model: status 1, $(cat "$tmp/err")"
+else
+    bad "a Whisper model as VAD model (status $rc)" "$tmp/err" "$tmp/out"
+fi
+head -c 5000 "$VAD_MODEL" >"$tmp/vad-cut.bin"
+run --vad-model "$tmp/vad-cut.bin" --vad-only "$JFK"
+if one_error_line 1 && grep -q "vad-cut.bin: offset" "$tmp/err"; then
+    ok "truncated VAD model: status 1, $(cat "$tmp/err")"
+else
+    bad "truncated VAD model (status $rc)" "$tmp/err" "$tmp/out"
+fi
+for args in "--vad-threshold 1.5" "--vad-threshold nan" "--vad-threshold x" \
+    "--vad-min-speech-ms -1" "--vad-min-silence-ms -5" "--vad-speech-pad-ms -1" \
+    "--vad-max-speech-s 0" "--vad-max-speech-s -2" "--vad-samples-overlap -1" \
+    "--vad-samples-overlap inf" "--vad-min-silence-ms 9999999999"; do
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    run -m "$MODEL" --vad-model "$VAD_MODEL" $args "$JFK"
+    if one_error_line 2; then
+        ok "bad VAD value '$args': status 2, one line"
+    else
+        bad "bad VAD value '$args' (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+run -m "$MODEL" --vad-only "$JFK"
+if one_error_line 2 && grep -q "vad-model" "$tmp/err"; then
+    ok "--vad-only without a VAD model: status 2"
+else
+    bad "--vad-only without a VAD model (status $rc)" "$tmp/err"
+fi
 
 echo "test_cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,37 @@
+/* whisperkv-transcribe's voice activity detection (Silero VAD, as whisper.cpp's
+ * --vad): its options, --vad-only, and transcribing the speech only with every time
+ * mapped back onto the input (whisperkv.h, "voice activity"). */
+#ifndef WKV_CLI_VAD_H
+#define WKV_CLI_VAD_H
+
+#include <glib.h>
+
+#include "output.h"
+#include "whisperkv.h"
+
+/* The --vad-* options and --dump-vad-probs, for the main option group. */
+extern GOptionEntry wkv_cli_vad_entries[];
+
+/* After parsing: NULL, or why the VAD options are unusable (g_free it; exit 2). */
+char *wkv_cli_vad_check(void);
+/* A VAD model is given (--vad-model or $WHISPERKV_VAD_MODEL). */
+gboolean wkv_cli_vad_enabled(void);
+gboolean wkv_cli_vad_only(void);
+/* --vad-only: loads, detects and prints the speech segments of `file`.  Returns 0,
+ * or the exit status (1) with a one-line message in *msg (g_free it). */
+int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *output_file,
+                         char **msg);
+/* Replaces *pcm (g_malloc'd) by the audio whisper.cpp transcribes with VAD (the
+ * speech only; possibly none: *n = 0) and keeps the mapping.  Returns 0, or 1 with a
+ * message in *msg (g_free it). */
+int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg);
+/* A segment's start, end and seek (its window's first mel frame) onto the input's
+ * timeline (nothing without VAD). */
+void wkv_cli_vad_map_segment(wkv_segment *seg);
+/* Token times (centiseconds of the transcribed audio) onto the input's, the way
+ * whisper.cpp maps token times (for word timestamps; nothing without VAD). */
+void wkv_cli_vad_map_token(int64_t *t0, int64_t *t1);
+/* Frees what wkv_cli_vad_filter kept. */
+void wkv_cli_vad_cleanup(void);
+
+#endif

@@ -1,0 +1,150 @@
+/* Reads what test_cli.sh compares for the CLI's VAD options:
+ *   cli_vad_check runs VECTORS.json    one line per run: "ARGS|SEGMENTS", the run's
+ *                                      cli_args (space-separated) and its segments
+ *   cli_vad_check speech OUT.json      the --vad-only JSON: "SEGMENTS|n_probs"; fails
+ *                                      unless "vad" has n_probs and every parameter
+ *   cli_vad_check within OUT.json VECTORS.json
+ *                                      the transcription's segments each start inside
+ *                                      a speech segment of the vectors' first run and
+ *                                      end inside one or within 0.1 s after it
+ *   cli_vad_check probs DUMP.f32 REF.f32  max |diff| <= 1e-3, same count
+ * SEGMENTS is "start-end start-end ..." in seconds with two decimals.  Exit status 0
+ * when all holds, 1 otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+static JsonObject *load(JsonParser *p, const char *path)
+{
+    GError *err = NULL;
+    if (!json_parser_load_from_file(p, path, &err)) {
+        fprintf(stderr, "cli_vad_check: %s: %s\n", path, err->message);
+        exit(1);
+    }
+    JsonNode *root = json_parser_get_root(p);
+    if (!JSON_NODE_HOLDS_OBJECT(root)) {
+        fprintf(stderr, "cli_vad_check: %s: not an object\n", path);
+        exit(1);
+    }
+    return json_node_get_object(root);
+}
+
+static void print_segments(JsonArray *a)
+{
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *s = json_array_get_object_element(a, i);
+        printf("%s%.2f-%.2f", i ? " " : "", json_object_get_double_member(s, "start"),
+               json_object_get_double_member(s, "end"));
+    }
+}
+
+static int runs(const char *path)
+{
+    JsonParser *p = json_parser_new();
+    JsonArray *r = json_object_get_array_member(load(p, path), "runs");
+    for (guint i = 0; i < json_array_get_length(r); i++) {
+        JsonObject *run = json_array_get_object_element(r, i);
+        JsonArray *args = json_object_get_array_member(run, "cli_args");
+        for (guint k = 0; k < json_array_get_length(args); k++)
+            printf("%s%s", k ? " " : "", json_array_get_string_element(args, k));
+        printf("|");
+        print_segments(json_object_get_array_member(run, "segments"));
+        printf("\n");
+    }
+    g_object_unref(p);
+    return 0;
+}
+
+static int speech(const char *path)
+{
+    static const char *const params[] = {"threshold", "min_speech_duration_ms",
+                                         "min_silence_duration_ms", "max_speech_duration_s",
+                                         "speech_pad_ms", "samples_overlap"};
+    JsonParser *p = json_parser_new();
+    JsonObject *o = load(p, path);
+    JsonObject *vad = json_object_has_member(o, "vad") ? json_object_get_object_member(o, "vad") : NULL;
+    JsonArray *sp = json_object_has_member(o, "speech") ? json_object_get_array_member(o, "speech") : NULL;
+    int ok = vad && sp && json_object_has_member(vad, "n_probs");
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(params); i++)
+        ok = json_object_has_member(vad, params[i]);
+    if (ok) {
+        print_segments(sp);
+        printf("|%" G_GINT64_FORMAT "\n", json_object_get_int_member(vad, "n_probs"));
+    } else {
+        fprintf(stderr, "cli_vad_check: %s: no speech array or incomplete vad object\n", path);
+    }
+    g_object_unref(p);
+    return !ok;
+}
+
+static int within(const char *out, const char *vectors)
+{
+    JsonParser *p = json_parser_new(), *q = json_parser_new();
+    JsonArray *segs = json_object_get_array_member(load(p, out), "segments");
+    JsonArray *runs = json_object_get_array_member(load(q, vectors), "runs");
+    JsonArray *sp = json_object_get_array_member(json_array_get_object_element(runs, 0), "segments");
+    int bad = json_array_get_length(segs) == 0;
+    for (guint i = 0; i < json_array_get_length(segs); i++) {
+        JsonObject *s = json_array_get_object_element(segs, i);
+        double t0 = json_object_get_double_member(s, "start"), t1 = json_object_get_double_member(s, "end");
+        int in0 = 0, in1 = 0;
+        for (guint k = 0; k < json_array_get_length(sp); k++) {
+            JsonObject *v = json_array_get_object_element(sp, k);
+            double a = json_object_get_double_member(v, "start") - 0.005;
+            double b = json_object_get_double_member(v, "end") + 0.005;
+            in0 |= t0 >= a && t0 <= b;
+            in1 |= t1 >= a && t1 <= b + 0.1;
+        }
+        if (!in0 || !in1) {
+            fprintf(stderr, "cli_vad_check: segment %u [%.2f, %.2f] is outside the speech\n", i, t0, t1);
+            bad = 1;
+        }
+    }
+    if (!json_array_get_length(segs))
+        fprintf(stderr, "cli_vad_check: no segments\n");
+    g_object_unref(p);
+    g_object_unref(q);
+    return bad;
+}
+
+static float *read_f32(const char *path, size_t *n)
+{
+    gchar *data;
+    gsize len;
+    if (!g_file_get_contents(path, &data, &len, NULL) || len % 4) {
+        fprintf(stderr, "cli_vad_check: cannot read %s as f32\n", path);
+        exit(1);
+    }
+    *n = len / 4;
+    return (float *)data; /* the test hosts are little-endian, as the files */
+}
+
+static int probs(const char *dump, const char *ref)
+{
+    size_t n, m;
+    float *a = read_f32(dump, &n), *b = read_f32(ref, &m);
+    double max = n == m ? 0 : INFINITY;
+    for (size_t i = 0; i < n && n == m; i++)
+        max = fmax(max, fabs((double)a[i] - b[i]));
+    printf("%zu probabilities, max |diff| %.2e\n", n, max);
+    g_free(a);
+    g_free(b);
+    return !(max <= 1e-3);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "runs"))
+        return runs(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "speech"))
+        return speech(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "within"))
+        return within(argv[2], argv[3]);
+    if (argc == 4 && !strcmp(argv[1], "probs"))
+        return probs(argv[2], argv[3]);
+    fprintf(stderr, "usage: cli_vad_check runs|speech|within|probs ...\n");
+    return 2;
+}
