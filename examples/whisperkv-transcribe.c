@@ -18,6 +18,7 @@
 #include "audio_load.h"
 #include "output.h"
 #include "whisperkv.h"
+#include "word_options.h"
 
 #define PROG "whisperkv-transcribe"
 
@@ -396,6 +397,7 @@ int main(int argc, char **argv)
     g_option_context_set_description(octx, description);
     g_option_context_add_main_entries(octx, entries, NULL);
     g_option_context_add_group(octx, gst_init_get_option_group());
+    g_option_context_add_group(octx, wkv_word_option_group());
     GError *gerr = NULL;
     gboolean parsed = g_option_context_parse(octx, &argc, &argv, &gerr);
     g_option_context_free(octx);
@@ -447,6 +449,13 @@ int main(int argc, char **argv)
         (!isnan(opt_logprob_threshold) && isinf(opt_logprob_threshold) &&
          opt_logprob_threshold > 0))
         return usage("thresholds must be numbers");
+
+    char *word_problem = wkv_word_options_check();
+    if (word_problem) {
+        int st = usage("%s", word_problem);
+        g_free(word_problem);
+        return st;
+    }
 
     int *logit_ids = NULL, n_logit_ids = 0;
     if (opt_logits_tokens) {
@@ -578,6 +587,10 @@ int main(int argc, char **argv)
     prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
     out = wkv_output_new(fmt, outf);
+    if (!wkv_word_options_apply(model, &opts, out, &err)) {
+        status = usage("%s", err);
+        goto done;
+    }
     if (detect && wkv_model_is_multilingual(model)) {
         /* detect here (the core would too) to report the probabilities */
         const wkv_specials *sp = wkv_model_specials(model);
