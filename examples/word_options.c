@@ -11,7 +11,7 @@
 static gboolean opt_words, opt_highlight;
 static char *opt_heads, *opt_prepend, *opt_append, *opt_clip;
 static double opt_hallucination = NAN;
-static int opt_width = -1, opt_count = -1, opt_per_line = -1; /* -1: not given */
+static int opt_width = G_MININT, opt_count = G_MININT, opt_per_line = G_MININT; /* not given */
 
 static GOptionEntry word_entries[] = {
     {"word-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_words,
@@ -79,16 +79,16 @@ char *wkv_word_options_check(void)
         {opt_prepend != NULL, "--prepend-punctuations"},
         {opt_append != NULL, "--append-punctuations"},
         {!isnan(opt_hallucination), "--hallucination-silence-threshold"},
-        {opt_width >= 0, "--max-line-width"},
-        {opt_count >= 0, "--max-line-count"},
-        {opt_per_line >= 0, "--max-words-per-line"},
+        {opt_width != G_MININT, "--max-line-width"},
+        {opt_count != G_MININT, "--max-line-count"},
+        {opt_per_line != G_MININT, "--max-words-per-line"},
         {opt_highlight, "--highlight-words"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(need); i++)
         if (need[i].given && !opt_words)
             return g_strdup_printf("%s requires --word-timestamps", need[i].name);
-    if ((opt_width != -1 && opt_width < 0) || (opt_count != -1 && opt_count < 0) ||
-        (opt_per_line != -1 && opt_per_line < 0))
+    if ((opt_width != G_MININT && opt_width < 0) || (opt_count != G_MININT && opt_count < 0) ||
+        (opt_per_line != G_MININT && opt_per_line < 0))
         return g_strdup("--max-line-width, --max-line-count and --max-words-per-line take "
                         "N >= 0 (0: no limit)");
     if (!isnan(opt_hallucination) && !isfinite(opt_hallucination))
