@@ -400,6 +400,29 @@ void wkv_awords_free(wkv_aword *w, int n)
     free(w);
 }
 
+int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int *seq, int L,
+                     int n_sot, int F, float *matrix, float *probs)
+{
+    const int n_text = L - n_sot - 2;
+    recorder rec = {ctx, pairs, n_pairs, L, F, NULL};
+    if (n_text < 1 || F < 1 || F > ctx->model->hp.n_audio_ctx)
+        return -1;
+    rec.w = malloc((size_t)n_pairs * L * F * sizeof *rec.w);
+    if (!rec.w)
+        return -1;
+    ctx->cross_hook = record_layer;
+    ctx->cross_hook_user = &rec;
+    int rc = wkv_decoder_pass(ctx, seq, L);
+    ctx->cross_hook = NULL;
+    ctx->cross_hook_user = NULL;
+    if (rc == 0)
+        rc = token_probs(ctx, n_sot, seq + n_sot + 1, n_text, probs);
+    if (rc == 0)
+        rc = build_matrix(&rec, n_sot, n_text + 1, matrix);
+    free(rec.w);
+    return rc;
+}
+
 int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
                      int n_sot, const int *text, int n_text, int num_frames,
                      int unicode_split, wkv_aword **words, int *n_words, char **error)
@@ -414,28 +437,21 @@ int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int 
         wkv_set_error(error, "cannot align %d tokens over %d frames", n_text, num_frames);
         return -1;
     }
-    int *seq = malloc((size_t)(L + 1) * sizeof *seq);
-    recorder rec = {ctx, pairs, n_pairs, L, F, NULL};
-    rec.w = malloc((size_t)n_pairs * L * F * sizeof *rec.w);
+    int *seq = malloc((size_t)L * sizeof *seq);
     float *a = malloc((size_t)N * F * sizeof *a), *probs = malloc((size_t)n_text * sizeof *probs);
     double *times = malloc((size_t)(N + F + 2) * sizeof *times);
     wkv_aword *pieces = NULL;
     int n_pieces = 0, n_times = 0, rc = -1;
-    if (!seq || !rec.w || !a || !probs || !times)
+    if (!seq || !a || !probs || !times)
         goto out;
     memcpy(seq, sot_seq, (size_t)n_sot * sizeof *seq);
     seq[n_sot] = m->sp.notimestamps;
     memcpy(seq + n_sot + 1, text, (size_t)n_text * sizeof *seq);
     seq[L - 1] = m->sp.eot;
-    ctx->cross_hook = record_layer;
-    ctx->cross_hook_user = &rec;
-    int pass = wkv_decoder_pass(ctx, seq, L);
-    ctx->cross_hook = NULL;
-    ctx->cross_hook_user = NULL;
-    if (pass != 0 || token_probs(ctx, n_sot, text, n_text, probs) != 0 ||
-        build_matrix(&rec, n_sot, N, a) != 0 || dtw_times(a, N, F, times, &n_times) != 0)
+    if (wkv_align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, F, a, probs) != 0 ||
+        dtw_times(a, N, F, times, &n_times) != 0)
         goto out;
-    seq[L - 1] = m->sp.eot; /* text + eot, split into words */
+    /* text + eot, split into words */
     if (wkv_split_words(m, seq + n_sot + 1, n_text + 1, unicode_split, &pieces, &n_pieces) != 0)
         goto out;
     rc = 0;
@@ -468,7 +484,6 @@ out:
         wkv_set_error(error, "word alignment failed (out of memory or bad tokens)");
     wkv_awords_free(pieces, n_pieces);
     free(seq);
-    free(rec.w);
     free(a);
     free(probs);
     free(times);

@@ -33,6 +33,13 @@ int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int 
                      int n_sot, const int *text, int n_text, int num_frames,
                      int unicode_split, wkv_aword **words, int *n_words, char **error);
 
+/* align.c: the pass and the matrix alone: seq (L tokens: n_sot, notimestamps, text,
+ * eot) through the decoder; matrix gets the (L - n_sot - 1) x F DTW input before
+ * negation (text rows after softmax over F frames, standardization, median filter,
+ * mean over heads), probs the L - n_sot - 2 text tokens' probabilities.  0 or -1. */
+int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int *seq, int L,
+                     int n_sot, int F, float *matrix, float *probs);
+
 /* words.c: split_to_word_tokens.  0 or -1 (out of memory). */
 int wkv_split_words(const wkv_model *m, const int *tokens, int n, int unicode_split,
                     wkv_aword **words, int *n_words);
