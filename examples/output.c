@@ -260,6 +260,10 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     json_object_set_double_member(tm, "decode", t->decode_ms);
     json_object_set_int_member(tm, "windows", t->windows);
     json_object_set_int_member(tm, "tokens", t->tokens);
+    if (t->align_windows > 0) {
+        json_object_set_double_member(tm, "align", t->align_ms);
+        json_object_set_int_member(tm, "align_windows", t->align_windows);
+    }
     json_object_set_object_member(root, "timings", tm);
 
     JsonNode *node = json_node_alloc();

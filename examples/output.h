@@ -23,6 +23,8 @@ gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt);
 typedef struct {
     double load_ms, mel_ms, encode_ms, decode_ms;
     gint64 windows, tokens;
+    double align_ms;      /* word timestamps: the alignment passes (align_windows > 0) */
+    gint64 align_windows;
 } wkv_out_timings;
 
 typedef struct wkv_output wkv_output;

@@ -633,6 +633,8 @@ int main(int argc, char **argv)
         .decode_ms = st->decode_ms,
         .windows = st->windows,
         .tokens = st->tokens_decoded,
+        .align_ms = st->align_ms,
+        .align_windows = st->align_passes,
     };
     if (!wkv_output_finish(out, model, language, duration, &tm)) {
         status = fail(1, "cannot write '%s': %s", opt_output_file ? opt_output_file : "stdout",
