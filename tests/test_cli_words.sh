@@ -13,14 +13,16 @@ SHARED=${WHISPERKV_SHARED:-${3:-}}
 
 passed=0
 failed=0
-ok() {
-    passed=$((passed + 1))
-    echo "ok   - $1"
-}
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL - $1"
-    [ -f "$tmp/err" ] && sed 's/^/       | /' "$tmp/err" | head -n 8
+# verdict STATUS DESCRIPTION: one line per check; a failure shows $tmp/err
+verdict() {
+    if [ "$1" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok   - $2"
+    else
+        failed=$((failed + 1))
+        echo "FAIL - $2"
+        sed 's/^/       | /' "$tmp/err" 2>/dev/null | head -n 8
+    fi
 }
 
 if [ -z "$SHARED" ] || [ ! -f "$SHARED/testvectors/micro-en/words.json" ]; then
@@ -35,27 +37,21 @@ for set in micro-en micro-multi; do
     case $set in micro-en) wav=$SHARED/speech/gb0/gb0.wav ;; *) wav=$SHARED/speech/jfk/jfk.wav ;; esac
     # the vectors' options: temperature 0 only, no thresholds
     base="-m $SHARED/testvectors/$set/model.bin -t 2 --no-fallback --no-speech-threshold 1 --word-timestamps"
-    "$WCHECK" list "$W" >"$tmp/list" || { bad "$set: cannot list the runs"; continue; }
+    "$WCHECK" list "$W" >"$tmp/list" 2>"$tmp/err" || { verdict 1 "$set: cannot list the runs"; continue; }
     cut -f1-3 "$tmp/list" | sort -u >"$tmp/runs"
     while IFS='	' read -r run heads lang; do
         # shellcheck disable=SC2086 # $base is split on purpose
         "$CLI" $base -l "$lang" --alignment-heads "$heads" -o json "$wav" >"$tmp/out.json" 2>"$tmp/err"
-        if [ $? -eq 0 ] && "$WCHECK" json "$W" "$run" "$tmp/out.json" >"$tmp/n" 2>"$tmp/err"; then
-            ok "$set/$run: json words equal the reference's ($(cat "$tmp/n"))"
-        else
-            bad "$set/$run: json words"
-        fi
+        [ $? -eq 0 ] && "$WCHECK" json "$W" "$run" "$tmp/out.json" >"$tmp/n" 2>"$tmp/err"
+        verdict $? "$set/$run: json words equal the reference's ($(cat "$tmp/n" 2>/dev/null))"
     done <"$tmp/runs"
     while IFS='	' read -r run heads lang writer flags; do
         for fmt in srt vtt; do
             # shellcheck disable=SC2086 # $base and $flags are split on purpose
             "$CLI" $base -l "$lang" --alignment-heads "$heads" -o "$fmt" $flags "$wav" \
                 >"$tmp/out.$fmt" 2>"$tmp/err"
-            if [ $? -eq 0 ] && "$WCHECK" cues "$W" "$run" "$writer" "$fmt" "$tmp/out.$fmt" 2>"$tmp/err"; then
-                ok "$set/$run: $fmt with '$writer' equals the reference writer's bytes"
-            else
-                bad "$set/$run: $fmt with '$writer'"
-            fi
+            [ $? -eq 0 ] && "$WCHECK" cues "$W" "$run" "$writer" "$fmt" "$tmp/out.$fmt" 2>"$tmp/err"
+            verdict $? "$set/$run: $fmt with '$writer' equals the reference writer's bytes"
         done
     done <"$tmp/list"
 done

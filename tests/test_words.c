@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef struct {
-    JsonArray *want; /* the reference's segments, cleared ones included */
+    GPtrArray *want; /* the reference's segments that have tokens: the ones reported */
     guint next;
     const char *run;
     int mismatches, words;
@@ -31,14 +31,7 @@ static int near_prob(double a, double b)
 static int on_segment(const wkv_segment *s, void *user)
 {
     seg_check *c = user;
-    JsonObject *w = NULL;
-    /* cleared segments (no tokens) are not reported */
-    while (c->next < json_array_get_length(c->want)) {
-        w = json_array_get_object_element(c->want, c->next++);
-        if (json_array_get_length(json_object_get_array_member(w, "tokens")) > 0)
-            break;
-        w = NULL;
-    }
+    JsonObject *w = c->next < c->want->len ? g_ptr_array_index(c->want, c->next++) : NULL;
     if (!w) {
         CHECK(0, "%s: extra segment '%s'", c->run, s->text);
         c->mismatches++;
@@ -107,7 +100,15 @@ static void test_set(const char *set)
         JsonObject *run = json_array_get_object_element(runs, r);
         char name[128];
         snprintf(name, sizeof name, "%s/%s", set, json_object_get_string_member(run, "name"));
-        seg_check c = {json_object_get_array_member(run, "segments"), 0, name, 0, 0};
+        /* the reference lists cleared segments (no tokens); they are not reported */
+        JsonArray *all = json_object_get_array_member(run, "segments");
+        GPtrArray *reported = g_ptr_array_new();
+        for (guint i = 0; i < json_array_get_length(all); i++) {
+            JsonObject *x = json_array_get_object_element(all, i);
+            if (json_array_get_length(json_object_get_array_member(x, "tokens")) > 0)
+                g_ptr_array_add(reported, x);
+        }
+        seg_check c = {reported, 0, name, 0, 0};
         wkv_options o;
         wkv_options_default(&o);
         o.language = json_object_get_string_member(run, "language");
@@ -122,10 +123,8 @@ static void test_set(const char *set)
         int n = wkv_transcribe_mel(ctx, mel, &o, on_segment, NULL, &c, &e);
         CHECK(n >= 0, "%s: %s", name, e ? e : "");
         free(e);
-        int remaining = 0;
-        for (guint i = c.next; i < json_array_get_length(c.want); i++)
-            remaining += json_array_get_length(json_object_get_array_member(
-                             json_array_get_object_element(c.want, i), "tokens")) > 0;
+        int remaining = (int)(reported->len - c.next);
+        g_ptr_array_free(reported, TRUE);
         int want_words = (int)json_object_get_int_member(run, "n_words");
         CHECK(remaining == 0 && c.mismatches == 0 && c.words == want_words,
               "%s: %d segments missing, %d mismatches, %d words (want %d)", name, remaining,
