@@ -405,19 +405,20 @@ int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int 
 {
     const int n_text = L - n_sot - 2;
     recorder rec = {ctx, pairs, n_pairs, L, F, NULL};
-    if (n_text < 1 || F < 1 || F > ctx->model->hp.n_audio_ctx)
+    if (n_text < 1 || F < 0 || F > ctx->model->hp.n_audio_ctx)
         return -1;
-    rec.w = malloc((size_t)n_pairs * L * F * sizeof *rec.w);
+    rec.w = malloc((size_t)n_pairs * L * (F > 0 ? F : 1) * sizeof *rec.w);
     if (!rec.w)
         return -1;
-    ctx->cross_hook = record_layer;
+    /* no frames (a 1-frame window): nothing to record, the matrix is empty */
+    ctx->cross_hook = F > 0 ? record_layer : NULL;
     ctx->cross_hook_user = &rec;
     int rc = wkv_decoder_pass(ctx, seq, L);
     ctx->cross_hook = NULL;
     ctx->cross_hook_user = NULL;
     if (rc == 0)
         rc = token_probs(ctx, n_sot, seq + n_sot + 1, n_text, probs);
-    if (rc == 0)
+    if (rc == 0 && F > 0)
         rc = build_matrix(&rec, n_sot, n_text + 1, matrix);
     free(rec.w);
     return rc;
@@ -431,14 +432,16 @@ int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int 
     const int L = n_sot + n_text + 2, F = num_frames / 2, N = n_text + 1;
     *words = NULL;
     *n_words = 0;
-    if (n_text <= 0)
+    /* more tokens than the decoder holds (a sample_len past n_text_ctx / 2): the
+     * window keeps its text without words rather than failing */
+    if (n_text <= 0 || L > m->hp.n_text_ctx)
         return 0;
-    if (F < 1 || F > m->hp.n_audio_ctx || L > m->hp.n_text_ctx) {
+    if (F < 0 || F > m->hp.n_audio_ctx) {
         wkv_set_error(error, "cannot align %d tokens over %d frames", n_text, num_frames);
         return -1;
     }
     int *seq = malloc((size_t)L * sizeof *seq);
-    float *a = malloc((size_t)N * F * sizeof *a), *probs = malloc((size_t)n_text * sizeof *probs);
+    float *a = malloc((size_t)N * (F > 0 ? F : 1) * sizeof *a), *probs = malloc((size_t)n_text * sizeof *probs);
     double *times = malloc((size_t)(N + F + 2) * sizeof *times);
     wkv_aword *pieces = NULL;
     int n_pieces = 0, n_times = 0, rc = -1;

@@ -74,6 +74,26 @@ static void test_matrix(void)
                   (double)w[i].probability);
         }
         wkv_awords_free(w, nw);
+
+        /* windows of 2 frames (one audio position: NaN after standardization) and of
+         * 1 frame (none): every word at -0.02 s, as the reference's DTW gives */
+        for (int frames = 1; frames <= 2; frames++) {
+            rc = wkv_align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1,
+                                  L - n_sot - 2, frames, 0, &w, &nw, NULL);
+            int all = rc == 0 && nw == (int)json_array_get_length(raw);
+            for (int i = 0; all && i < nw; i++)
+                all = w[i].start == -0.02 && w[i].end == -0.02;
+            CHECK(all, "%d-frame window: %d words, all at -0.02 s", frames, nw);
+            wkv_awords_free(w, nw);
+        }
+        /* more text than the decoder holds: no words, no failure */
+        int *longer = calloc(500, sizeof *longer);
+        for (int i = 0; i < 500; i++)
+            longer[i] = seq[n_sot + 1 + i % (L - n_sot - 2)];
+        rc = wkv_align_window(ctx, pairs, n_pairs, seq, n_sot, longer, 500, 3000, 0, &w, &nw, NULL);
+        CHECK(rc == 0 && nw == 0, "500 text tokens: rc %d, %d words", rc, nw);
+        wkv_awords_free(w, nw);
+        free(longer);
         free(pairs);
         free(a);
         free(probs);
