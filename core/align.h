@@ -80,5 +80,10 @@ int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, 
                      int unicode_split, wkv_wseg *segs, int *n_segs, int64_t seek, int size,
                      int single_ending, int64_t *next_seek, int *drop, char **error);
 void wkv_wsegs_clear(wkv_wseg *segs, int n);
+/* word_window.c: the hallucination_silence_threshold step alone (st->last_speech as
+ * before the window): may shorten *n_segs and move *next_seek; 1 when the whole window
+ * is dropped. */
+int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_segs,
+                            int64_t seek, int size, int single_ending, int64_t *next_seek);
 
 #endif

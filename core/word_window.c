@@ -73,7 +73,7 @@ static const wkv_wseg *next_with_words(const wkv_wseg *segs, int from, int n)
 }
 
 /* hallucination_silence_threshold: returns 1 when the whole window is dropped */
-static int skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_segs,
+int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_segs,
                                int64_t seek, int size, int single_ending, int64_t *next_seek)
 {
     const double th = st->hallucination_threshold;
@@ -159,7 +159,7 @@ int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, 
     if (!single_ending && last_end(segs, n, &end) && end > offset)
         *next_seek = round_even(end * 100);
     if (st->hallucination_threshold > 0 &&
-        skip_hallucinations(st, segs, n_segs, seek, size, single_ending, next_seek)) {
+        wkv_skip_hallucinations(st, segs, n_segs, seek, size, single_ending, next_seek)) {
         *drop = 1;
         return 0;
     }

@@ -202,6 +202,48 @@ static void test_punctuation(void)
     wkv_wsegs_clear(&seg, 1);
 }
 
+/* A segment [start, end] of one word: confident and 0.5 s long, or anomalous
+ * (probability 0.01, 0.05 s: score 1 + 1.245). */
+static wkv_wseg one_word_segment(double start, int anomalous)
+{
+    wkv_wseg g = {.start = start, .end = start + (anomalous ? 0.05 : 0.5), .n_words = 1};
+    g.words = calloc(1, sizeof *g.words);
+    g.words[0] = word(anomalous ? " uh" : " word", 7, g.start, g.end);
+    g.words[0].probability = anomalous ? 0.01f : 0.9f;
+    return g;
+}
+
+static void test_hallucinations(void)
+{
+    wkv_words_state st = {.hallucination_threshold = 2.0f, .last_speech = 0.0,
+                          .content_frames = 12000};
+    /* speech at 0.5 s, an anomalous word alone at 10 s: dropped from it on, the next
+     * window starting at 10 s */
+    wkv_wseg segs[3] = {one_word_segment(0.5, 0), one_word_segment(10.0, 1)};
+    int n = 2;
+    int64_t next = 0;
+    int drop = wkv_skip_hallucinations(&st, segs, &n, 0, 3000, 0, &next);
+    CHECK(!drop && n == 1 && next == 1000, "isolated anomaly: drop %d, %d segments, seek %lld",
+          drop, n, (long long)next);
+    wkv_wsegs_clear(segs, n);
+    /* the same anomaly followed by speech 1 s later: kept */
+    segs[0] = one_word_segment(0.5, 0);
+    segs[1] = one_word_segment(10.0, 1);
+    segs[2] = one_word_segment(11.0, 0);
+    n = 3;
+    drop = wkv_skip_hallucinations(&st, segs, &n, 0, 3000, 0, &next);
+    CHECK(!drop && n == 3 && next == 1150, "anomaly between speech: drop %d, %d segments, "
+          "seek %lld (after the last word)", drop, n, (long long)next);
+    wkv_wsegs_clear(segs, n);
+    /* a window opening with an anomaly 5 s in: skipped up to it */
+    segs[0] = one_word_segment(105.0, 1);
+    segs[1] = one_word_segment(107.0, 0);
+    n = 2;
+    drop = wkv_skip_hallucinations(&st, segs, &n, 10000, 2000, 0, &next);
+    CHECK(drop && next == 10500, "leading anomaly: drop %d, seek %lld", drop, (long long)next);
+    wkv_wsegs_clear(segs, n);
+}
+
 static int count_segment(const wkv_segment *s, void *user)
 {
     int64_t *seen = user;
@@ -251,6 +293,7 @@ int main(void)
     test_matrix();
     test_heads();
     test_punctuation();
+    test_hallucinations();
     test_clips();
     return tu_finish("words-rules");
 }
