@@ -123,6 +123,8 @@ static const char description[] =
     "Output formats: txt (one segment per line), srt, vtt, json (segments with tokens\n"
     "and scores, the model's hyper-parameters and timings).\n"
     "\n"
+    "Word timestamps and subtitle cues (--word-timestamps, ...): see --help-words.\n"
+    "\n"
 
     "Exit status: 0 done, 1 error, 2 bad options.\n";
 
