@@ -38,6 +38,10 @@ struct wkv_context {
     float *step_margins; /* n_text_ctx + 1: the last greedy window's (whisperkv_debug.h) */
     int n_steps;
     int pass_p0, pass_n; /* positions covered by the last decoder pass (rows of dec_x) */
+    /* set only during a word-alignment pass (align.c): sees every layer's
+     * cross-attention queries; NULL otherwise, so decoding pays one test per layer */
+    void (*cross_hook)(void *user, int layer, const float *q, int n);
+    void *cross_hook_user;
 };
 
 /* encoder.c */
@@ -50,6 +54,11 @@ int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits);
 /* One token for each of n_seq sequences (self-KV slots, each at its own position),
  * in one pass: the weights are read once for all of them.  logits: n_seq x n_vocab
  * (may be NULL).  0 or -1. */
+/* A fresh pass of n tokens (n <= n_text_ctx) from position 0 in slot 0, no logits
+ * (the cross K/V of the current window must be valid).  0 or -1. */
+int wkv_decoder_pass(wkv_context *ctx, const int *tokens, int n);
+/* Logits of n <= 8 consecutive positions from pos of the last pass (n x n_vocab). */
+int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits);
 int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
                       float *logits);
 

@@ -95,6 +95,8 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     float *x = ctx->dec_x, *h = ctx->dec_h;
     wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
     dense(ctx, h, n, d, L->cross_q_w, L->cross_q_h, L->cross_q_b, d, ctx->dec_q, 0);
+    if (ctx->cross_hook)
+        ctx->cross_hook(ctx->cross_hook_user, l, ctx->dec_q, n);
     wkv_attention(ctx->pool, ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
                   ctx->cross.n_ctx, d, m->hp.n_text_head, -1, ctx->dec_scores, ctx->dec_att);
     dense(ctx, ctx->dec_att, n, d, L->cross_o_w, L->cross_o_h, L->cross_o_b, d, x, 1);
@@ -152,6 +154,32 @@ int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits)
     float *h = ctx->dec_h; /* scratch once a pass is over */
     wkv_layer_norm(row, h, 1, d, m->w.dec_ln_w, m->w.dec_ln_b);
     dense(ctx, h, 1, d, m->w.tok_emb, m->w.tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
+    return 0;
+}
+
+int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits)
+{
+    const wkv_model *m = ctx->model;
+    const int d = m->hp.n_text_state;
+    if (n < 1 || n > 8 || pos < ctx->pass_p0 || pos + n > ctx->pass_p0 + ctx->pass_n)
+        return -1;
+    const float *rows = ctx->dec_x + (size_t)(pos - ctx->pass_p0) * d;
+    float *h = ctx->dec_h; /* scratch once a pass is over */
+    wkv_layer_norm(rows, h, n, d, m->w.dec_ln_w, m->w.dec_ln_b);
+    dense(ctx, h, n, d, m->w.tok_emb, m->w.tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
+    return 0;
+}
+
+int wkv_decoder_pass(wkv_context *ctx, const int *tokens, int n)
+{
+    const wkv_hparams *hp = &ctx->model->hp;
+    if (n <= 0 || n > hp->n_text_ctx || !ctx->cross.valid)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
+            return -1;
+    ctx->self.n[0] = 0;
+    forward(ctx, 0, tokens, n, NULL);
     return 0;
 }
 

@@ -1,18 +1,22 @@
 /* The reference's long-form loop (transcribe.py): slide a 30-s window over the
  * log-mel, decode it with the previous text as prompt, cut the tokens into segments
  * at timestamp pairs and seek to where the last complete segment ended. */
-#include "context.h"
+#include "align.h"
 #include "segments.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Reports one segment unless the reference would clear it (start == end or blank
  * text); its tokens then join the prompt history.  Returns 1 to stop, -1 on error. */
-static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, double start,
-                double end, const int *toks, int n, wkv_ivec *history, wkv_segment_cb cb,
+static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
+                const wkv_wseg *g, int with_words, wkv_ivec *history, wkv_segment_cb cb,
                 void *user, int *count)
 {
+    const double start = g->start, end = g->end;
+    const int *toks = g->tokens;
+    const int n = g->n_tokens;
     char *text = wkv_tokens_to_text(m, toks, n, 1);
     if (!text)
         return -1;
@@ -24,11 +28,24 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek, do
             .compression_ratio = r->compression_ratio, .temperature = r->temperature,
             .language = r->language >= 0 ? wkv_lang_code(m, r->language) : "en",
         };
+        wkv_word *words = NULL;
+        if (with_words && g->n_words > 0) {
+            if (!(words = malloc((size_t)g->n_words * sizeof *words))) {
+                free(text);
+                return -1;
+            }
+            for (int i = 0; i < g->n_words; i++)
+                words[i] = (wkv_word){g->words[i].text, g->words[i].start, g->words[i].end,
+                                      g->words[i].probability};
+        }
+        seg.words = words;
+        seg.n_words = with_words ? g->n_words : 0;
         (*count)++;
         if (wkv_ivec_push(history, toks, n) != 0)
             stop = -1;
         else if (cb && cb(&seg, user) != 0)
             stop = 1;
+        free(words);
     }
     free(text);
     return stop;
@@ -42,6 +59,7 @@ struct wkv_longform {
     int prompt_reset;  /* history[prompt_reset..] is the prompt */
     int count;         /* segments reported */
     int stopped;       /* a callback asked to stop */
+    wkv_words_state words; /* opts.word_timestamps */
 };
 
 wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error)
@@ -59,6 +77,18 @@ wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char *
         return NULL;
     }
     lf->opts.initial_prompt = NULL; /* not kept: its tokens are */
+    lf->opts.clip_timestamps = NULL; /* wkv_transcribe_mel's */
+    lf->opts.alignment_heads = NULL;
+    lf->words.content_frames = -1;
+    lf->words.prepend = opts->prepend_punctuations;
+    lf->words.append = opts->append_punctuations;
+    lf->words.hallucination_threshold = opts->hallucination_silence_threshold;
+    if (opts->word_timestamps &&
+        wkv_heads_resolve(ctx->model, opts->alignment_heads, &lf->words.pairs,
+                          &lf->words.n_pairs, NULL, error) != 0) {
+        wkv_longform_free(lf);
+        return NULL;
+    }
     int *toks = NULL;
     int n = wkv_initial_prompt_tokens(ctx->model, opts->initial_prompt, &toks, error);
     if (n < 0 || wkv_ivec_push(&lf->history, toks, n) != 0) {
@@ -78,6 +108,7 @@ void wkv_longform_free(wkv_longform *lf)
         return;
     free(lf->language);
     free(lf->history.v);
+    free(lf->words.pairs);
     free(lf);
 }
 
@@ -152,25 +183,34 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
 
     const int *t = r.tokens;
     const int n = r.n_tokens;
+    int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
+    int rc = 0, ns = 0, drop = 0;
+    int64_t next_seek = seek + size;
     wkv_piece *pc = NULL;
     int np = wkv_split_pieces(t, n, tb, &pc);
-    int n_pair = 0, rc = np < 0 ? -1 : 0;
+    wkv_wseg *segs = np >= 0 ? calloc((size_t)n + 1, sizeof *segs) : NULL;
+    if (!segs) {
+        free(pc);
+        wkv_window_result_clear(&r);
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    int n_pair = 0;
     while (n_pair < np && pc[n_pair].pair)
         n_pair++;
     const wkv_piece *tail = n_pair < np ? &pc[n_pair] : NULL;
-    int64_t next_seek = seek + size;
-    for (int k = 0; k < n_pair && rc == 0; k++)
-        rc = emit(m, &r, seek, offset + wkv_ts_seconds(t[pc[k].tok0], tb),
-                  offset + wkv_ts_seconds(t[pc[k].tok1 - 1], tb), t + pc[k].tok0,
-                  pc[k].tok1 - pc[k].tok0, history, on_segment, user, &lf->count);
-    if (rc == 0 && n_pair) {
+    for (int k = 0; k < n_pair; k++)
+        segs[ns++] = (wkv_wseg){.start = offset + wkv_ts_seconds(t[pc[k].tok0], tb),
+                                .end = offset + wkv_ts_seconds(t[pc[k].tok1 - 1], tb),
+                                .tokens = t + pc[k].tok0, .n_tokens = pc[k].tok1 - pc[k].tok0};
+    if (n_pair) {
         if (tail && tail->closed) /* text then a single timestamp: a segment too */
-            rc = emit(m, &r, seek, offset + wkv_ts_seconds(t[tail->tok0], tb),
-                      offset + wkv_ts_seconds(t[n - 1], tb), t + tail->tok0,
-                      n - tail->tok0, history, on_segment, user, &lf->count);
+            segs[ns++] = (wkv_wseg){.start = offset + wkv_ts_seconds(t[tail->tok0], tb),
+                                    .end = offset + wkv_ts_seconds(t[n - 1], tb),
+                                    .tokens = t + tail->tok0, .n_tokens = n - tail->tok0};
         else /* drop the unfinished tail; decode it again from the last pair's time */
             next_seek = seek + (int64_t)(t[(tail ? tail->tok0 : n) - 1] - tb) * 2;
-    } else if (rc == 0) {
+    } else {
         double end = duration;
         for (int i = n - 1; i >= 0; i--)
             if (t[i] >= tb) {
@@ -178,11 +218,33 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
                     end = (t[i] - tb) * 0.02;
                 break;
             }
-        rc = emit(m, &r, seek, offset, offset + end, t, n, history, on_segment, user,
-                  &lf->count);
+        segs[ns++] = (wkv_wseg){.start = offset, .end = offset + end, .tokens = t,
+                                .n_tokens = n};
     }
+    if (o->word_timestamps) {
+        int sot[3] = {m->sp.sot, 0, 0}, n_sot = 1, unicode = 0;
+        if (wkv_model_is_multilingual(m)) {
+            sot[1] = wkv_lang_token(m, lf->language);
+            sot[2] = o->translate ? m->sp.translate : m->sp.transcribe;
+            n_sot = 3;
+            unicode = wkv_lang_unicode_split(lf->language);
+        }
+        if (wkv_words_window(ctx, &lf->words, sot, n_sot, unicode, segs, &ns, seek, size,
+                             single_ending, &next_seek, &drop, error) != 0) {
+            wkv_wsegs_clear(segs, ns);
+            free(segs);
+            free(pc);
+            wkv_window_result_clear(&r);
+            return -1;
+        }
+    }
+    for (int i = 0; i < ns && rc == 0 && !drop; i++)
+        rc = emit(m, &r, seek, &segs[i], o->word_timestamps, history, on_segment, user,
+                  &lf->count);
+    wkv_wsegs_clear(segs, ns);
+    free(segs);
     free(pc);
-    if (!o->condition_on_previous_text || r.temperature > 0.5)
+    if (!drop && (!o->condition_on_previous_text || r.temperature > 0.5))
         lf->prompt_reset = history->n;
     wkv_window_result_clear(&r);
     if (rc < 0) {
@@ -192,6 +254,40 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     lf->stopped |= rc > 0;
     /* the rules make every pair advance; guard against a model that does not */
     return next_seek > seek ? next_seek : seek + size;
+}
+
+/* clip_timestamps: "start,end,..." seconds to frames (Python round), an odd count
+ * closed by the end of the content; pairs in a malloc'd array, count in *n_clips. */
+static int64_t *parse_clips(const char *spec, int64_t content, int *n_clips, char **error)
+{
+    size_t len = spec ? strlen(spec) : 0;
+    int64_t *pts = malloc((len + 2) * sizeof *pts);
+    int n = 0;
+    if (!pts) {
+        wkv_set_error(error, "out of memory");
+        return NULL;
+    }
+    for (const char *p = spec ? spec : ""; *p;) {
+        if (*p == ',') { /* empty items are skipped, as the reference's split */
+            p++;
+            continue;
+        }
+        char *e;
+        double ts = strtod(p, &e);
+        if (e == p || (*e && *e != ',') || !(ts >= 0) || ts > 1e9) {
+            wkv_set_error(error, "bad clip timestamps '%s': seconds start,end,...", spec);
+            free(pts);
+            return NULL;
+        }
+        pts[n++] = (int64_t)nearbyint(ts * 100);
+        p = e;
+    }
+    if (n == 0)
+        pts[n++] = 0;
+    if (n % 2)
+        pts[n++] = content;
+    *n_clips = n / 2;
+    return pts;
 }
 
 int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *o,
@@ -218,16 +314,33 @@ int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *
             return -1;
         }
     }
-    int64_t seek = 0;
-    while (seek < content && !lf->stopped) {
-        int size = content - seek < WKV_N_FRAMES ? (int)(content - seek) : WKV_N_FRAMES;
-        wkv_mel_window(mel, seek, size, o->mel_norm, window);
-        seek = wkv_longform_window(lf, seek, size, window, on_segment, user, error);
-        if (seek < 0)
-            break;
-        if (on_progress)
+    lf->words.content_frames = content;
+    int n_clips = 0;
+    int64_t *clips = parse_clips(o->clip_timestamps, content, &n_clips, error);
+    if (!clips) {
+        wkv_longform_free(lf);
+        free(window);
+        return -1;
+    }
+    int64_t seek = clips[0];
+    for (int c = 0; c < n_clips && seek >= 0 && !lf->stopped;) {
+        const int64_t clip_end = clips[2 * c + 1];
+        if (seek < clips[2 * c])
+            seek = clips[2 * c];
+        if (seek >= clip_end || seek >= content) {
+            if (++c < n_clips)
+                seek = clips[2 * c];
+            continue;
+        }
+        int64_t size = content - seek < WKV_N_FRAMES ? content - seek : WKV_N_FRAMES;
+        if (clip_end - seek < size)
+            size = clip_end - seek;
+        wkv_mel_window(mel, seek, (int)size, o->mel_norm, window);
+        seek = wkv_longform_window(lf, seek, (int)size, window, on_segment, user, error);
+        if (seek >= 0 && on_progress)
             on_progress(seek, content, user);
     }
+    free(clips);
     int count = seek < 0 ? -1 : lf->count;
     wkv_longform_free(lf);
     free(window);

@@ -14,7 +14,20 @@ struct wkv_output {
     char *first_language; /* the first segment's language (for -l auto) */
     JsonArray *language_probs; /* [code, probability] pairs, when detected */
     JsonObject *live;     /* the live summary, when set */
+    wkv_cues *cues;       /* srt/vtt with word timestamps */
+    char *alignment_heads; /* json with word timestamps */
+    gboolean words;
 };
+
+void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
+                          const char *alignment_heads)
+{
+    o->words = TRUE;
+    g_free(o->alignment_heads);
+    o->alignment_heads = g_strdup(alignment_heads);
+    if (!o->cues && (o->fmt == WKV_OUT_SRT || o->fmt == WKV_OUT_VTT))
+        o->cues = wkv_cues_new(cues, o->fmt == WKV_OUT_VTT, o->out);
+}
 
 gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
 {
@@ -59,6 +72,8 @@ void wkv_output_free(wkv_output *o)
     if (o->segments)
         json_array_unref(o->segments);
     g_free(o->first_language);
+    g_free(o->alignment_heads);
+    wkv_cues_free(o->cues);
     if (o->language_probs)
         json_array_unref(o->language_probs);
     if (o->live)
@@ -121,6 +136,20 @@ static void json_segment(wkv_output *o, const wkv_segment *seg, double committed
         json_object_set_string_member(obj, "language", seg->language);
     if (!isnan(committed_at))
         json_object_set_double_member(obj, "committed_at", committed_at);
+    if (o->words) {
+        JsonArray *words = json_array_new();
+        for (int i = 0; i < seg->n_words; i++) {
+            JsonObject *w = json_object_new();
+            char *word = g_utf8_make_valid(seg->words[i].word, -1);
+            json_object_set_string_member(w, "word", word);
+            g_free(word);
+            json_object_set_double_member(w, "start", seg->words[i].start);
+            json_object_set_double_member(w, "end", seg->words[i].end);
+            json_object_set_double_member(w, "probability", seg->words[i].probability);
+            json_array_add_object_element(words, w);
+        }
+        json_object_set_array_member(obj, "words", words);
+    }
     json_array_add_object_element(o->segments, obj);
 }
 
@@ -130,6 +159,10 @@ static void write_segment(wkv_output *o, const wkv_segment *seg, double committe
         o->first_language = g_strdup(seg->language);
     if (o->fmt == WKV_OUT_JSON) {
         json_segment(o, seg, committed_at);
+        return;
+    }
+    if (o->cues) {
+        wkv_cues_segment(o->cues, seg);
         return;
     }
     char *text = line_text(seg->text, o->fmt == WKV_OUT_VTT);
@@ -245,6 +278,8 @@ void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const 
 gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
                            double duration, const wkv_out_timings *t)
 {
+    if (o->cues)
+        wkv_cues_finish(o->cues);
     if (o->fmt != WKV_OUT_JSON)
         return fflush(o->out) == 0 && !ferror(o->out);
 
@@ -259,6 +294,8 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     if (o->language_probs)
         json_object_set_array_member(root, "language_probs", json_array_ref(o->language_probs));
     json_object_set_double_member(root, "duration", duration);
+    if (o->alignment_heads)
+        json_object_set_string_member(root, "alignment_heads", o->alignment_heads);
     json_object_set_array_member(root, "segments", json_array_ref(o->segments));
     JsonObject *tm = json_object_new();
     json_object_set_double_member(tm, "load", t->load_ms);
@@ -267,6 +304,10 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     json_object_set_double_member(tm, "decode", t->decode_ms);
     json_object_set_int_member(tm, "windows", t->windows);
     json_object_set_int_member(tm, "tokens", t->tokens);
+    if (t->align_windows > 0) {
+        json_object_set_double_member(tm, "align", t->align_ms);
+        json_object_set_int_member(tm, "align_windows", t->align_windows);
+    }
     json_object_set_object_member(root, "timings", tm);
     if (o->live)
         json_object_set_object_member(root, "live", json_object_ref(o->live));

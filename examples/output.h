@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "subtitles.h"
 #include "whisperkv.h"
 
 typedef enum {
@@ -22,6 +23,8 @@ gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt);
 typedef struct {
     double load_ms, mel_ms, encode_ms, decode_ms;
     gint64 windows, tokens;
+    double align_ms;      /* word timestamps: the alignment passes (align_windows > 0) */
+    gint64 align_windows;
 } wkv_out_timings;
 
 typedef struct wkv_output wkv_output;
@@ -57,6 +60,12 @@ void wkv_output_set_live(wkv_output *o, const wkv_out_live *live);
 void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const float *probs);
 gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
                            double duration, const wkv_out_timings *timings);
+
+/* Word timestamps are on: srt/vtt cues are cut from the words with these options
+ * (subtitles.c), json segments list their words and the JSON names the alignment
+ * heads.  Call before the first segment. */
+void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
+                          const char *alignment_heads);
 
 /* "HH:MM:SS<sep>mmm" for t seconds (negative clamps to 0); buf needs 32 bytes. */
 void wkv_format_timestamp(double t, char sep, char *buf, size_t size);

@@ -19,6 +19,7 @@
 #include "cli_vad.h"
 #include "output.h"
 #include "whisperkv.h"
+#include "word_options.h"
 
 #define PROG "whisperkv-transcribe"
 
@@ -140,6 +141,7 @@ static const char description[] =
     "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
     "when two runs agree or --latency forces it); json adds each segment's committed_at\n"
     "and a `live` summary (runs, commit delays, forced commits).\n"
+    "Word timestamps and subtitle cues (--word-timestamps, ...): see --help-words.\n"
     "\n"
 
     "Exit status: 0 done, 1 error, 2 bad options.\n";
@@ -501,6 +503,7 @@ int main(int argc, char **argv)
     g_option_context_add_main_entries(octx, entries, NULL);
     g_option_context_add_main_entries(octx, wkv_cli_vad_entries, NULL);
     g_option_context_add_group(octx, gst_init_get_option_group());
+    g_option_context_add_group(octx, wkv_word_option_group());
     GError *gerr = NULL;
     gboolean parsed = g_option_context_parse(octx, &argc, &argv, &gerr);
     g_option_context_free(octx);
@@ -558,6 +561,13 @@ int main(int argc, char **argv)
         (!isnan(opt_logprob_threshold) && isinf(opt_logprob_threshold) &&
          opt_logprob_threshold > 0))
         return usage("thresholds must be numbers");
+
+    char *word_problem = wkv_word_options_check();
+    if (word_problem) {
+        int st = usage("%s", word_problem);
+        g_free(word_problem);
+        return st;
+    }
 
     int *logit_ids = NULL, n_logit_ids = 0;
     if (opt_logits_tokens) {
@@ -715,6 +725,10 @@ int main(int argc, char **argv)
     prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
     out = wkv_output_new(fmt, outf);
+    if (!wkv_word_options_apply(model, &opts, out, &err)) {
+        status = usage("%s", err);
+        goto done;
+    }
     if (detect && wkv_model_is_multilingual(model) && !opt_live) {
         /* detect here (the core would too) to report the probabilities */
         const wkv_specials *sp = wkv_model_specials(model);
@@ -764,6 +778,8 @@ int main(int argc, char **argv)
         .decode_ms = st->decode_ms,
         .windows = st->windows,
         .tokens = st->tokens_decoded,
+        .align_ms = st->align_ms,
+        .align_windows = st->align_passes,
     };
     if (!wkv_output_finish(out, model, language, duration, &tm)) {
         status = fail(1, "cannot write '%s': %s", opt_output_file ? opt_output_file : "stdout",

@@ -158,6 +158,8 @@ typedef struct {
     int64_t tokens_decoded;    /* positions run through the decoder */
     int64_t windows;           /* windows decoded by wkv_decode_window */
     double mel_ms, encode_ms, decode_ms;
+    int64_t align_passes;      /* word-timestamp alignment passes (one per window) */
+    double align_ms;           /* their time: decoder pass, DTW and word rules */
 } wkv_stats;
 
 /* A decoding context for one thread: all buffers sized once from the model. */
@@ -212,6 +214,17 @@ typedef struct {
     const char *initial_prompt;  /* text before the first window (reference
                                     initial_prompt), or NULL */
     int sample_len;              /* tokens per window at most, default n_text_ctx / 2 */
+    /* word timestamps (reference word_timestamps=True; docs/architecture.md) */
+    int word_timestamps;         /* 1: segments carry words; the long-form loop then seeks
+                                    after the last word (default 0) */
+    const char *alignment_heads; /* "auto" (default, also NULL), "default", a checkpoint
+                                    name ("tiny.en" ... "large-v3-turbo") or "L.H,L.H,..." */
+    const char *prepend_punctuations; /* merged into the next word; NULL: "'“¿([{- */
+    const char *append_punctuations;  /* merged into the previous word; NULL: the
+                                         reference's "'.。,，!！?？:：”)]}、 */
+    float hallucination_silence_threshold; /* seconds; <= 0 (default): off */
+    const char *clip_timestamps; /* "start,end,start,..." seconds to decode (wkv_transcribe*),
+                                    NULL or "0": everything */
 } wkv_options;
 
 WKV_API void wkv_options_default(wkv_options *opts);
@@ -241,6 +254,20 @@ WKV_API int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
  * NULL) and returns the most probable language token, or -1. */
 WKV_API int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char **error);
 
+/* One word of a segment (options.word_timestamps): its text keeps its leading space;
+ * times in seconds from the start of the input, rounded to 0.01 s as the reference's. */
+typedef struct {
+    const char *word;
+    double start, end;
+    float probability; /* mean probability of its tokens in the alignment pass */
+} wkv_word;
+
+/* The alignment heads `spec` (as wkv_options.alignment_heads) means for this model:
+ * returns a malloc'd name, "default" or the table's name ("auto" says which table it
+ * picked: one whose dimensions and vocabulary match unambiguously, else "default"),
+ * or for an explicit list the list itself; NULL with a message for a bad spec. */
+WKV_API char *wkv_alignment_heads_name(const wkv_model *model, const char *spec, char **error);
+
 /* One timed segment of the long-form loop. */
 typedef struct {
     int64_t seek;       /* mel frame where its window started */
@@ -250,6 +277,9 @@ typedef struct {
     const char *text;
     double avg_logprob, no_speech_prob, compression_ratio, temperature; /* its window's */
     const char *language; /* language code of its window ("en" for English-only models) */
+    const wkv_word *words; /* options.word_timestamps: its words (valid during the
+                              callback), else NULL */
+    int n_words;
 } wkv_segment;
 
 /* Called for every segment in order; return non-zero to stop. */

@@ -508,5 +508,56 @@ else
     bad "--vad-only without a VAD model (status $rc)" "$tmp/err"
 fi
 
+# word timestamps on the generated model: json words and the heads auto picked, srt
+# cues cut from words, a clip starting at 2 s.  (Times may go back here, as the
+# reference's do: the next window starts after the last word, which a random model
+# often puts before its segment's end; test_cli_words.sh checks the exact values.)
+run -m "$MODEL" "$JFK" -o json --word-timestamps $NF
+if [ "$rc" -eq 0 ] && grep -q '"words" : \[' "$tmp/out" && grep -q '"probability"' "$tmp/out" &&
+    grep -q '"alignment_heads" : "default"' "$tmp/out" &&
+    grep -q 'alignment heads: default (auto)' "$tmp/err"; then
+    ok "--word-timestamps: json has words and alignment_heads \"default\" (auto, logged)"
+else
+    bad "--word-timestamps -o json (status $rc)" "$tmp/out" "$tmp/err"
+fi
+run -m "$MODEL" "$JFK" -o srt --word-timestamps --max-line-width 16 --max-line-count 2 $NF
+n=$(grep -c -- ' --> ' "$tmp/out")
+if [ "$rc" -eq 0 ] && [ "${n:-0}" -gt 0 ] &&
+    ! awk 'length($0) > 16 && index($0, " ") && $0 !~ /-->/ { found = 1 } END { exit !found }' "$tmp/out"; then
+    ok "--word-timestamps -o srt --max-line-width 16: $n cues, no line of several words over 16"
+else
+    bad "--word-timestamps -o srt --max-line-width 16 (status $rc)" "$tmp/out" "$tmp/err"
+fi
+run -m "$MODEL" "$JFK" -o json --clip-timestamps 2,5 $NF
+if [ "$rc" -eq 0 ] && grep -q '"seek" : 200' "$tmp/out" && ! grep -q '"seek" : [01],' "$tmp/out"; then
+    ok "--clip-timestamps 2,5: decoding starts at frame 200"
+else
+    bad "--clip-timestamps 2,5 (status $rc)" "$tmp/out" "$tmp/err"
+fi
+
+# word-timestamp options (examples/word_options.c): the ones acting on words need
+# --word-timestamps, as the reference CLI's cue options do; bad values exit 2 too
+for args in "--max-line-width 20" "--max-line-count 2" "--max-words-per-line 3" \
+    "--highlight-words" "--alignment-heads default" "--prepend-punctuations x" \
+    "--append-punctuations x" "--hallucination-silence-threshold 2"; do
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    run -m "$MODEL" $args "$JFK"
+    if one_error_line 2 && grep -q "requires --word-timestamps" "$tmp/err"; then
+        ok "'$args' without --word-timestamps: status 2, one line"
+    else
+        bad "'$args' without --word-timestamps (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+for args in "--word-timestamps --alignment-heads 9.0" "--word-timestamps --alignment-heads tiny" \
+    "--word-timestamps --max-line-width -1" "--clip-timestamps 1,x"; do
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    run -m "$MODEL" $args "$JFK"
+    if one_error_line 2; then
+        ok "bad word option '$args': status 2, one line"
+    else
+        bad "bad word option '$args' (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+
 echo "test_cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
