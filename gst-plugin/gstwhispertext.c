@@ -181,8 +181,8 @@ static void post_segment_message(GstWhisper *self, const WSeg *s, const gchar *l
 }
 
 /* Pushes one segment: bus message, tags, and (finals, or partials when asked) a
- * text buffer.  Returns the flow of the push. */
-static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg)
+ * text buffer.  Returns the flow of the push, *pushed whether there was one. */
+static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *pushed)
 {
     GstWhisperWorker *w = &self->w;
     const gchar *lang = segment_language(self);
@@ -202,6 +202,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg)
         gst_whisper_queue_src_tags(self, tags);
         gst_pad_push_event(self->textpad, gst_event_new_tag(tags));
     } else if (!partial_buffers) {
+        *pushed = FALSE;
         return GST_FLOW_OK;
     }
 
@@ -219,6 +220,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg)
         w->text_pos = s->pts + s->duration;
     raise_floor(self, s->pts);
     GstFlowReturn ret = gst_pad_push(self->textpad, buf);
+    *pushed = TRUE;
     check_commit_delay(self, s);
     return ret;
 }
@@ -229,13 +231,19 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
     /* not-linked is text_src's own business: decoding goes on (the text may be
      * linked later) and chain decides what it means for the audio */
     GstFlowReturn ret = GST_FLOW_OK, last = GST_FLOW_OK;
+    gboolean any = FALSE;
     for (guint i = 0; i < segs->len && ret == GST_FLOW_OK; i++) {
-        last = push_segment(self, g_ptr_array_index(segs, i));
-        ret = last == GST_FLOW_NOT_LINKED ? GST_FLOW_OK : last;
+        gboolean pushed = FALSE;
+        GstFlowReturn r = push_segment(self, g_ptr_array_index(segs, i), &pushed);
+        if (pushed) {
+            last = r;
+            any = TRUE;
+        }
+        ret = r == GST_FLOW_NOT_LINKED ? GST_FLOW_OK : r;
     }
     if (ret == GST_FLOW_OK)
         gst_whisper_text_gap(self, until);
-    if (segs->len)
+    if (any) /* the flow of the last buffer that went out */
         gst_whisper_queue_set_srcresult(self, last);
     return ret;
 }
