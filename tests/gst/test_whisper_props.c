@@ -319,14 +319,20 @@ static void run_live(guint step, guint latency, LiveRun *out)
     g_free(desc);
 }
 
+/* A live run that must give final text without errors. */
+static void run_live_finals(guint latency, LiveRun *r)
+{
+    run_live(500, latency, r);
+    fail_unless_equals_int(r->errors, 0);
+    fail_unless(r->finals > 0, "no final text to check");
+}
+
 /* latency 1 ms: no run is that quick, every final is late.  One warning (a single
  * episode), every final counted, the longest delay above the promise. */
 GST_START_TEST(test_late_commits_warn)
 {
     LiveRun r;
-    run_live(500, 1, &r);
-    fail_unless_equals_int(r.errors, 0);
-    fail_unless(r.finals > 0, "no final text to check");
+    run_live_finals(1, &r);
     fail_unless_equals_int(r.warnings, 1);
     fail_unless_equals_uint64(r.late_commits, r.finals);
     fail_unless(r.max_delay > 1);
@@ -337,9 +343,7 @@ GST_END_TEST
 GST_START_TEST(test_on_time_no_warning)
 {
     LiveRun r;
-    run_live(500, 60000, &r);
-    fail_unless_equals_int(r.errors, 0);
-    fail_unless(r.finals > 0, "no final text to check");
+    run_live_finals(60000, &r);
     fail_unless_equals_int(r.warnings, 0);
     fail_unless_equals_uint64(r.late_commits, 0);
     fail_unless(r.max_delay > 0 && r.max_delay <= 60000, "max-commit-delay %" G_GUINT64_FORMAT,
