@@ -110,6 +110,16 @@ gboolean gst_whisper_props_partial_results(GstWhisper *self)
     return v;
 }
 
+GstClockTime gst_whisper_clock_now(GstWhisper *self)
+{
+    GstClock *clock = gst_element_get_clock(GST_ELEMENT(self));
+    if (!clock)
+        return GST_CLOCK_TIME_NONE;
+    GstClockTime now = gst_clock_get_time(clock);
+    gst_object_unref(clock);
+    return now;
+}
+
 void gst_whisper_stats_account(GstWhisper *self, double busy_ms, double audio_s)
 {
     const wkv_stats *st = wkv_context_stats(self->w.ctx);

@@ -137,6 +137,7 @@ static void add_live_seg(GPtrArray *out, gchar *text, const LiveDecision *d, dou
     w->avg_logprob = d->r->avg_logprob;
     w->no_speech_prob = d->r->no_speech_prob;
     w->final = final;
+    w->arrived = GST_CLOCK_TIME_NONE;
     if (final) /* the latency promise is about the segment's first sample */
         w->arrived = gst_whisper_arrival(d->arrivals,
                                          d->base + (gint64)llround(start * WKV_SAMPLE_RATE));

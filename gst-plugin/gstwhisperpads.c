@@ -110,7 +110,8 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         GST_WARNING_OBJECT(self, "a buffer of %" G_GSIZE_FORMAT " bytes: its last partial "
                            "sample is ignored", map.size);
     GQueue tags = G_QUEUE_INIT;
-    gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16, live, &tags);
+    GstClockTime arrived = live ? gst_whisper_clock_now(self) : GST_CLOCK_TIME_NONE;
+    gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16, live, arrived, &tags);
     gst_buffer_unmap(buf, &map);
     push_src_tags(self, &tags);
     return combine_flows(self, gst_pad_push(self->srcpad, buf));

@@ -40,10 +40,10 @@ GST_DEBUG_CATEGORY_EXTERN(gst_whisper_debug);
 typedef enum { ITEM_AUDIO, ITEM_EVENT } ItemType;
 
 /* When a buffer's samples arrived in chain (live stretches): samples before stream
- * index `end` came at monotonic time `at` (us) or earlier. */
+ * index `end` came at time `at` of the element's clock (NONE: it had none) or earlier. */
 typedef struct {
     gint64 end;
-    gint64 at;
+    GstClockTime at;
 } WArrival;
 
 typedef struct {
@@ -72,7 +72,7 @@ typedef struct {
     GstClockTime pts, duration;
     double avg_logprob, no_speech_prob;
     gboolean final;
-    gint64 arrived; /* live finals: when the segment's first sample came (us), else 0 */
+    GstClockTime arrived; /* live finals: clock time its first sample came, else NONE */
 } WSeg;
 
 /* Properties: under the object lock. */
@@ -176,6 +176,9 @@ guint gst_whisper_props_lateness(GstWhisper *self);
 guint gst_whisper_props_latency(GstWhisper *self);
 guint gst_whisper_props_step(GstWhisper *self);
 gboolean gst_whisper_props_partial_results(GstWhisper *self);
+/* The element's clock's time now, NONE without a clock: the latency promise is kept
+ * on the pipeline's clock (a test harness's clock stands still). */
+GstClockTime gst_whisper_clock_now(GstWhisper *self);
 /* Takes the context's counters and adds busy time and audio time. */
 void gst_whisper_stats_account(GstWhisper *self, double busy_ms, double audio_s);
 /* Counts a live final that went out `delay_ms` after its audio; TRUE when it broke
@@ -192,14 +195,15 @@ void gst_whisper_queue_clear(GstWhisper *self);
 void witem_free(WItem *it);
 /* Drops the item's samples before stream index `keep`.  Lock held. */
 void witem_drop_before(WItem *it, gint64 keep);
-/* When the sample at stream index `index` arrived (us, monotonic) by a live item's
- * `arrivals` (or a copy), 0 if not known. */
-gint64 gst_whisper_arrival(const GArray *arrivals, gint64 index);
+/* When the sample at stream index `index` arrived (clock time) by a live item's
+ * `arrivals` (or a copy), NONE if not known. */
+GstClockTime gst_whisper_arrival(const GArray *arrivals, gint64 index);
 /* Copies a buffer's n samples (F32LE or S16LE) into the open stretch, starting one when
  * needed; offline, waits while the worker holds too much audio.  Then moves the tags
  * waiting for `src` to *tags. */
 void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
-                               gsize n, gboolean s16, gboolean live, GQueue *tags);
+                               gsize n, gboolean s16, gboolean live, GstClockTime arrived,
+                               GQueue *tags);
 /* Closes the open stretch and queues `event` (taken) for text_src; EOS also marks the
  * stretch as ended by EOS and moves the waiting tags to *tags (may be NULL else). */
 void gst_whisper_queue_event(GstWhisper *self, GstEvent *event, GQueue *tags);

@@ -93,16 +93,16 @@ void witem_drop_before(WItem *it, gint64 keep)
     }
 }
 
-gint64 gst_whisper_arrival(const GArray *arrivals, gint64 index)
+GstClockTime gst_whisper_arrival(const GArray *arrivals, gint64 index)
 {
     if (!arrivals)
-        return 0;
+        return GST_CLOCK_TIME_NONE;
     for (guint k = 0; k < arrivals->len; k++) {
         const WArrival *a = &g_array_index(arrivals, WArrival, k);
         if (a->end > index)
             return a->at;
     }
-    return 0;
+    return GST_CLOCK_TIME_NONE;
 }
 
 /* Samples the worker holds, over all queued stretches.  Lock held. */
@@ -189,7 +189,8 @@ static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, 
 }
 
 /* Appends n samples to `it`.  Lock held. */
-static void append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16)
+static void append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
+                           GstClockTime arrived)
 {
     if (it->n + n > it->cap) {
         it->cap = MAX(it->n + n, it->cap * 2 + WKV_SAMPLE_RATE);
@@ -206,7 +207,7 @@ static void append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16)
     it->n += n;
     it->len += (gint64)n;
     if (it->arrivals) {
-        WArrival a = {it->len, g_get_monotonic_time()};
+        WArrival a = {it->len, arrived};
         g_array_append_val(it->arrivals, a);
     }
 }
@@ -219,7 +220,8 @@ static void take_src_tags(GstWhisper *self, GQueue *tags)
 }
 
 void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
-                               gsize n, gboolean s16, gboolean live, GQueue *tags)
+                               gsize n, gboolean s16, gboolean live, GstClockTime arrived,
+                               GQueue *tags)
 {
     GstWhisperQueue *q = &self->q;
     g_mutex_lock(&q->lock);
@@ -228,7 +230,7 @@ void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *d
     if (!q->flushing && n > 0) {
         WItem *it = stretch_for(self, GST_BUFFER_PTS(buf),
                                 GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT), live);
-        append_samples(it, data, n, s16);
+        append_samples(it, data, n, s16, arrived);
         if (it->live && it->n > LIVE_MAX_SAMPLES * 2) {
             /* the worker is far behind: never queue audio without bound */
             gint64 drop_to = it->len - LIVE_MAX_SAMPLES;

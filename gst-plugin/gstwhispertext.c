@@ -131,13 +131,16 @@ static const gchar *segment_language(GstWhisper *self)
 
 /* The latency promise (live): a final pushed more than `latency` after its first
  * sample came in chain is counted, and the first of an episode of such finals (it
- * ends with a final on time) posts a warning. */
+ * ends with a final on time) posts a warning.  Measured on the element's clock, the
+ * one the sinks wait on. */
 static void check_commit_delay(GstWhisper *self, const WSeg *s)
 {
-    if (!s->final || s->arrived <= 0)
+    if (!s->final || !GST_CLOCK_TIME_IS_VALID(s->arrived))
         return;
-    gint64 now = g_get_monotonic_time();
-    guint64 delay_ms = now > s->arrived ? (guint64)(now - s->arrived) / 1000 : 0;
+    GstClockTime now = gst_whisper_clock_now(self);
+    if (!GST_CLOCK_TIME_IS_VALID(now) || now < s->arrived)
+        return; /* no clock now, or another one */
+    guint64 delay_ms = (now - s->arrived) / GST_MSECOND;
     guint latency = 0;
     if (!gst_whisper_stats_commit(self, delay_ms, &latency)) {
         self->w.late = FALSE;

@@ -55,6 +55,7 @@ static int collect_segment(const wkv_segment *seg, void *user)
     s->avg_logprob = seg->avg_logprob;
     s->no_speech_prob = seg->no_speech_prob;
     s->final = TRUE;
+    s->arrived = GST_CLOCK_TIME_NONE; /* offline: no latency promise */
     if (GST_CLOCK_TIME_IS_VALID(c->limit)) {
         /* the last window of a stretch that a DISCONT or a gap closed: no text past
          * the hole (at EOS the segments stay exactly the long form's); the hole is in
