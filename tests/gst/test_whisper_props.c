@@ -222,6 +222,28 @@ GST_START_TEST(test_text_unlinked_audio_flows)
 }
 GST_END_TEST
 
+/* src not linked, text_src linked: chain returns OK (not-linked only when both pads
+ * are), so the transcript goes on. */
+GST_START_TEST(test_src_unlinked_text_flows)
+{
+    GstElement *e = gst_element_factory_make("whisper", NULL);
+    fail_unless(e != NULL);
+    g_object_set(e, "model", test_model, "threads", 1, NULL);
+    GstHarness *h = gst_harness_new_with_element(e, "sink", NULL);
+    GstHarness *text = gst_harness_new_with_element(e, NULL, "text_src");
+    gst_harness_set_src_caps_str(h, "audio/x-raw, format=F32LE, rate=16000, channels=1, "
+                                    "layout=interleaved");
+    gsize n = 16000 * 3, chunk = 16000;
+    float *pcm = synth_audio(n, 63);
+    for (gsize off = 0; off < n; off += chunk)
+        fail_unless_equals_int(gst_harness_push(h, pcm_buffer(pcm, chunk, off)), GST_FLOW_OK);
+    gst_harness_teardown(text);
+    gst_harness_teardown(h);
+    gst_object_unref(e);
+    g_free(pcm);
+}
+GST_END_TEST
+
 static GstFlowReturn refuse_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
     (void)pad;
@@ -360,6 +382,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_defaults_from_core);
     tcase_add_test(tc, test_docs_list_every_property);
     tcase_add_test(tc, test_text_unlinked_audio_flows);
+    tcase_add_test(tc, test_src_unlinked_text_flows);
     tcase_add_test(tc, test_text_error_reaches_chain);
     tcase_add_test(tc, test_late_commits_warn);
     tcase_add_test(tc, test_on_time_no_warning);
