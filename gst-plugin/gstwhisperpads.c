@@ -1,0 +1,365 @@
+/* whisper: the pads, on the streaming thread and the application's: chain (copies the
+ * samples into the queue, then pushes the very same buffer on src; it never waits
+ * for inference), sink events (queued for text_src in order), queries, and text_src's
+ * activation, which starts and stops the worker task.
+ *
+ * Flow: src's flow and text_src's (stored by the worker) are combined the way
+ * GstFlowCombiner combines a demuxer's pads: a fatal flow or FLUSHING on either pad
+ * is returned, NOT_LINKED or EOS only when both pads say so (so an unlinked text_src
+ * does not stop the audio, and an unlinked src does not stop the transcript). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhisperpriv.h"
+
+#include <gst/audio/audio.h>
+
+#define GST_CAT_DEFAULT gst_whisper_debug
+
+#define AUDIO_CAPS                                                                        \
+    "audio/x-raw, format = (string) { F32LE, S16LE }, rate = (int) 16000, "               \
+    "channels = (int) 1, layout = (string) interleaved"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK,
+    GST_PAD_ALWAYS, GST_STATIC_CAPS(AUDIO_CAPS));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC,
+    GST_PAD_ALWAYS, GST_STATIC_CAPS(AUDIO_CAPS));
+
+GstStaticPadTemplate gst_whisper_text_template = GST_STATIC_PAD_TEMPLATE("text_src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("text/x-raw, format = (string) utf8"));
+
+/* Whether upstream is live (asked once per activation). */
+static gboolean upstream_is_live(GstWhisper *self)
+{
+    gboolean live = FALSE;
+    if (gst_whisper_queue_upstream_live(self, &live))
+        return live;
+    GstQuery *q = gst_query_new_latency();
+    if (gst_pad_peer_query(self->sinkpad, q))
+        gst_query_parse_latency(q, &live, NULL, NULL);
+    gst_query_unref(q);
+    gst_whisper_queue_set_upstream_live(self, live);
+    GST_INFO_OBJECT(self, "upstream is %slive", live ? "" : "not ");
+    return live;
+}
+
+static gboolean flow_stops(GstFlowReturn ret)
+{
+    return ret == GST_FLOW_FLUSHING || ret < GST_FLOW_EOS;
+}
+
+/* The flow chain returns for `audio`, src's, with text_src's (see the top). */
+static GstFlowReturn combine_flows(GstWhisper *self, GstFlowReturn audio)
+{
+    GstFlowReturn text = gst_whisper_queue_srcresult(self);
+    if (flow_stops(audio))
+        return audio;
+    if (flow_stops(text))
+        return text;
+    if (text == GST_FLOW_OK && !gst_pad_is_linked(self->textpad))
+        text = GST_FLOW_NOT_LINKED;
+    if (audio == GST_FLOW_OK || text == GST_FLOW_OK)
+        return GST_FLOW_OK;
+    return audio == GST_FLOW_NOT_LINKED && text == GST_FLOW_NOT_LINKED ? GST_FLOW_NOT_LINKED
+                                                                       : GST_FLOW_EOS;
+}
+
+static void push_src_tags(GstWhisper *self, GQueue *tags)
+{
+    GstTagList *t;
+    while ((t = g_queue_pop_head(tags)))
+        gst_pad_push_event(self->srcpad, gst_event_new_tag(t));
+}
+
+static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    (void)pad;
+    /* text_src failed or is flushing: upstream hears it, as from any element */
+    GstFlowReturn text = gst_whisper_queue_srcresult(self);
+    if (flow_stops(text)) {
+        GST_DEBUG_OBJECT(self, "text_src: %s", gst_flow_get_name(text));
+        gst_buffer_unref(buf);
+        return text;
+    }
+    GstCaps *caps = gst_pad_get_current_caps(self->sinkpad);
+    GstAudioInfo info;
+    gboolean ok = caps && gst_audio_info_from_caps(&info, caps);
+    if (caps)
+        gst_caps_unref(caps);
+    if (!ok) {
+        gst_buffer_unref(buf);
+        return GST_FLOW_NOT_NEGOTIATED;
+    }
+    gboolean s16 = GST_AUDIO_INFO_FORMAT(&info) == GST_AUDIO_FORMAT_S16LE;
+    gboolean live = gst_whisper_queue_step(self) > 0 || upstream_is_live(self);
+
+    /* The samples go to the worker before the buffer goes downstream: an element
+     * there that waits for text (a muxer, an overlay) must not keep the worker from
+     * the audio it needs.  Copying them is short and never waits for inference. */
+    GstMapInfo map;
+    if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
+        gst_buffer_unref(buf);
+        GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map a buffer"));
+        return GST_FLOW_ERROR;
+    }
+    const gsize width = s16 ? 2 : 4;
+    if (map.size % width)
+        GST_WARNING_OBJECT(self, "a buffer of %" G_GSIZE_FORMAT " bytes: its last partial "
+                           "sample is ignored", map.size);
+    GQueue tags = G_QUEUE_INIT;
+    GstClockTime arrived = live ? gst_whisper_clock_now(self) : GST_CLOCK_TIME_NONE;
+    gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16, live, arrived, &tags);
+    gst_buffer_unmap(buf, &map);
+    push_src_tags(self, &tags);
+    return combine_flows(self, gst_pad_push(self->srcpad, buf));
+}
+
+static gboolean sink_flush_start(GstWhisper *self, GstEvent *event)
+{
+    gst_whisper_queue_set_flushing(self, TRUE);
+    gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
+    gst_pad_push_event(self->textpad, event);
+    /* waits for the window in flight to end; its text is discarded */
+    gst_pad_pause_task(self->textpad);
+    return ret;
+}
+
+static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
+{
+    gst_whisper_queue_flush_stop(self);
+    /* the task is paused: the worker state is ours */
+    wkv_longform_free(self->w.lf);
+    self->w.lf = NULL;
+    self->w.lf_item = NULL;
+    gst_whisper_text_reset(self);
+    gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
+    gst_pad_push_event(self->textpad, event);
+    /* a flush right after the start may have dropped the queued stream-start:
+     * text_src must have it before the next segment (the task is paused, so this
+     * thread may push) */
+    gst_whisper_text_ensure_stream(self);
+    gst_pad_start_task(self->textpad, gst_whisper_worker_loop, self, NULL);
+    return ret;
+}
+
+/* text_src's own stream-start, in the audio's group. */
+static GstEvent *text_stream_start(GstWhisper *self, GstEvent *event)
+{
+    guint group;
+    gchar *id = gst_pad_create_stream_id(self->textpad, GST_ELEMENT(self), "text");
+    GstEvent *ev = gst_event_new_stream_start(id);
+    g_free(id);
+    if (gst_event_parse_group_id(event, &group))
+        gst_event_set_group_id(ev, group);
+    gst_event_set_stream_flags(ev, GST_STREAM_FLAG_SPARSE);
+    return ev;
+}
+
+static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_FLUSH_START:
+        return sink_flush_start(self, event);
+    case GST_EVENT_FLUSH_STOP:
+        return sink_flush_stop(self, event);
+    case GST_EVENT_STREAM_START:
+        gst_whisper_queue_event(self, text_stream_start(self, event), NULL);
+        return gst_pad_push_event(self->srcpad, event);
+    case GST_EVENT_CAPS:
+        /* Not queued for text_src: its caps never change (the worker sends them before
+         * anything else), and an event item would end the open stretch's place at the
+         * tail of the queue.  A format change (F32LE <-> S16LE) continues the stretch:
+         * the chain reads the caps of every buffer. */
+        return gst_pad_push_event(self->srcpad, event);
+    case GST_EVENT_SEGMENT: {
+        const GstSegment *seg;
+        gst_event_parse_segment(event, &seg);
+        gst_whisper_queue_segment(self, seg, event);
+        return gst_pad_push_event(self->srcpad, event);
+    }
+    case GST_EVENT_GAP:
+        gst_whisper_queue_event(self, gst_event_ref(event), NULL);
+        return gst_pad_push_event(self->srcpad, event);
+    case GST_EVENT_EOS: {
+        GQueue tags = G_QUEUE_INIT;
+        gst_whisper_queue_event(self, gst_event_ref(event), &tags);
+        push_src_tags(self, &tags);
+        return gst_pad_push_event(self->srcpad, event);
+    }
+    default:
+        if (GST_EVENT_IS_SERIALIZED(event) || GST_EVENT_IS_STICKY(event))
+            return gst_pad_push_event(self->srcpad, event);
+        return gst_pad_event_default(pad, parent, event);
+    }
+}
+
+/* Answers a CAPS query on `pad` with its template intersected with what the peer of
+ * `other` (the audio pad across the element) allows: audio passes through. */
+static gboolean proxy_caps_query(GstPad *pad, GstPad *other, GstQuery *query)
+{
+    GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
+    gst_query_parse_caps(query, &filter);
+    GstCaps *f = filter ? gst_caps_intersect(filter, tmpl) : gst_caps_ref(tmpl);
+    GstCaps *peer = gst_pad_peer_query_caps(other, f);
+    GstCaps *res = gst_caps_intersect(peer, tmpl);
+    gst_query_set_caps_result(query, res);
+    gst_caps_unref(res);
+    gst_caps_unref(peer);
+    gst_caps_unref(f);
+    gst_caps_unref(tmpl);
+    return TRUE;
+}
+
+static gboolean gst_whisper_sink_query(GstPad *pad, GstObject *parent, GstQuery *query)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    switch (GST_QUERY_TYPE(query)) {
+    /* audio questions are answered downstream of src */
+    case GST_QUERY_CAPS:
+        return proxy_caps_query(pad, self->srcpad, query);
+    case GST_QUERY_ACCEPT_CAPS: {
+        GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
+        gst_query_parse_accept_caps(query, &caps);
+        gboolean ok = gst_caps_can_intersect(caps, tmpl);
+        gst_caps_unref(tmpl);
+        if (ok && gst_pad_is_linked(self->srcpad))
+            ok = gst_pad_peer_query_accept_caps(self->srcpad, caps);
+        gst_query_set_accept_caps_result(query, ok);
+        return TRUE;
+    }
+    case GST_QUERY_ALLOCATION:
+        return gst_pad_peer_query(self->srcpad, query);
+    default:
+        return gst_pad_query_default(pad, parent, query);
+    }
+}
+
+static gboolean gst_whisper_src_event(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    (void)pad;
+    return gst_pad_push_event(self->sinkpad, event);
+}
+
+/* Upstream's latency plus `latency` when the element runs live: text for a stretch of
+ * audio is final at most `latency` after it came. */
+static gboolean text_latency_query(GstWhisper *self, GstQuery *query)
+{
+    if (!gst_pad_peer_query(self->sinkpad, query))
+        return FALSE;
+    gboolean live;
+    GstClockTime min, max;
+    gst_query_parse_latency(query, &live, &min, &max);
+    if (live || gst_whisper_props_step(self) > 0) {
+        GstClockTime ours = gst_whisper_props_latency(self) * GST_MSECOND;
+        min += ours;
+        if (GST_CLOCK_TIME_IS_VALID(max))
+            max += ours;
+    }
+    gst_query_set_latency(query, live, min, max);
+    return TRUE;
+}
+
+static gboolean text_query(GstWhisper *self, GstPad *pad, GstQuery *query)
+{
+    switch (GST_QUERY_TYPE(query)) {
+    case GST_QUERY_CAPS: {
+        GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
+        gst_query_parse_caps(query, &filter);
+        GstCaps *res = filter ? gst_caps_intersect_full(filter, tmpl, GST_CAPS_INTERSECT_FIRST)
+                              : gst_caps_ref(tmpl);
+        gst_query_set_caps_result(query, res);
+        gst_caps_unref(res);
+        gst_caps_unref(tmpl);
+        return TRUE;
+    }
+    case GST_QUERY_ACCEPT_CAPS: {
+        GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
+        gst_query_parse_accept_caps(query, &caps);
+        gst_query_set_accept_caps_result(query, gst_caps_is_subset(caps, tmpl));
+        gst_caps_unref(tmpl);
+        return TRUE;
+    }
+    case GST_QUERY_LATENCY:
+        return text_latency_query(self, query);
+    default:
+        return gst_pad_peer_query(self->sinkpad, query);
+    }
+}
+
+static gboolean gst_whisper_src_query(GstPad *pad, GstObject *parent, GstQuery *query)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    if (pad == self->textpad)
+        return text_query(self, pad, query);
+    if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS)
+        return proxy_caps_query(pad, self->sinkpad, query);
+    return gst_pad_peer_query(self->sinkpad, query);
+}
+
+static gboolean gst_whisper_text_activate_mode(GstPad *pad, GstObject *parent,
+                                               GstPadMode mode, gboolean active)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    if (mode != GST_PAD_MODE_PUSH)
+        return FALSE;
+    if (active) {
+        gst_whisper_queue_set_flushing(self, FALSE);
+        gst_whisper_text_reset(self);
+        return gst_pad_start_task(pad, gst_whisper_worker_loop, self, NULL);
+    }
+    gst_whisper_queue_set_flushing(self, TRUE);
+    return gst_pad_stop_task(pad);
+}
+
+static GstIterator *gst_whisper_iterate_internal_links(GstPad *pad, GstObject *parent)
+{
+    GstWhisper *self = GST_WHISPER(parent);
+    GstPad *other = pad == self->sinkpad ? self->srcpad : self->sinkpad;
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, GST_TYPE_PAD);
+    g_value_set_object(&v, other);
+    GstIterator *it = gst_iterator_new_single(GST_TYPE_PAD, &v);
+    g_value_unset(&v);
+    return it;
+}
+
+void gst_whisper_pads_class_init(GstElementClass *element_class)
+{
+    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_add_static_pad_template(element_class, &gst_whisper_text_template);
+}
+
+void gst_whisper_pads_init(GstWhisper *self)
+{
+    self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
+    gst_pad_set_chain_function(self->sinkpad, GST_DEBUG_FUNCPTR(gst_whisper_chain));
+    gst_pad_set_event_function(self->sinkpad, GST_DEBUG_FUNCPTR(gst_whisper_sink_event));
+    gst_pad_set_query_function(self->sinkpad, GST_DEBUG_FUNCPTR(gst_whisper_sink_query));
+    gst_pad_set_iterate_internal_links_function(self->sinkpad,
+        GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
+    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
+
+    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
+    gst_pad_set_event_function(self->srcpad, GST_DEBUG_FUNCPTR(gst_whisper_src_event));
+    gst_pad_set_query_function(self->srcpad, GST_DEBUG_FUNCPTR(gst_whisper_src_query));
+    gst_pad_set_iterate_internal_links_function(self->srcpad,
+        GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
+    gst_pad_use_fixed_caps(self->srcpad);
+    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+
+    self->textpad = gst_pad_new_from_static_template(&gst_whisper_text_template, "text_src");
+    gst_pad_set_event_function(self->textpad, GST_DEBUG_FUNCPTR(gst_whisper_src_event));
+    gst_pad_set_query_function(self->textpad, GST_DEBUG_FUNCPTR(gst_whisper_src_query));
+    gst_pad_set_activatemode_function(self->textpad,
+        GST_DEBUG_FUNCPTR(gst_whisper_text_activate_mode));
+    gst_pad_set_iterate_internal_links_function(self->textpad,
+        GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
+    gst_pad_use_fixed_caps(self->textpad);
+    gst_element_add_pad(GST_ELEMENT(self), self->textpad);
+}

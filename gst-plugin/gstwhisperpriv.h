@@ -1,0 +1,260 @@
+/* The whisper element's insides, shared by its source files (not installed).
+ *
+ * The instance state is split by who may touch it:
+ *   props, stats  under the object lock (GST_OBJECT_LOCK): gstwhisper.c owns them; the
+ *                 other files read them through the accessors below;
+ *   q             under `q.lock`: the queue between the streaming thread and the
+ *                 worker (gstwhisperqueue.c; the worker loop waits on its conds);
+ *   w, live       the worker's own: touched only by the worker task, or while it is
+ *                 stopped or paused (state changes, FLUSH_STOP).
+ * No function holds two of these locks at once. */
+#ifndef GST_WHISPER_PRIV_H
+#define GST_WHISPER_PRIV_H
+
+#include <math.h>
+
+#include "gstwhisper.h"
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN(gst_whisper_debug);
+
+/* Element-only defaults (the decoding options' come from wkv_options_default). */
+#define DEFAULT_THREADS 0
+#define DEFAULT_STEP 0
+#define DEFAULT_LIVE_STEP 2000 /* ms, when upstream is live and step is 0 */
+#define DEFAULT_LATENCY 8000
+#define DEFAULT_LATENESS 0
+#define DEFAULT_PARTIAL_RESULTS FALSE
+
+/* A jump in the timestamps larger than this closes the window. */
+#define GAP_TOLERANCE (10 * GST_MSECOND)
+/* Live: at most this much audio is kept uncommitted (one window). */
+#define LIVE_MAX_SAMPLES WKV_N_SAMPLES
+/* Offline, a source reads faster than inference: the streaming thread waits once the
+ * worker holds this much audio not yet transcribed (4 windows, 7.7 MB), so a file of
+ * any length costs the same memory.  Always more than one window, which the worker
+ * needs to make progress. */
+#define OFFLINE_MAX_SAMPLES (4 * (gint64)WKV_N_SAMPLES)
+
+typedef enum { ITEM_AUDIO, ITEM_EVENT } ItemType;
+
+/* When a buffer's samples arrived in chain (live stretches): samples before stream
+ * index `end` came at time `at` of the element's clock (NONE: it had none) or earlier. */
+typedef struct {
+    gint64 end;
+    GstClockTime at;
+} WArrival;
+
+typedef struct {
+    ItemType type;
+    GstEvent *event; /* ITEM_EVENT: to push on text_src as it is */
+    /* ITEM_AUDIO */
+    float *pcm;       /* samples [base, base + n) of this stretch */
+    gsize n, cap;
+    gint64 base;      /* stream index of pcm[0] */
+    gint64 len;       /* samples received: base + n */
+    gboolean closed;  /* no more samples will come */
+    gboolean eos;     /* closed by EOS (not by a discontinuity) */
+    GstClockTime pts0; /* audio PTS of stream sample 0 */
+    GstClockTime t0;  /* text time of stream sample 0: pts0, or later when the audio's
+                       * timestamps went back (text never goes back) */
+    gboolean live;    /* decided when the item starts */
+    GArray *arrivals; /* WArrival, live items only (the latency promise) */
+    /* worker-owned */
+    gint64 seek;      /* offline: next window's first frame */
+    gint64 last_run;  /* live: len at the last run */
+} WItem;
+
+/* A segment decoded, to be pushed after the window. */
+typedef struct {
+    gchar *text;
+    GstClockTime pts, duration;
+    double avg_logprob, no_speech_prob;
+    gboolean final;
+    GstClockTime arrived; /* live finals: clock time its first sample came, else NONE */
+} WSeg;
+
+/* Properties: under the object lock. */
+typedef struct {
+    gchar *model_path;
+    gchar *language;
+    gboolean translate;
+    gint threads;
+    guint step_ms, latency_ms, lateness_ms;
+    gboolean partial_results;
+    gchar *initial_prompt;
+    gboolean condition;
+    gfloat no_speech_threshold;
+    gint beam_size, best_of;
+    gboolean temperature_fallback;
+    gfloat compression_ratio_threshold, logprob_threshold;
+    guint64 seed;
+} GstWhisperProps;
+
+/* Statistics since the model was loaded: under the object lock. */
+typedef struct {
+    guint64 windows, tokens;
+    gdouble encode_ms, encoder_runs, busy_ms, audio_s;
+    guint64 late_commits;
+    guint64 max_commit_delay_ms;
+} GstWhisperStats;
+
+/* The queue between chain and worker: under `lock`. */
+typedef struct {
+    GMutex lock;
+    GCond cond;             /* items or flushing changed */
+    GCond space;            /* the worker released audio, or flushing was set */
+    GQueue items;           /* WItem*, stream order */
+    gboolean flushing;
+    GstFlowReturn srcresult; /* text_src's last flow (OK after a flush or activation) */
+    GstSegment segment;     /* the audio's */
+    GstClockTime next_pts;  /* expected PTS of the next buffer, or NONE */
+    GstClockTime audio_end; /* audio PTS where the last buffer ended, or NONE */
+    GstClockTime text_end;  /* latest text time any stretch reached, or NONE */
+    guint run_step_ms;      /* `step` as it was at READY->PAUSED */
+    gboolean upstream_live, live_known;
+    GQueue src_tags;        /* GstTagList* to send on src before the next buffer */
+    gboolean src_eos;       /* EOS went out on src: later tags go on text_src only */
+} GstWhisperQueue;
+
+/* The worker's: model, context and decoding state (set up at READY->PAUSED). */
+typedef struct {
+    GstWhisperModel *model;
+    wkv_context *ctx;
+    wkv_options opts;         /* snapshot of the properties */
+    gchar *opt_language;
+    gchar *opt_prompt;        /* opts.initial_prompt */
+    gboolean detect_language; /* language "auto" on a multilingual model */
+    gboolean detect_pending;  /* not detected yet for the current stretch */
+    gint run_threads;
+    wkv_longform *lf;
+    WItem *lf_item;
+    float *win;
+    float *scratch;
+    gsize scratch_cap;
+    GstClockTime text_pos;    /* where text_src's time has got to */
+    GstClockTime text_floor;  /* no text may start before: the last text buffer's PTS or
+                               * the end of the last GAP sent, or NONE */
+    gboolean late;            /* a late-commit episode is going on (warned once) */
+} GstWhisperWorker;
+
+/* The live driver's (worker-only). */
+typedef struct {
+    GArray *committed; /* prompt tokens committed so far */
+    GArray *prev_hyp;  /* text tokens of the previous run */
+} GstWhisperLive;
+
+struct _GstWhisper {
+    GstElement parent;
+    GstPad *sinkpad, *srcpad, *textpad;
+    GstWhisperProps props;
+    GstWhisperStats stats;
+    GstWhisperQueue q;
+    GstWhisperWorker w;
+    GstWhisperLive live;
+};
+
+extern GstStaticPadTemplate gst_whisper_text_template;
+
+static inline GstClockTime gst_whisper_secs_to_ns(double s)
+{
+    /* segment times are multiples of 0.01 s computed in double: rounding to the
+     * nearest nanosecond gives the exact value */
+    return s <= 0 ? 0 : (GstClockTime)llround(s * 1e9);
+}
+
+static inline GstClockTime gst_whisper_samples_to_ns(gint64 n)
+{
+    return gst_util_uint64_scale_int((guint64)n, GST_SECOND, WKV_SAMPLE_RATE);
+}
+
+void gst_whisper_seg_free(gpointer seg);
+
+/* gstwhisper.c: properties and statistics (each takes the object lock). */
+guint gst_whisper_props_lateness(GstWhisper *self);
+guint gst_whisper_props_latency(GstWhisper *self);
+guint gst_whisper_props_step(GstWhisper *self);
+gboolean gst_whisper_props_partial_results(GstWhisper *self);
+/* The element's clock's time now, NONE without a clock: the latency promise is kept
+ * on the pipeline's clock (a test harness's clock stands still). */
+GstClockTime gst_whisper_clock_now(GstWhisper *self);
+/* Takes the context's counters and adds busy time and audio time. */
+void gst_whisper_stats_account(GstWhisper *self, double busy_ms, double audio_s);
+/* Counts a live final that went out `delay_ms` after its audio; TRUE when it broke
+ * the promise (`latency`), with the latency then in *latency_ms. */
+gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *latency_ms);
+
+/* gstwhisperpads.c */
+void gst_whisper_pads_init(GstWhisper *self);
+void gst_whisper_pads_class_init(GstElementClass *element_class);
+
+/* gstwhisperqueue.c: the queue (each takes `q.lock` unless it says the lock is held). */
+void gst_whisper_queue_init(GstWhisper *self);
+void gst_whisper_queue_clear(GstWhisper *self);
+void witem_free(WItem *it);
+/* Drops the item's samples before stream index `keep`.  Lock held. */
+void witem_drop_before(WItem *it, gint64 keep);
+/* When the sample at stream index `index` arrived (clock time) by a live item's
+ * `arrivals` (or a copy), NONE if not known. */
+GstClockTime gst_whisper_arrival(const GArray *arrivals, gint64 index);
+/* Copies a buffer's n samples (F32LE or S16LE) into the open stretch, starting one when
+ * needed; offline, waits while the worker holds too much audio.  Then moves the tags
+ * waiting for `src` to *tags. */
+void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
+                               gsize n, gboolean s16, gboolean live, GstClockTime arrived,
+                               GQueue *tags);
+/* Closes the open stretch and queues `event` (taken) for text_src; EOS also marks the
+ * stretch as ended by EOS and moves the waiting tags to *tags (may be NULL else). */
+void gst_whisper_queue_event(GstWhisper *self, GstEvent *event, GQueue *tags);
+/* A new segment: closes the stretch, forgets the stream time, queues the text
+ * segment. */
+void gst_whisper_queue_segment(GstWhisper *self, const GstSegment *seg, GstEvent *event);
+void gst_whisper_queue_set_flushing(GstWhisper *self, gboolean flushing);
+/* FLUSH_STOP: drops everything queued and resets the stream. */
+void gst_whisper_queue_flush_stop(GstWhisper *self);
+/* READY->PAUSED: a new stream with `step` as the live step. */
+void gst_whisper_queue_start(GstWhisper *self, guint step_ms);
+/* A final segment's tags, for src before its next buffer (unless src is done). */
+void gst_whisper_queue_src_tags(GstWhisper *self, const GstTagList *tags);
+GstSegment gst_whisper_queue_get_segment(GstWhisper *self);
+/* Whether upstream's liveness is known (then in *live), asked once per activation. */
+gboolean gst_whisper_queue_upstream_live(GstWhisper *self, gboolean *live);
+void gst_whisper_queue_set_upstream_live(GstWhisper *self, gboolean live);
+guint gst_whisper_queue_step(GstWhisper *self);
+/* text_src's flow: the worker stores it, chain combines it with src's. */
+void gst_whisper_queue_set_srcresult(GstWhisper *self, GstFlowReturn ret);
+GstFlowReturn gst_whisper_queue_srcresult(GstWhisper *self);
+
+/* gstwhispertext.c: everything that leaves on text_src (worker thread). */
+void gst_whisper_text_reset(GstWhisper *self);
+void gst_whisper_text_ensure_stream(GstWhisper *self);
+/* GAP on text_src from where its time is up to `until`. */
+void gst_whisper_text_gap(GstWhisper *self, GstClockTime until);
+/* The first GAP of a stretch at t0, which prerolls the sinks on text_src. */
+void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0);
+/* Pushes a serialized event that came through the queue. */
+void gst_whisper_text_event(GstWhisper *self, GstEvent *ev);
+/* Pushes a window's segments then a GAP up to `until` (if valid); returns the flow,
+ * which it also stores for chain. */
+GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
+                                             GstClockTime until);
+
+/* gstwhisperworker.c */
+void gst_whisper_worker_loop(gpointer data);
+gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err);
+float *gst_whisper_worker_scratch(GstWhisper *self, gsize n);
+
+/* gstwhisperlive.c: the live driver, behind this interface (all worker-only). */
+void gst_whisper_live_init(GstWhisper *self);
+void gst_whisper_live_free(GstWhisper *self);
+/* A new stretch: forgets the committed text, seeds the initial prompt. */
+void gst_whisper_live_begin(GstWhisper *self);
+/* Whether `it` has enough new audio for a run.  Lock held. */
+gboolean gst_whisper_live_ready(GstWhisper *self, WItem *it);
+/* One run on `it`; the lock is held on entry and exit.  FALSE on a fatal error. */
+gboolean gst_whisper_live_run(GstWhisper *self, WItem *it);
+
+G_END_DECLS
+
+#endif

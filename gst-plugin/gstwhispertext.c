@@ -1,0 +1,252 @@
+/* whisper: everything that leaves on text_src, from the worker thread: stream-start,
+ * caps, segment, GAP events and the time floor, text buffers, the whisper-segment
+ * messages, the transcript tags (on text_src, and queued for src), and the latency
+ * promise's check.  Worker-only state (self->w); text_src's flow is stored in the
+ * queue for chain. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhisperpriv.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_whisper_debug
+
+#define DEFAULT_LANGUAGE "en"
+
+void gst_whisper_seg_free(gpointer p)
+{
+    WSeg *s = p;
+    g_free(s->text);
+    g_free(s);
+}
+
+void gst_whisper_text_reset(GstWhisper *self)
+{
+    self->w.text_pos = self->w.text_floor = GST_CLOCK_TIME_NONE;
+    self->w.late = FALSE;
+}
+
+/* Sends stream-start and caps on text_src if it lacks them. */
+void gst_whisper_text_ensure_stream(GstWhisper *self)
+{
+    GstEvent *ev = gst_pad_get_sticky_event(self->textpad, GST_EVENT_STREAM_START, 0);
+    if (ev) {
+        gst_event_unref(ev);
+    } else {
+        gchar *id = gst_pad_create_stream_id(self->textpad, GST_ELEMENT(self), "text");
+        ev = gst_event_new_stream_start(id);
+        gst_event_set_stream_flags(ev, GST_STREAM_FLAG_SPARSE);
+        g_free(id);
+        gst_pad_push_event(self->textpad, ev);
+    }
+    if (!gst_pad_has_current_caps(self->textpad))
+        gst_pad_push_event(self->textpad, gst_event_new_caps(
+            gst_static_pad_template_get_caps(&gst_whisper_text_template)));
+}
+
+/* Sends stream-start, caps and segment on text_src if it lacks them. */
+static void ensure_text_events(GstWhisper *self)
+{
+    gst_whisper_text_ensure_stream(self);
+    GstEvent *ev = gst_pad_get_sticky_event(self->textpad, GST_EVENT_SEGMENT, 0);
+    if (ev) {
+        gst_event_unref(ev);
+    } else {
+        GstSegment seg = gst_whisper_queue_get_segment(self);
+        if (seg.format != GST_FORMAT_TIME)
+            gst_segment_init(&seg, GST_FORMAT_TIME);
+        gst_pad_push_event(self->textpad, gst_event_new_segment(&seg));
+    }
+}
+
+static void raise_floor(GstWhisper *self, GstClockTime t)
+{
+    if (!GST_CLOCK_TIME_IS_VALID(self->w.text_floor) || t > self->w.text_floor)
+        self->w.text_floor = t;
+}
+
+void gst_whisper_text_gap(GstWhisper *self, GstClockTime until)
+{
+    GstWhisperWorker *w = &self->w;
+    if (!GST_CLOCK_TIME_IS_VALID(until))
+        return;
+    if (GST_CLOCK_TIME_IS_VALID(w->text_pos) && until <= w->text_pos)
+        return;
+    GstClockTime from = GST_CLOCK_TIME_IS_VALID(w->text_pos) ? w->text_pos : until;
+    ensure_text_events(self);
+    if (until > from)
+        gst_pad_push_event(self->textpad, gst_event_new_gap(from, until - from));
+    w->text_pos = until;
+    raise_floor(self, until);
+}
+
+void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0)
+{
+    /* a sparse stream: this GAP prerolls the sinks downstream of text_src while the
+     * first window fills */
+    ensure_text_events(self);
+    gst_pad_push_event(self->textpad, gst_event_new_gap(t0, 0));
+    self->w.text_pos = t0;
+    raise_floor(self, t0);
+}
+
+void gst_whisper_text_event(GstWhisper *self, GstEvent *ev)
+{
+    GstWhisperWorker *w = &self->w;
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
+        GstClockTime ts, dur;
+        gst_event_parse_gap(ev, &ts, &dur);
+        ensure_text_events(self);
+        GstClockTime end = GST_CLOCK_TIME_IS_VALID(dur) ? ts + dur : ts;
+        if (GST_CLOCK_TIME_IS_VALID(w->text_floor) && ts < w->text_floor) {
+            /* text already went past its start (lateness, timestamps that went back):
+             * only the part after the floor, if any */
+            GstClockTime from = w->text_floor;
+            gst_event_unref(ev);
+            if (end <= from)
+                return;
+            ev = gst_event_new_gap(from, end - from);
+        }
+        if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || end > w->text_pos)
+            w->text_pos = end;
+        raise_floor(self, end);
+    } else if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
+        gst_whisper_text_ensure_stream(self);
+        w->text_pos = w->text_floor = GST_CLOCK_TIME_NONE;
+    } else if (GST_EVENT_TYPE(ev) == GST_EVENT_EOS) {
+        ensure_text_events(self);
+    }
+    gst_pad_push_event(self->textpad, ev);
+}
+
+static const gchar *segment_language(GstWhisper *self)
+{
+    const wkv_model *m = gst_whisper_model_get(self->w.model);
+    if (m && !wkv_model_is_multilingual(m))
+        return "en";
+    return self->w.opt_language ? self->w.opt_language : DEFAULT_LANGUAGE;
+}
+
+/* The latency promise (live): a final pushed more than `latency` after its first
+ * sample came in chain is counted, and the first of an episode of such finals (it
+ * ends with a final on time) posts a warning.  Measured on the element's clock, the
+ * one the sinks wait on. */
+static void check_commit_delay(GstWhisper *self, const WSeg *s)
+{
+    if (!s->final || !GST_CLOCK_TIME_IS_VALID(s->arrived))
+        return;
+    GstClockTime now = gst_whisper_clock_now(self);
+    if (!GST_CLOCK_TIME_IS_VALID(now) || now < s->arrived)
+        return; /* no clock now, or another one */
+    guint64 delay_ms = (now - s->arrived) / GST_MSECOND;
+    guint latency = 0;
+    if (!gst_whisper_stats_commit(self, delay_ms, &latency)) {
+        self->w.late = FALSE;
+        return;
+    }
+    GST_DEBUG_OBJECT(self, "final at %" GST_TIME_FORMAT " out %" G_GUINT64_FORMAT " ms after "
+                     "its audio (latency %u)", GST_TIME_ARGS(s->pts), delay_ms, latency);
+    if (self->w.late)
+        return;
+    self->w.late = TRUE;
+    GST_ELEMENT_WARNING(self, CORE, CLOCK, ("Whisper text is later than its latency"),
+        ("a final segment went out %" G_GUINT64_FORMAT " ms after its audio arrived, %"
+         G_GUINT64_FORMAT " ms more than latency=%u; inference is slower than the audio "
+         "(see the late-commits and max-commit-delay properties)",
+         delay_ms, delay_ms - latency, latency));
+}
+
+/* Moves a final or pushed partial that would start before the floor to the floor:
+ * text_src never goes back in time within a segment, whatever the input did (e.g.
+ * `lateness` lowered while playing).  Keeps the end. */
+static void clamp_to_floor(GstWhisper *self, WSeg *s)
+{
+    GstClockTime end = s->pts + s->duration;
+    GST_DEBUG_OBJECT(self, "segment at %" GST_TIME_FORMAT " moved to %" GST_TIME_FORMAT,
+                     GST_TIME_ARGS(s->pts), GST_TIME_ARGS(self->w.text_floor));
+    s->pts = self->w.text_floor;
+    s->duration = end > s->pts ? end - s->pts : 0;
+}
+
+static void post_segment_message(GstWhisper *self, const WSeg *s, const gchar *lang)
+{
+    GstStructure *st = gst_structure_new("whisper-segment",
+        "text", G_TYPE_STRING, s->text,
+        "start", G_TYPE_UINT64, (guint64)s->pts,
+        "end", G_TYPE_UINT64, (guint64)(s->pts + s->duration),
+        "language", G_TYPE_STRING, lang,
+        "avg-logprob", G_TYPE_DOUBLE, s->avg_logprob,
+        "no-speech-prob", G_TYPE_DOUBLE, s->no_speech_prob,
+        "final", G_TYPE_BOOLEAN, s->final, NULL);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), st));
+}
+
+/* Pushes one segment: bus message, tags, and (finals, or partials when asked) a
+ * text buffer.  Returns the flow of the push, *pushed whether there was one. */
+static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *pushed)
+{
+    GstWhisperWorker *w = &self->w;
+    const gchar *lang = segment_language(self);
+    gboolean partial_buffers = gst_whisper_props_partial_results(self);
+    WSeg guarded = *seg;
+    const WSeg *s = &guarded;
+    if ((s->final || partial_buffers) && GST_CLOCK_TIME_IS_VALID(w->text_floor) &&
+        s->pts < w->text_floor)
+        clamp_to_floor(self, &guarded);
+    post_segment_message(self, s, lang);
+
+    ensure_text_events(self);
+    if (s->final) {
+        GstTagList *tags = gst_tag_list_new(GST_WHISPER_TAG_TRANSCRIPT, s->text,
+                                            GST_TAG_LANGUAGE_CODE, lang, NULL);
+        gst_tag_list_set_scope(tags, GST_TAG_SCOPE_STREAM);
+        gst_whisper_queue_src_tags(self, tags);
+        gst_pad_push_event(self->textpad, gst_event_new_tag(tags));
+    } else if (!partial_buffers) {
+        *pushed = FALSE;
+        return GST_FLOW_OK;
+    }
+
+    /* a gap before the text keeps the time moving */
+    if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts > w->text_pos)
+        gst_whisper_text_gap(self, s->pts);
+    gsize len = strlen(s->text);
+    GstBuffer *buf = gst_buffer_new_allocate(NULL, len, NULL);
+    gst_buffer_fill(buf, 0, s->text, len);
+    GST_BUFFER_PTS(buf) = s->pts;
+    GST_BUFFER_DURATION(buf) = s->duration;
+    if (!s->final)
+        GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+    if (s->final && (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts + s->duration > w->text_pos))
+        w->text_pos = s->pts + s->duration;
+    raise_floor(self, s->pts);
+    GstFlowReturn ret = gst_pad_push(self->textpad, buf);
+    *pushed = TRUE;
+    check_commit_delay(self, s);
+    return ret;
+}
+
+GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
+                                             GstClockTime until)
+{
+    /* not-linked is text_src's own business: decoding goes on (the text may be
+     * linked later) and chain decides what it means for the audio */
+    GstFlowReturn ret = GST_FLOW_OK, last = GST_FLOW_OK;
+    gboolean any = FALSE;
+    for (guint i = 0; i < segs->len && ret == GST_FLOW_OK; i++) {
+        gboolean pushed = FALSE;
+        GstFlowReturn r = push_segment(self, g_ptr_array_index(segs, i), &pushed);
+        if (pushed) {
+            last = r;
+            any = TRUE;
+        }
+        ret = r == GST_FLOW_NOT_LINKED ? GST_FLOW_OK : r;
+    }
+    if (ret == GST_FLOW_OK)
+        gst_whisper_text_gap(self, until);
+    if (any) /* the flow of the last buffer that went out */
+        gst_whisper_queue_set_srcresult(self, last);
+    return ret;
+}

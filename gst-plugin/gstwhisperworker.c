@@ -1,0 +1,314 @@
+/* whisper: the worker, a GstTask on text_src.  It takes the audio off the queue (under
+ * `q.lock`, which it drops while it computes), runs the offline windows here or the
+ * live driver's runs (gstwhisperlive.c), and hands text and events to
+ * gstwhispertext.c in the order they came.
+ *
+ * Offline windows are exactly the core's long form with window normalization on the
+ * same samples: the stream's log-mel frames are computed piecewise with
+ * wkv_mel_compute_range, each window is normalized on its own, and
+ * wkv_longform_window returns the next seek. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhisperpriv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_whisper_debug
+
+gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err)
+{
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Whisper inference failed"),
+                      ("%s: %s", what, err ? err : "unknown error"));
+    free(err);
+    return FALSE;
+}
+
+float *gst_whisper_worker_scratch(GstWhisper *self, gsize n)
+{
+    GstWhisperWorker *w = &self->w;
+    if (n > w->scratch_cap) {
+        w->scratch = g_renew(float, w->scratch, n);
+        w->scratch_cap = n;
+    }
+    return w->scratch;
+}
+
+typedef struct {
+    GstWhisper *self;
+    GstClockTime t0;
+    GstClockTime limit; /* end of a stretch a discontinuity closed, or NONE */
+    guint lateness;
+    GPtrArray *segs;
+} CollectCtx;
+
+static int collect_segment(const wkv_segment *seg, void *user)
+{
+    CollectCtx *c = user;
+    WSeg *s = g_new0(WSeg, 1);
+    GstClockTime a = gst_whisper_secs_to_ns(seg->start), b = gst_whisper_secs_to_ns(seg->end);
+    s->text = g_strdup(seg->text);
+    s->pts = c->t0 + a;
+    s->duration = b > a ? b - a : 0;
+    s->avg_logprob = seg->avg_logprob;
+    s->no_speech_prob = seg->no_speech_prob;
+    s->final = TRUE;
+    s->arrived = GST_CLOCK_TIME_NONE; /* offline: no latency promise */
+    if (GST_CLOCK_TIME_IS_VALID(c->limit)) {
+        /* the last window of a stretch that a DISCONT or a gap closed: no text past
+         * the hole (at EOS the segments stay exactly the long form's); the hole is in
+         * the audio's time, before `lateness` */
+        if (s->pts >= c->limit) {
+            gst_whisper_seg_free(s);
+            return 0;
+        }
+        if (s->pts + s->duration > c->limit)
+            s->duration = c->limit - s->pts;
+    }
+    s->pts += c->lateness * GST_MSECOND;
+    g_ptr_array_add(c->segs, s);
+    return 0;
+}
+
+/* The window's log-mel into w->win, detecting the language first when it is pending.
+ * FALSE on an error (reported). */
+static gboolean offline_mel(GstWhisper *self, const float *pcm, gint64 lo, gint64 hi,
+                            gint64 stream_len, gint64 seek, int size)
+{
+    GstWhisperWorker *w = &self->w;
+    const wkv_model *model = gst_whisper_model_get(w->model);
+    char *err = NULL;
+    /* language "auto": detect on the first window's 3000 frames (reference doc §2;
+     * a short stream has ended, so its zeros follow) */
+    gboolean detect = w->detect_pending;
+    wkv_mel *mel = wkv_mel_compute_range(model, pcm, (size_t)(hi - lo), lo, stream_len, seek,
+                                         detect ? WKV_N_FRAMES : size, w->run_threads, &err);
+    if (!mel)
+        return gst_whisper_worker_error(self, "log-mel", err);
+    if (detect) {
+        wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_WINDOW, w->win);
+        int lang = wkv_detect_language(w->ctx, w->win, NULL, &err);
+        if (lang < 0 || wkv_longform_set_language(w->lf, wkv_lang_code(model, lang)) != 0) {
+            wkv_mel_free(mel);
+            return gst_whisper_worker_error(self, "language detection", err);
+        }
+        g_free(w->opt_language);
+        w->opt_language = g_strdup(wkv_lang_code(model, lang));
+        w->detect_pending = FALSE;
+        GST_INFO_OBJECT(self, "detected language %s", w->opt_language);
+    }
+    wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, w->win);
+    wkv_mel_free(mel);
+    return TRUE;
+}
+
+/* One offline window of `it`, which the lock is held for on entry and exit.
+ * Returns FALSE on a fatal error. */
+static gboolean offline_window(GstWhisper *self, WItem *it, int size)
+{
+    gint64 seek = it->seek;
+    gint64 lo = MAX(0, seek * WKV_HOP - WKV_N_FFT / 2);
+    gint64 hi = it->closed ? it->len : MIN(it->len, (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2);
+    gint64 stream_len = it->closed ? it->len : -1;
+    GstClockTime t0 = it->t0;
+    GstClockTime limit = it->closed && !it->eos ? t0 + gst_whisper_samples_to_ns(it->len)
+                                                : GST_CLOCK_TIME_NONE;
+    if (hi < lo)
+        hi = lo;
+    float *pcm = gst_whisper_worker_scratch(self, (gsize)(hi - lo) + 1);
+    memcpy(pcm, it->pcm + (lo - it->base), (gsize)(hi - lo) * sizeof(float));
+    g_mutex_unlock(&self->q.lock);
+
+    gint64 t_start = g_get_monotonic_time();
+    if (!offline_mel(self, pcm, lo, hi, stream_len, seek, size)) {
+        g_mutex_lock(&self->q.lock);
+        return FALSE;
+    }
+    char *err = NULL;
+    CollectCtx c = {self, t0, limit, gst_whisper_props_lateness(self),
+                    g_ptr_array_new_with_free_func(gst_whisper_seg_free)};
+    gint64 next = wkv_longform_window(self->w.lf, seek, size, self->w.win, collect_segment, &c,
+                                      &err);
+    if (next < 0) {
+        g_ptr_array_unref(c.segs);
+        gst_whisper_worker_error(self, "window", err);
+        g_mutex_lock(&self->q.lock);
+        return FALSE;
+    }
+    gst_whisper_stats_account(self, (g_get_monotonic_time() - t_start) / 1000.0,
+                              (double)(MIN(next, seek + size) - seek) / 100.0);
+    GST_DEBUG_OBJECT(self, "window at frame %" G_GINT64_FORMAT " (%d frames): %u segments, "
+                     "next %" G_GINT64_FORMAT, seek, size, c.segs->len, next);
+
+    g_mutex_lock(&self->q.lock);
+    if (self->q.flushing) { /* cancelled: a flush came in meanwhile */
+        g_ptr_array_unref(c.segs);
+        return TRUE;
+    }
+    it->seek = next;
+    witem_drop_before(it, MAX(0, next * WKV_HOP - WKV_N_FFT / 2));
+    g_cond_broadcast(&self->q.space);
+    g_mutex_unlock(&self->q.lock);
+
+    /* nothing can start before the next window any more (a seek past the end of a
+     * stretch that a discontinuity closed stops at its end: the next one starts there) */
+    GstClockTime until = t0 + gst_whisper_samples_to_ns(next * WKV_HOP);
+    GstFlowReturn ret = gst_whisper_text_push_segments(self, c.segs,
+        GST_CLOCK_TIME_IS_VALID(limit) ? MIN(until, limit) : until);
+    g_ptr_array_unref(c.segs);
+
+    g_mutex_lock(&self->q.lock);
+    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
+        GST_ELEMENT_FLOW_ERROR(self, ret);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Starts the per-item decoding state.  Lock held. */
+static gboolean begin_item(GstWhisper *self, WItem *it)
+{
+    GstWhisperWorker *w = &self->w;
+    if (w->lf_item == it)
+        return TRUE;
+    wkv_longform_free(w->lf);
+    w->lf = NULL;
+    w->lf_item = it;
+    if (it->live) { /* offline, the long form encodes the prompt itself */
+        gst_whisper_live_begin(self);
+        return TRUE;
+    }
+    char *err = NULL;
+    w->detect_pending = w->detect_language;
+    w->lf = wkv_longform_new(w->ctx, &w->opts, &err);
+    if (!w->lf)
+        return gst_whisper_worker_error(self, "long form", err);
+    return TRUE;
+}
+
+/* Pops and pushes an event item.  Lock held on entry, not on return. */
+static void pass_event(GstWhisper *self, WItem *it)
+{
+    g_queue_pop_head(&self->q.items);
+    GstEvent *ev = it->event;
+    it->event = NULL;
+    witem_free(it);
+    g_mutex_unlock(&self->q.lock);
+    gst_whisper_text_event(self, ev);
+}
+
+/* The head stretch is done: frees it, GAP to its end.  Lock held on entry, not on
+ * return. */
+static void item_done(GstWhisper *self, WItem *it)
+{
+    GstWhisperWorker *w = &self->w;
+    g_queue_pop_head(&self->q.items);
+    GstClockTime end = it->t0 + gst_whisper_samples_to_ns(it->len);
+    if (w->lf_item == it) {
+        wkv_longform_free(w->lf);
+        w->lf = NULL;
+        w->lf_item = NULL;
+    }
+    witem_free(it);
+    g_cond_broadcast(&self->q.space);
+    g_mutex_unlock(&self->q.lock);
+    gst_whisper_text_gap(self, end);
+}
+
+/* The size of the next offline window of `it`: 0 to wait for audio, -1 when the
+ * stretch is done.  Lock held. */
+static int offline_next_size(const WItem *it)
+{
+    gint64 content = it->len / WKV_HOP;
+    if (it->closed)
+        return it->seek >= content ? -1 : (int)MIN((gint64)WKV_N_FRAMES, content - it->seek);
+    if (it->len >= (it->seek + WKV_N_FRAMES - 1) * WKV_HOP + WKV_N_FFT / 2)
+        return WKV_N_FRAMES;
+    return 0;
+}
+
+static void worker_pause(GstWhisper *self)
+{
+    g_mutex_unlock(&self->q.lock);
+    GST_DEBUG_OBJECT(self, "pausing the worker");
+    gst_pad_pause_task(self->textpad);
+}
+
+/* A fatal error: the stream ends on text_src and chain returns ERROR from now on. */
+static void worker_fail(GstWhisper *self)
+{
+    self->q.flushing = TRUE;
+    /* keep text_src's own fatal flow; an inference error is an ERROR */
+    if (self->q.srcresult == GST_FLOW_OK || self->q.srcresult == GST_FLOW_NOT_LINKED)
+        self->q.srcresult = GST_FLOW_ERROR;
+    g_cond_broadcast(&self->q.space);
+    g_mutex_unlock(&self->q.lock);
+    gst_pad_push_event(self->textpad, gst_event_new_eos());
+    gst_pad_pause_task(self->textpad);
+}
+
+/* One iteration of the task: one event, one window or one live run. */
+void gst_whisper_worker_loop(gpointer data)
+{
+    GstWhisper *self = data;
+    g_mutex_lock(&self->q.lock);
+    for (;;) {
+        if (self->q.flushing) {
+            worker_pause(self);
+            return;
+        }
+        WItem *it = g_queue_peek_head(&self->q.items);
+        if (!it) {
+            g_cond_wait(&self->q.cond, &self->q.lock);
+            continue;
+        }
+        if (it->type == ITEM_EVENT) {
+            pass_event(self, it);
+            return;
+        }
+        /* audio */
+        if (self->w.lf_item != it) {
+            if (!begin_item(self, it)) {
+                worker_fail(self);
+                return;
+            }
+            if (!GST_CLOCK_TIME_IS_VALID(self->w.text_pos)) {
+                GstClockTime t0 = it->t0;
+                g_mutex_unlock(&self->q.lock);
+                gst_whisper_text_preroll(self, t0);
+                return;
+            }
+        }
+        gboolean ok;
+        if (it->live) {
+            if (!gst_whisper_live_ready(self, it)) {
+                if (it->closed) {
+                    item_done(self, it);
+                    return;
+                }
+                g_cond_wait(&self->q.cond, &self->q.lock);
+                continue;
+            }
+            ok = gst_whisper_live_run(self, it);
+        } else {
+            int size = offline_next_size(it);
+            if (size < 0) {
+                item_done(self, it);
+                return;
+            }
+            if (size == 0) {
+                g_cond_wait(&self->q.cond, &self->q.lock);
+                continue;
+            }
+            ok = offline_window(self, it, size);
+        }
+        if (!ok) {
+            worker_fail(self);
+            return;
+        }
+        g_mutex_unlock(&self->q.lock);
+        return;
+    }
+}

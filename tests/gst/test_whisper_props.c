@@ -1,0 +1,402 @@
+/* Checks of the whisper element's properties (their defaults are the core's, the docs
+ * list them all), of text_src's flow reaching chain, and of the latency promise. */
+#include "whisper_check.h"
+#include "gstwhisper.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ defaults */
+
+static GParamSpec *find_pspec(GstElement *e, const gchar *name)
+{
+    GParamSpec *ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), name);
+    fail_unless(ps != NULL, "no property '%s'", name);
+    return ps;
+}
+
+/* The property's param spec default and the new element's value, as `type`. */
+static void default_and_value(GstElement *e, const gchar *name, GValue *def, GValue *val)
+{
+    GParamSpec *ps = find_pspec(e, name);
+    g_value_init(def, G_PARAM_SPEC_VALUE_TYPE(ps));
+    g_param_value_set_default(ps, def);
+    g_value_init(val, G_PARAM_SPEC_VALUE_TYPE(ps));
+    g_object_get_property(G_OBJECT(e), name, val);
+}
+
+static void check_bool(GstElement *e, const gchar *name, gboolean want)
+{
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, name, &def, &val);
+    fail_unless_equals_int(g_value_get_boolean(&def), want);
+    fail_unless_equals_int(g_value_get_boolean(&val), want);
+}
+
+static void check_int(GstElement *e, const gchar *name, gint want)
+{
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, name, &def, &val);
+    fail_unless_equals_int(g_value_get_int(&def), want);
+    fail_unless_equals_int(g_value_get_int(&val), want);
+}
+
+static void check_float(GstElement *e, const gchar *name, gfloat want)
+{
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, name, &def, &val);
+    fail_unless(g_value_get_float(&def) == want, "%s: default %g, core %g", name,
+                g_value_get_float(&def), want);
+    fail_unless(g_value_get_float(&val) == want, "%s: value %g, core %g", name,
+                g_value_get_float(&val), want);
+}
+
+static void check_uint64(GstElement *e, const gchar *name, guint64 want)
+{
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, name, &def, &val);
+    fail_unless_equals_uint64(g_value_get_uint64(&def), want);
+    fail_unless_equals_uint64(g_value_get_uint64(&val), want);
+}
+
+static void check_string(GstElement *e, const gchar *name, const gchar *want)
+{
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, name, &def, &val);
+    fail_unless_equals_string(g_value_get_string(&def), want);
+    fail_unless_equals_string(g_value_get_string(&val), want);
+    g_value_unset(&def);
+    g_value_unset(&val);
+}
+
+/* Every property that is a core option defaults (param spec and new element) to the
+ * core's wkv_options_default(); every other one starts at its param spec's default. */
+GST_START_TEST(test_defaults_from_core)
+{
+    g_unsetenv("WHISPERKV_MODEL");
+    GstElement *e = gst_element_factory_make("whisper", NULL);
+    fail_unless(e != NULL);
+    wkv_options d;
+    wkv_options_default(&d);
+    check_string(e, "language", d.language);
+    check_string(e, "language-code", d.language);
+    check_bool(e, "translate", d.translate != 0);
+    check_string(e, "initial-prompt", d.initial_prompt);
+    check_bool(e, "condition-on-previous-text", d.condition_on_previous_text != 0);
+    check_float(e, "no-speech-threshold", d.no_speech_threshold);
+    check_int(e, "beam-size", d.beam_size);
+    check_int(e, "best-of", d.best_of);
+    check_bool(e, "temperature-fallback", d.temperature_increment > 0);
+    check_float(e, "compression-ratio-threshold", d.compression_ratio_threshold);
+    check_float(e, "logprob-threshold", d.logprob_threshold);
+    check_uint64(e, "seed", d.seed);
+
+    guint n;
+    GParamSpec **all = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    guint checked = 0;
+    for (guint i = 0; i < n; i++) {
+        GParamSpec *ps = all[i];
+        if (ps->owner_type != GST_TYPE_WHISPER || !(ps->flags & G_PARAM_READABLE))
+            continue;
+        GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+        default_and_value(e, ps->name, &def, &val);
+        fail_unless(g_param_values_cmp(ps, &def, &val) == 0, "'%s' starts at %s, not at its "
+                    "default %s", ps->name, g_strdup_value_contents(&val),
+                    g_strdup_value_contents(&def));
+        g_value_unset(&def);
+        g_value_unset(&val);
+        checked++;
+    }
+    fail_unless(checked >= 20, "only %u properties", checked);
+    g_free(all);
+    gst_object_unref(e);
+}
+GST_END_TEST
+
+/* docs/element.md's property table names every property of the element. */
+GST_START_TEST(test_docs_list_every_property)
+{
+    const gchar *path = g_getenv("WHISPER_ELEMENT_DOC");
+    fail_unless(path != NULL, "WHISPER_ELEMENT_DOC is not set");
+    gchar *doc = NULL;
+    fail_unless(g_file_get_contents(path, &doc, NULL, NULL), "cannot read %s", path);
+    /* the names in backticks in the first cell of the table under "## Properties" */
+    const gchar *sec = strstr(doc, "\n## Properties");
+    fail_unless(sec != NULL, "no Properties section in %s", path);
+    const gchar *end = strstr(sec + 1, "\n## ");
+    gchar *section = g_strndup(sec, end ? (gsize)(end - sec) : strlen(sec));
+    GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gchar **lines = g_strsplit(section, "\n", -1);
+    for (gchar **l = lines; *l; l++) {
+        if ((*l)[0] != '|')
+            continue;
+        const gchar *cell_end = strchr(*l + 1, '|');
+        gchar *cell = g_strndup(*l + 1, cell_end ? (gsize)(cell_end - *l - 1) : 0);
+        gchar **parts = g_strsplit(cell, "`", -1);
+        for (guint k = 1; parts[k]; k += 2)
+            g_hash_table_add(names, g_strdup(parts[k]));
+        g_strfreev(parts);
+        g_free(cell);
+    }
+    GstElement *e = gst_element_factory_make("whisper", NULL);
+    guint n;
+    GParamSpec **all = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    GString *missing = g_string_new(NULL);
+    for (guint i = 0; i < n; i++)
+        if (all[i]->owner_type == GST_TYPE_WHISPER && !g_hash_table_contains(names, all[i]->name))
+            g_string_append_printf(missing, " %s", all[i]->name);
+    fail_unless(missing->len == 0, "docs/element.md's property table lacks:%s", missing->str);
+    g_string_free(missing, TRUE);
+    g_free(all);
+    gst_object_unref(e);
+    g_strfreev(lines);
+    g_hash_table_unref(names);
+    g_free(section);
+    g_free(doc);
+}
+GST_END_TEST
+
+/* ------------------------------------------------------------------ flow */
+
+#define SAMPLES_NS(n) gst_util_uint64_scale_int((n), GST_SECOND, 16000)
+
+static GstBuffer *pcm_buffer(const float *pcm, gsize n, gsize off)
+{
+    GstBuffer *b = gst_buffer_new_allocate(NULL, n * sizeof(float), NULL);
+    gst_buffer_fill(b, 0, pcm + off, n * sizeof(float));
+    GST_BUFFER_PTS(b) = SAMPLES_NS(off);
+    GST_BUFFER_DURATION(b) = SAMPLES_NS(n);
+    return b;
+}
+
+/* An element with a harness on its audio pads only (the harness's upstream is live:
+ * the element runs live, committing within `latency` 1 s). */
+static GstHarness *audio_only(GstElement **element)
+{
+    *element = gst_element_factory_make("whisper", NULL);
+    fail_unless(*element != NULL);
+    g_object_set(*element, "model", test_model, "threads", 1, "step", 1000, "latency", 1000,
+                 NULL);
+    wh_tune(*element);
+    GstHarness *h = gst_harness_new_with_element(*element, "sink", "src");
+    gst_harness_set_src_caps_str(h, "audio/x-raw, format=F32LE, rate=16000, channels=1, "
+                                    "layout=interleaved");
+    return h;
+}
+
+/* Waits for a final whisper-segment message: its buffer is pushed right after. */
+static gboolean wait_final(GstBus *bus)
+{
+    GstMessage *m;
+    while ((m = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND, GST_MESSAGE_ELEMENT))) {
+        gboolean final = FALSE;
+        const GstStructure *s = gst_message_get_structure(m);
+        if (gst_structure_has_name(s, "whisper-segment"))
+            gst_structure_get_boolean(s, "final", &final);
+        gst_message_unref(m);
+        if (final)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* text_src not linked: once text went nowhere (not-linked), the audio still flows. */
+GST_START_TEST(test_text_unlinked_audio_flows)
+{
+    GstElement *e;
+    GstHarness *h = audio_only(&e);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    gsize n = 16000 * 10, chunk = 16000;
+    float *pcm = synth_audio(n + chunk, 61);
+    for (gsize off = 0; off < n; off += chunk)
+        fail_unless_equals_int(gst_harness_push(h, pcm_buffer(pcm, chunk, off)), GST_FLOW_OK);
+    fail_unless(wait_final(bus), "no final text");
+    g_usleep(200000); /* its buffer went to the unlinked pad meanwhile */
+    fail_unless_equals_int(gst_harness_push(h, pcm_buffer(pcm, chunk, n)), GST_FLOW_OK);
+    fail_unless(gst_harness_push_event(h, gst_event_new_eos()));
+    gst_harness_teardown(h);
+    gst_element_set_bus(e, NULL);
+    gst_object_unref(bus);
+    gst_object_unref(e);
+    g_free(pcm);
+}
+GST_END_TEST
+
+/* src not linked, text_src linked: chain returns OK (not-linked only when both pads
+ * are), so the transcript goes on. */
+GST_START_TEST(test_src_unlinked_text_flows)
+{
+    GstElement *e = gst_element_factory_make("whisper", NULL);
+    fail_unless(e != NULL);
+    g_object_set(e, "model", test_model, "threads", 1, NULL);
+    GstHarness *h = gst_harness_new_with_element(e, "sink", NULL);
+    GstHarness *text = gst_harness_new_with_element(e, NULL, "text_src");
+    gst_harness_set_src_caps_str(h, "audio/x-raw, format=F32LE, rate=16000, channels=1, "
+                                    "layout=interleaved");
+    gsize n = 16000 * 3, chunk = 16000;
+    float *pcm = synth_audio(n, 63);
+    for (gsize off = 0; off < n; off += chunk)
+        fail_unless_equals_int(gst_harness_push(h, pcm_buffer(pcm, chunk, off)), GST_FLOW_OK);
+    gst_harness_teardown(text);
+    gst_harness_teardown(h);
+    gst_object_unref(e);
+    g_free(pcm);
+}
+GST_END_TEST
+
+static GstFlowReturn refuse_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
+{
+    (void)pad;
+    (void)parent;
+    gst_buffer_unref(buf);
+    return GST_FLOW_ERROR;
+}
+
+/* text_src's consumer fails: the audio's chain returns the error (as a demuxer's does
+ * when one of its pads fails), so upstream stops. */
+GST_START_TEST(test_text_error_reaches_chain)
+{
+    GstElement *e;
+    GstHarness *h = audio_only(&e);
+    GstPad *sink = gst_pad_new("refuse", GST_PAD_SINK);
+    gst_pad_set_chain_function(sink, refuse_chain);
+    gst_pad_set_active(sink, TRUE);
+    GstPad *tp = gst_element_get_static_pad(e, "text_src");
+    fail_unless_equals_int(gst_pad_link(tp, sink), GST_PAD_LINK_OK);
+    gsize n = 16000 * 120, chunk = 16000;
+    float *pcm = synth_audio(n, 62);
+    GstFlowReturn ret = GST_FLOW_OK;
+    /* the first final fails downstream; chain hears it by the next buffers */
+    for (gsize off = 0; off < n && ret == GST_FLOW_OK; off += chunk) {
+        ret = gst_harness_push(h, pcm_buffer(pcm, chunk, off));
+        g_usleep(50000);
+    }
+    fail_unless_equals_int(ret, GST_FLOW_ERROR);
+    gst_harness_teardown(h);
+    gst_pad_unlink(tp, sink);
+    gst_object_unref(tp);
+    gst_object_unref(sink);
+    gst_object_unref(e);
+    g_free(pcm);
+}
+GST_END_TEST
+
+/* ------------------------------------------------------------------ latency */
+
+typedef struct {
+    guint warnings, finals, errors;
+    guint64 late_commits, max_delay;
+} LiveRun;
+
+/* A live source (5 s, real time) into whisper with `step` and `latency`: counts the
+ * latency warnings and the finals, reads the statistics at EOS. */
+static void run_live(guint step, guint latency, LiveRun *out)
+{
+    gchar *desc = g_strdup_printf(
+        "audiotestsrc is-live=true samplesperbuffer=1600 wave=pink-noise volume=0.3 "
+        "num-buffers=50 ! audio/x-raw,rate=16000,channels=1,format=F32LE ! "
+        "whisper name=w model=%s threads=1 step=%u latency=%u ! fakesink sync=false "
+        "w.text_src ! fakesink sync=false async=false", test_model, step, latency);
+    GstElement *p = gst_parse_launch(desc, NULL);
+    fail_unless(p != NULL);
+    wh_tune(p);
+    memset(out, 0, sizeof *out);
+    GstBus *bus = gst_element_get_bus(p);
+    fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    for (;;) {
+        GstMessage *m = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,
+            GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT);
+        fail_unless(m != NULL, "no EOS");
+        GstMessageType type = GST_MESSAGE_TYPE(m);
+        if (type == GST_MESSAGE_WARNING) {
+            GError *err = NULL;
+            gst_message_parse_warning(m, &err, NULL);
+            if (err->domain == GST_CORE_ERROR && err->code == GST_CORE_ERROR_CLOCK &&
+                strstr(err->message, "latency"))
+                out->warnings++;
+            g_error_free(err);
+        } else if (type == GST_MESSAGE_ELEMENT) {
+            const GstStructure *s = gst_message_get_structure(m);
+            gboolean final = FALSE;
+            if (gst_structure_has_name(s, "whisper-segment") &&
+                gst_structure_get_boolean(s, "final", &final) && final)
+                out->finals++;
+        } else if (type == GST_MESSAGE_ERROR) {
+            out->errors++;
+        }
+        gst_message_unref(m);
+        if (type == GST_MESSAGE_EOS || type == GST_MESSAGE_ERROR)
+            break;
+    }
+    GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
+    g_object_get(w, "late-commits", &out->late_commits, "max-commit-delay", &out->max_delay,
+                 NULL);
+    g_print("step %u latency %u: %u finals, %u latency warnings, late-commits %" G_GUINT64_FORMAT
+            ", max-commit-delay %" G_GUINT64_FORMAT " ms\n", step, latency, out->finals,
+            out->warnings, out->late_commits, out->max_delay);
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(w);
+    gst_object_unref(bus);
+    gst_object_unref(p);
+    g_free(desc);
+}
+
+/* A live run that must give final text without errors. */
+static void run_live_finals(guint latency, LiveRun *r)
+{
+    run_live(500, latency, r);
+    fail_unless_equals_int(r->errors, 0);
+    fail_unless(r->finals > 0, "no final text to check");
+}
+
+/* latency 1 ms: no run is that quick, every final is late.  One warning (a single
+ * episode), every final counted, the longest delay above the promise. */
+GST_START_TEST(test_late_commits_warn)
+{
+    LiveRun r;
+    run_live_finals(1, &r);
+    fail_unless_equals_int(r.warnings, 1);
+    fail_unless_equals_uint64(r.late_commits, r.finals);
+    fail_unless(r.max_delay > 1);
+}
+GST_END_TEST
+
+/* A latency the element keeps easily: no warning, nothing late, the delays measured. */
+GST_START_TEST(test_on_time_no_warning)
+{
+    LiveRun r;
+    run_live_finals(60000, &r);
+    fail_unless_equals_int(r.warnings, 0);
+    fail_unless_equals_uint64(r.late_commits, 0);
+    fail_unless(r.max_delay > 0 && r.max_delay <= 60000, "max-commit-delay %" G_GUINT64_FORMAT,
+                r.max_delay);
+}
+GST_END_TEST
+
+static Suite *props_suite(void)
+{
+    Suite *s = suite_create("whisper-props");
+    TCase *tc = tcase_create("general");
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    tcase_add_test(tc, test_defaults_from_core);
+    tcase_add_test(tc, test_docs_list_every_property);
+    tcase_add_test(tc, test_text_unlinked_audio_flows);
+    tcase_add_test(tc, test_src_unlinked_text_flows);
+    tcase_add_test(tc, test_text_error_reaches_chain);
+    tcase_add_test(tc, test_late_commits_warn);
+    tcase_add_test(tc, test_on_time_no_warning);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    gst_check_init(&argc, &argv);
+    test_model = argc > 1 ? argv[1] : g_getenv("WHISPER_TEST_MODEL");
+    if (!test_model) {
+        g_printerr("usage: %s MODEL (a generated micro model)\n", argv[0]);
+        return 1;
+    }
+    gst_whisper_register(NULL);
+    return wh_run_suite(props_suite(), "whisper-props");
+}
