@@ -20,6 +20,7 @@ void wkv_context_free(wkv_context *ctx)
     wkv_cross_kv_free(&ctx->cross);
     wkv_self_kv_free(&ctx->self);
     wkv_pool_free(ctx->pool);
+    wkv_compute_free(ctx->compute);
     free(ctx);
 }
 
@@ -36,6 +37,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     }
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
+    ctx->compute_type = WKV_COMPUTE_F32;
     ctx->pool = wkv_pool_new(ctx->threads); /* NULL: everything on this thread */
     wkv_blas_single_threaded();
     const wkv_hparams *hp = &model->hp;
@@ -68,6 +70,39 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         return NULL;
     }
     return ctx;
+}
+
+int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char **error)
+{
+    if (type == WKV_COMPUTE_AUTO) {
+        /* exact for f32/f16 files; the user of a quantized file chose approximation */
+        int ft = ctx->model->hp.ftype % 1000;
+#ifdef WKV_HAVE_DNNL
+        type = ft == 0 || ft == 1 ? WKV_COMPUTE_F32 : WKV_COMPUTE_INT8;
+#else
+        (void)ft;
+        type = WKV_COMPUTE_F32;
+#endif
+    }
+    if (type != WKV_COMPUTE_F32 && type != WKV_COMPUTE_BF16 && type != WKV_COMPUTE_INT8) {
+        wkv_set_error(error, "unknown compute type %d", (int)type);
+        return -1;
+    }
+    if (type == ctx->compute_type)
+        return 0;
+    wkv_compute *c = NULL;
+    if (type != WKV_COMPUTE_F32 &&
+        !(c = wkv_compute_new(ctx->model, type, wkv_pool_parts(ctx->pool), error)))
+        return -1;
+    wkv_compute_free(ctx->compute);
+    ctx->compute = c;
+    ctx->compute_type = type;
+    return 0;
+}
+
+wkv_compute_type wkv_context_compute_type(const wkv_context *ctx)
+{
+    return ctx->compute_type;
 }
 
 const wkv_model *wkv_context_model(const wkv_context *ctx)

@@ -3,6 +3,7 @@
 #ifndef WKV_CONTEXT_H
 #define WKV_CONTEXT_H
 
+#include "compute.h"
 #include "kv_cache.h"
 #include "pool.h"
 
@@ -18,6 +19,8 @@ struct wkv_context {
     wkv_pool *pool; /* threads - 1 workers for our own loops */
     wkv_stats stats;
     size_t activation_bytes; /* every buffer below except the caches */
+    wkv_compute_type compute_type; /* never AUTO; F32: compute is NULL */
+    wkv_compute *compute;          /* the encoder's products on bf16/int8 (compute.c) */
 
     /* encoder activations for one window */
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */

@@ -42,6 +42,16 @@ typedef struct {
     const wkv_layer *L;
 } enc_job;
 
+/* wkv_linear_rows on the context's compute type (f32: exactly wkv_linear_rows). */
+static void enc_linear(wkv_context *ctx, int part, const float *x, int r0, int r1, int in,
+                       const float *w, const float *b, int n, float *out, int accumulate)
+{
+    if (ctx->compute)
+        wkv_compute_linear(ctx->compute, part, x, r0, r1, in, w, b, n, out, accumulate);
+    else
+        wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
+}
+
 static void part_rows(int n, int part, int n_parts, int *r0, int *r1)
 {
     *r0 = (int)((long)n * part / n_parts);
@@ -60,7 +70,7 @@ static void conv1_part(void *arg, int part, int n_parts)
     /* each part fills its own rows of the im2col buffer */
     float *cols = ctx->enc_cols + (size_t)r0 * n_mels * 3;
     im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, r0, r1, cols);
-    wkv_linear_rows(ctx->enc_cols, r0, r1, n_mels * 3, m->w.conv1_w,
+    enc_linear(ctx, part, ctx->enc_cols, r0, r1, n_mels * 3, m->w.conv1_w,
                     m->w.conv1_b, d, ctx->enc_x, 0);
     wkv_gelu(ctx->enc_x + (size_t)r0 * d, (size_t)(r1 - r0) * d);
 }
@@ -78,7 +88,7 @@ static void conv2_part(void *arg, int part, int n_parts)
     part_rows(T, part, n_parts, &r0, &r1);
     float *cols = ctx->enc_cols + (size_t)r0 * d * 3;
     im2col(ctx->enc_x, 2 * T, d, 1, d, 2, r0, r1, cols);
-    wkv_linear_rows(ctx->enc_cols, r0, r1, d * 3, m->w.conv2_w, m->w.conv2_b, d,
+    enc_linear(ctx, part, ctx->enc_cols, r0, r1, d * 3, m->w.conv2_w, m->w.conv2_b, d,
                     ctx->enc_h, 0);
     wkv_gelu(ctx->enc_h + (size_t)r0 * d, (size_t)(r1 - r0) * d);
 }
@@ -108,9 +118,9 @@ static void qkv_part(void *arg, int part, int n_parts)
         return;
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->attn_ln_w, L->attn_ln_b);
-    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q, 0);
-    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
-    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
+    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q, 0);
+    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
+    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
 }
 
 /* Self-attention over the whole window for the (head, query block) tasks of [part]:
@@ -163,12 +173,12 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 <= r0)
         return;
-    wkv_linear_rows(ctx->enc_att, r0, r1, d, L->attn_o_w, L->attn_o_b, d, ctx->enc_x, 1);
+    enc_linear(ctx, part, ctx->enc_att, r0, r1, d, L->attn_o_w, L->attn_o_b, d, ctx->enc_x, 1);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
-    wkv_linear_rows(ctx->enc_h, r0, r1, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->enc_mlp, 0);
+    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->enc_mlp, 0);
     wkv_gelu(ctx->enc_mlp + (size_t)r0 * 4 * d, (size_t)(r1 - r0) * 4 * d);
-    wkv_linear_rows(ctx->enc_mlp, r0, r1, 4 * d, L->mlp2_w, L->mlp2_b, d, ctx->enc_x, 1);
+    enc_linear(ctx, part, ctx->enc_mlp, r0, r1, 4 * d, L->mlp2_w, L->mlp2_b, d, ctx->enc_x, 1);
 }
 
 static void ln_post_part(void *arg, int part, int n_parts)

@@ -172,6 +172,32 @@ WKV_API void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
                                 size_t *activation_bytes);
 WKV_API const wkv_stats *wkv_context_stats(const wkv_context *ctx);
 
+/* Compute types of the encoder's linear layers (and convolutions), a context setting.
+ *  F32:  float32 on OpenBLAS, the reference-exact path (the default);
+ *  BF16: oneDNN matmul on bf16 inputs and weights, f32 accumulation;
+ *  INT8: oneDNN matmul on int8 weights (one scale per output channel) and int8
+ *        activations quantized per row at run time, s32 accumulation;
+ *  AUTO: F32 for f32/f16 files, INT8 for quantized files when oneDNN is built in.
+ * BF16 and INT8 need the library built with oneDNN (meson -Ddnnl); attention and the
+ * decoder stay f32.  Accuracy: docs/performance.md. */
+typedef enum {
+    WKV_COMPUTE_AUTO = 0,
+    WKV_COMPUTE_F32,
+    WKV_COMPUTE_BF16,
+    WKV_COMPUTE_INT8,
+} wkv_compute_type;
+
+/* "auto", "f32", "bf16", "int8" -> the type, or -1. */
+WKV_API int wkv_compute_type_parse(const char *name);
+WKV_API const char *wkv_compute_type_name(wkv_compute_type type);
+/* Sets the type for the context's next encoder runs (converting the encoder weights
+ * for it into the context).  Returns 0, or -1 with *error set (oneDNN missing, the
+ * CPU lacks the instructions, out of memory); the context keeps its type then. */
+WKV_API int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type,
+                                         char **error);
+/* The type in effect (never AUTO). */
+WKV_API wkv_compute_type wkv_context_compute_type(const wkv_context *ctx);
+
 /* Runs the encoder on one window's mel (n_mels x 3000) and fills the cross-KV cache
  * from its output; resets the self-KV cache.  Returns 0 or -1. */
 WKV_API int wkv_encode(wkv_context *ctx, const float *mel);

@@ -12,7 +12,7 @@ WKV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # ships it in gstreamer1.0-x, which --no-install-recommends does not bring.
 WKV_PACKAGES=(
     gcc libc6-dev meson ninja-build pkg-config
-    libopenblas-dev zlib1g-dev
+    libopenblas-dev zlib1g-dev libdnnl-dev
     libglib2.0-dev libjson-glib-dev
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x

@@ -8,7 +8,10 @@
  *    (rows and attention blocks are split, never a sum; OpenBLAS's kernels for the
  *    leftover rows of a block round differently): within 1e-5 relative for 1, 2
  *    and 3 threads, and bit-identical for two contexts sharing one model side by
- *    side on two threads each. */
+ *    side on two threads each;
+ *  - with oneDNN (bf16, int8), the same: a threads=1 context uses one core, and a
+ *    context adds its pool's workers to the process and no thread more (oneDNN's
+ *    OpenMP team would stay alive after its first product). */
 #include "genlib.h"
 #include "testutil.h"
 #include "whisperkv.h"
@@ -61,6 +64,53 @@ static void *encode(void *arg)
     wkv_context_free(ctx);
     return NULL;
 }
+
+#ifdef WKV_TEST_DNNL
+/* Threads of this process now (/proc/self/status), or -1. */
+static int os_threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void check_dnnl_threads(const wkv_model *model, const float *mel)
+{
+    const wkv_compute_type types[] = {WKV_COMPUTE_BF16, WKV_COMPUTE_INT8};
+    for (int t = 0; t < 2; t++) {
+        const char *name = wkv_compute_type_name(types[t]);
+        for (int threads = 1; threads <= 2; threads++) {
+            int before = os_threads();
+            char *err = NULL;
+            wkv_context *ctx = wkv_context_new(model, threads, &err);
+            CHECK(ctx && wkv_context_set_compute_type(ctx, types[t], &err) == 0, "%s: %s",
+                  name, err ? err : "");
+            free(err);
+            if (!ctx)
+                continue;
+            wkv_encode(ctx, mel); /* warm up: primitives and buffers */
+            double w0 = wall_s(), c0 = cpu_s();
+            CHECK(wkv_encode(ctx, mel) == 0, "%s encode", name);
+            double wall = wall_s() - w0, cpu = cpu_s() - c0;
+            int now = os_threads();
+            printf("%s, threads=%d: %.3f s CPU in %.3f s wall, process threads %d -> %d\n",
+                   name, threads, cpu, wall, before, now);
+            CHECK(now == before + threads - 1, "%s threads=%d: %d threads more", name,
+                  threads, now - before);
+            if (threads == 1)
+                CHECK(cpu <= 1.1 * wall + 0.02, "%s: a threads=1 context used %.2f cores",
+                      name, cpu / wall);
+            wkv_context_free(ctx);
+        }
+    }
+}
+#endif
 
 int main(void)
 {
@@ -132,6 +182,9 @@ int main(void)
           "two contexts side by side differ from one alone: %g %g",
           tu_max_abs_err(out, two, n_out), tu_max_abs_err(out2, two, n_out));
     free(two);
+#ifdef WKV_TEST_DNNL
+    check_dnnl_threads(model, mel);
+#endif
 
     free(out2);
     free(out);

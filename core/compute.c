@@ -1,0 +1,384 @@
+/* Compute types (whisperkv.h): the encoder's linear layers through oneDNN matmul on
+ * bf16 or int8, the rest of the encoder unchanged.  Each pool part quantizes its own
+ * rows and runs one single-threaded matmul on them (OpenMP told one thread in that
+ * part's thread), so a context still uses exactly `threads` threads and the row-wise
+ * work around the products keeps its rows in cache, as on the f32 path. */
+#include "compute.h"
+#include "internal.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int wkv_compute_type_parse(const char *name)
+{
+    static const char *const names[] = {"auto", "f32", "bf16", "int8"};
+    for (int i = 0; name && i < 4; i++)
+        if (!strcmp(name, names[i]))
+            return i;
+    return -1;
+}
+
+const char *wkv_compute_type_name(wkv_compute_type type)
+{
+    switch (type) {
+    case WKV_COMPUTE_AUTO: return "auto";
+    case WKV_COMPUTE_F32: return "f32";
+    case WKV_COMPUTE_BF16: return "bf16";
+    case WKV_COMPUTE_INT8: return "int8";
+    }
+    return "?";
+}
+
+#ifndef WKV_HAVE_DNNL
+
+wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
+                             char **error)
+{
+    (void)m;
+    (void)n_parts;
+    wkv_set_error(error, "compute type %s needs oneDNN (libdnnl), which this build of "
+                         "whisperkv was made without (meson -Ddnnl=enabled)",
+                  wkv_compute_type_name(type));
+    return NULL;
+}
+
+void wkv_compute_free(wkv_compute *c)
+{
+    (void)c;
+}
+
+void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
+                        const float *w, const float *b, int n, float *out, int accumulate)
+{
+    (void)c;
+    (void)part;
+    wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
+}
+
+#else
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+/* One encoder weight matrix (n x in, row-major f32 in the model) as the type needs:
+ * bf16, or int8 with one scale per output row (channel). */
+typedef struct {
+    const float *f32;
+    int n, in;
+    void *q;       /* uint16_t bf16 or int8_t, n x in */
+    float *scale;  /* int8: n */
+} cweight;
+
+/* A primitive for one shape, with memory objects whose handles change per call. */
+typedef struct {
+    int m, k, n, bias, acc;
+    dnnl_primitive_t prim;
+    dnnl_memory_t src, wei, bia, dst;
+} cprim;
+
+#define WKV_MAX_PRIMS 16
+
+typedef struct {
+    dnnl_stream_t stream;
+    cprim prims[WKV_MAX_PRIMS];
+    int n_prims;
+    void *qx;         /* quantized rows of x */
+    float *row_scale; /* int8: per row */
+    int32_t *acc;     /* int8: s32 products */
+    size_t qx_bytes, acc_n, rows_n;
+} cpart;
+
+struct wkv_compute {
+    wkv_compute_type type;
+    dnnl_engine_t engine;
+    cweight *w;
+    int n_w;
+    cpart *parts;
+    int n_parts;
+};
+
+static uint16_t f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
+        return (uint16_t)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (uint16_t)(u >> 16);
+}
+
+/* q[i] = round(x[i] / s) with s = max|x| / 127 (0 for an all-zero row); returns s. */
+static float quantize_row(const float *x, int n, int8_t *q)
+{
+    float amax = 0.0f;
+    for (int i = 0; i < n; i++)
+        amax = fmaxf(amax, fabsf(x[i]));
+    float s = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int i = 0; i < n; i++)
+        q[i] = (int8_t)lrintf(x[i] * inv);
+    return s;
+}
+
+static int convert_weight(cweight *cw, wkv_compute_type type)
+{
+    size_t count = (size_t)cw->n * cw->in;
+    if (type == WKV_COMPUTE_BF16) {
+        uint16_t *q = malloc(count * sizeof *q);
+        if (!q)
+            return -1;
+        for (size_t i = 0; i < count; i++)
+            q[i] = f32_to_bf16(cw->f32[i]);
+        cw->q = q;
+        return 0;
+    }
+    int8_t *q = malloc(count);
+    cw->scale = malloc((size_t)cw->n * sizeof(float));
+    cw->q = q;
+    if (!q || !cw->scale)
+        return -1;
+    for (int r = 0; r < cw->n; r++)
+        cw->scale[r] = quantize_row(cw->f32 + (size_t)r * cw->in, cw->in,
+                                    q + (size_t)r * cw->in);
+    return 0;
+}
+
+static void prim_free(cprim *p)
+{
+    dnnl_memory_t mems[] = {p->src, p->wei, p->bia, p->dst};
+    for (int i = 0; i < 4; i++)
+        if (mems[i])
+            dnnl_memory_destroy(mems[i]);
+    if (p->prim)
+        dnnl_primitive_destroy(p->prim);
+    memset(p, 0, sizeof *p);
+}
+
+/* The matmul m x k . (n x k)^T [+ bias] [+= dst]; int8 writes s32 without bias or sum
+ * (the scales and bias are applied by the caller). */
+static int prim_init(const wkv_compute *c, cprim *p, int m, int k, int n, int bias, int acc)
+{
+    const int i8 = c->type == WKV_COMPUTE_INT8;
+    const dnnl_data_type_t in_t = i8 ? dnnl_s8 : dnnl_bf16, out_t = i8 ? dnnl_s32 : dnnl_f32;
+    dnnl_memory_desc_t src_md, wei_md, bia_md, dst_md;
+    dnnl_dims_t sd = {m, k}, wd = {k, n}, bd = {1, n}, dd = {m, n};
+    memset(p, 0, sizeof *p);
+    p->m = m, p->k = k, p->n = n, p->bias = bias, p->acc = acc;
+    if (i8)
+        bias = acc = 0;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_matmul_desc_t desc;
+    int ok = dnnl_memory_desc_init_by_tag(&src_md, 2, sd, in_t, dnnl_ab) == dnnl_success &&
+             /* the model's n x in rows are the k x n matrix column-major */
+             dnnl_memory_desc_init_by_tag(&wei_md, 2, wd, in_t, dnnl_ba) == dnnl_success &&
+             dnnl_memory_desc_init_by_tag(&bia_md, 2, bd, dnnl_f32, dnnl_ab) == dnnl_success &&
+             dnnl_memory_desc_init_by_tag(&dst_md, 2, dd, out_t, dnnl_ab) == dnnl_success &&
+             dnnl_matmul_desc_init(&desc, &src_md, &wei_md, bias ? &bia_md : NULL, &dst_md) ==
+                 dnnl_success &&
+             dnnl_primitive_attr_create(&attr) == dnnl_success;
+    if (ok && acc)
+        ok = dnnl_post_ops_create(&po) == dnnl_success &&
+             dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, c->engine, NULL) == dnnl_success &&
+         dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
+         dnnl_memory_create(&p->src, &src_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         dnnl_memory_create(&p->wei, &wei_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         dnnl_memory_create(&p->dst, &dst_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         (!bias ||
+          dnnl_memory_create(&p->bia, &bia_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (!ok)
+        prim_free(p);
+    return ok ? 0 : -1;
+}
+
+static cprim *prim_get(const wkv_compute *c, cpart *pt, int m, int k, int n, int bias, int acc)
+{
+    for (int i = 0; i < pt->n_prims; i++) {
+        cprim *p = &pt->prims[i];
+        if (p->m == m && p->k == k && p->n == n && p->bias == bias && p->acc == acc)
+            return p;
+    }
+    if (pt->n_prims == WKV_MAX_PRIMS) /* a shape mix the encoder never makes */
+        prim_free(&pt->prims[--pt->n_prims]);
+    cprim *p = &pt->prims[pt->n_prims];
+    if (prim_init(c, p, m, k, n, bias, acc) != 0)
+        return NULL;
+    pt->n_prims++;
+    return p;
+}
+
+static int grow(void **buf, size_t *have, size_t need)
+{
+    if (need <= *have)
+        return 0;
+    void *nb = realloc(*buf, need);
+    if (!nb)
+        return -1;
+    *buf = nb;
+    *have = need;
+    return 0;
+}
+
+static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *x, int rows,
+               const float *b, float *out, int accumulate)
+{
+    const int k = cw->in, n = cw->n, i8 = c->type == WKV_COMPUTE_INT8;
+    /* oneDNN under OpenMP runs on omp_get_max_threads() of the calling thread: one,
+     * since this part is one of the context's `threads` */
+    omp_set_num_threads(1);
+    size_t elt = i8 ? 1 : 2;
+    if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
+        return -1;
+    if (i8) {
+        size_t rb = pt->rows_n * sizeof(float), ab = pt->acc_n * sizeof(int32_t);
+        if (grow((void **)&pt->row_scale, &rb, (size_t)rows * sizeof(float)) != 0 ||
+            grow((void **)&pt->acc, &ab, (size_t)rows * n * sizeof(int32_t)) != 0)
+            return -1;
+        pt->rows_n = rb / sizeof(float), pt->acc_n = ab / sizeof(int32_t);
+        for (int r = 0; r < rows; r++)
+            pt->row_scale[r] = quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
+    } else {
+        uint16_t *q = pt->qx;
+        for (size_t i = 0; i < (size_t)rows * k; i++)
+            q[i] = f32_to_bf16(x[i]);
+    }
+    cprim *p = prim_get(c, pt, rows, k, n, b != NULL, accumulate);
+    if (!p)
+        return -1;
+    void *dst = i8 ? (void *)pt->acc : (void *)out;
+    if (dnnl_memory_set_data_handle(p->src, pt->qx) != dnnl_success ||
+        dnnl_memory_set_data_handle(p->wei, cw->q) != dnnl_success ||
+        dnnl_memory_set_data_handle(p->dst, dst) != dnnl_success ||
+        (p->bia && dnnl_memory_set_data_handle(p->bia, (void *)b) != dnnl_success))
+        return -1;
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst},
+        {DNNL_ARG_BIAS, p->bia}};
+    if (dnnl_primitive_execute(p->prim, pt->stream, p->bia ? 4 : 3, args) != dnnl_success ||
+        dnnl_stream_wait(pt->stream) != dnnl_success)
+        return -1;
+    if (i8)
+        for (int r = 0; r < rows; r++) {
+            const int32_t *a = pt->acc + (size_t)r * n;
+            float *o = out + (size_t)r * n, sr = pt->row_scale[r];
+            for (int j = 0; j < n; j++) {
+                float v = (float)a[j] * sr * cw->scale[j] + (b ? b[j] : 0.0f);
+                o[j] = accumulate ? o[j] + v : v;
+            }
+        }
+    return 0;
+}
+
+void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
+                        const float *w, const float *b, int n, float *out, int accumulate)
+{
+    if (r1 <= r0)
+        return;
+    const cweight *cw = NULL;
+    for (int i = 0; i < c->n_w && !cw; i++)
+        if (c->w[i].f32 == w && c->w[i].n == n && c->w[i].in == in)
+            cw = &c->w[i];
+    if (cw && part >= 0 && part < c->n_parts &&
+        run(c, &c->parts[part], cw, x + (size_t)r0 * in, r1 - r0, b, out + (size_t)r0 * n,
+            accumulate) == 0)
+        return;
+    wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
+}
+
+void wkv_compute_free(wkv_compute *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; c->w && i < c->n_w; i++) {
+        free(c->w[i].q);
+        free(c->w[i].scale);
+    }
+    free(c->w);
+    for (int p = 0; c->parts && p < c->n_parts; p++) {
+        cpart *pt = &c->parts[p];
+        for (int i = 0; i < pt->n_prims; i++)
+            prim_free(&pt->prims[i]);
+        if (pt->stream)
+            dnnl_stream_destroy(pt->stream);
+        free(pt->qx);
+        free(pt->row_scale);
+        free(pt->acc);
+    }
+    free(c->parts);
+    if (c->engine)
+        dnnl_engine_destroy(c->engine);
+    free(c);
+}
+
+wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
+                             char **error)
+{
+    if (type != WKV_COMPUTE_BF16 && type != WKV_COMPUTE_INT8) {
+        wkv_set_error(error, "compute type %s runs without oneDNN", wkv_compute_type_name(type));
+        return NULL;
+    }
+    const wkv_hparams *hp = &m->hp;
+    const int d = hp->n_audio_state, nl = hp->n_audio_layer;
+    wkv_compute *c = calloc(1, sizeof *c);
+    if (!c)
+        goto oom;
+    c->type = type;
+    c->n_parts = n_parts > 0 ? n_parts : 1;
+    c->w = calloc((size_t)6 * nl + 2, sizeof *c->w);
+    c->parts = calloc((size_t)c->n_parts, sizeof *c->parts);
+    if (!c->w || !c->parts)
+        goto oom;
+    c->w[c->n_w++] = (cweight){m->w.conv1_w, d, hp->n_mels * 3, NULL, NULL};
+    c->w[c->n_w++] = (cweight){m->w.conv2_w, d, d * 3, NULL, NULL};
+    for (int l = 0; l < nl; l++) {
+        const wkv_layer *L = &m->w.enc[l];
+        c->w[c->n_w++] = (cweight){L->attn_q_w, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_k_w, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_v_w, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_o_w, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->mlp0_w, 4 * d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->mlp2_w, d, 4 * d, NULL, NULL};
+    }
+    for (int i = 0; i < c->n_w; i++)
+        if (!c->w[i].f32 || convert_weight(&c->w[i], type) != 0)
+            goto oom;
+    if (dnnl_engine_create(&c->engine, dnnl_cpu, 0) != dnnl_success) {
+        wkv_set_error(error, "oneDNN: no CPU engine");
+        goto fail;
+    }
+    for (int p = 0; p < c->n_parts; p++)
+        if (dnnl_stream_create(&c->parts[p].stream, c->engine, dnnl_stream_default_flags) !=
+            dnnl_success) {
+            wkv_set_error(error, "oneDNN: cannot create a stream");
+            goto fail;
+        }
+    /* a primitive of the encoder's shape now: a CPU without the instructions the type
+     * needs is an error here rather than a silent f32 fallback at every product */
+    cprim probe;
+    if (prim_init(c, &probe, 16, d, d, 1, 1) != 0) {
+        const dnnl_version_t *v = dnnl_version();
+        wkv_set_error(error, "oneDNN %d.%d has no %s matmul on this CPU",
+                      v->major, v->minor, wkv_compute_type_name(type));
+        goto fail;
+    }
+    prim_free(&probe);
+    return c;
+oom:
+    wkv_set_error(error, "out of memory converting the encoder weights to %s",
+                  wkv_compute_type_name(type));
+fail:
+    wkv_compute_free(c);
+    return NULL;
+}
+
+#endif

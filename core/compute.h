@@ -1,0 +1,23 @@
+/* The encoder's linear layers on another compute type than f32 (oneDNN bf16/int8).
+ * A context that uses one holds a wkv_compute: the encoder's weights converted for
+ * it, and per pool part a oneDNN stream, primitives and scratch, so the parts run
+ * their rows' products side by side like the f32 path's single-threaded sgemm. */
+#ifndef WKV_COMPUTE_H
+#define WKV_COMPUTE_H
+
+#include "whisperkv.h"
+
+typedef struct wkv_compute wkv_compute;
+
+/* For BF16 or INT8 (NULL with *error set otherwise, or when oneDNN is missing). */
+wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
+                             char **error);
+void wkv_compute_free(wkv_compute *c);
+/* out[r][0..n) (+)= x[r] . w^T + b for rows r0 .. r1 of x (in columns), like
+ * wkv_linear_rows, for one of the encoder's weight matrices w; run by pool part
+ * `part` only.  Falls back to wkv_linear_rows (f32) when w is unknown or oneDNN
+ * fails, so a result always exists. */
+void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
+                        const float *w, const float *b, int n, float *out, int accumulate);
+
+#endif

@@ -1,0 +1,108 @@
+/* compute: the encoder on each compute type against f32, on plain random models
+ * (gen_params_preset, no wide activations) of tiny and base size.
+ *  - bf16's output within 1e-2 and int8's within 3e-2 relative (Frobenius) of f32's,
+ *    and not equal to it (the other type really ran);
+ *  - back on f32 the output is bit-identical to a context that never left f32;
+ *  - "auto" is f32 on an f16 file;
+ *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN.
+ * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
+#include "genlib.h"
+#include "testutil.h"
+#include "whisperkv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static double rel_error(const float *a, const float *ref, size_t n)
+{
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double e = (double)a[i] - ref[i];
+        num += e * e;
+        den += (double)ref[i] * ref[i];
+    }
+    return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void check_size(const char *size)
+{
+    gen_params p;
+    gen_params_preset(&p, size);
+    char path[] = "/tmp/wkv-test-compute-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    close(fd);
+    char *err = NULL;
+    CHECK(gen_model_write(path, &p, &err) == 0, "%s", err ? err : "");
+    wkv_model *model = wkv_model_load(path, &err);
+    unlink(path);
+    CHECK(model != NULL, "%s", err ? err : "");
+    if (!model)
+        return;
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    size_t n_mel = (size_t)hp->n_mels * WKV_N_FRAMES;
+    size_t n_out = (size_t)hp->n_audio_ctx * hp->n_audio_state;
+    float *mel = malloc(n_mel * sizeof *mel), *ref = malloc(n_out * sizeof *ref);
+    uint32_t r = 7;
+    for (size_t i = 0; i < n_mel; i++) {
+        r = r * 1664525u + 1013904223u;
+        mel[i] = (float)(r >> 8) / 16777216.0f * 2.0f - 1.0f;
+    }
+    wkv_context *ctx = wkv_context_new(model, 2, &err);
+    CHECK(ctx != NULL, "%s", err ? err : "");
+    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_AUTO, &err) == 0 &&
+              wkv_context_compute_type(ctx) == WKV_COMPUTE_F32,
+          "auto on an f16 file is %s", wkv_compute_type_name(wkv_context_compute_type(ctx)));
+    CHECK(wkv_encode(ctx, mel) == 0, "f32 encode");
+    memcpy(ref, wkv_encoder_output(ctx), n_out * sizeof *ref);
+
+    const struct {
+        wkv_compute_type type;
+        double bound;
+    } types[] = {{WKV_COMPUTE_BF16, 1e-2}, {WKV_COMPUTE_INT8, 3e-2}};
+    for (int t = 0; t < 2; t++) {
+        const char *name = wkv_compute_type_name(types[t].type);
+        free(err);
+        err = NULL;
+        int rc = wkv_context_set_compute_type(ctx, types[t].type, &err);
+#ifdef WKV_TEST_DNNL
+        CHECK(rc == 0, "%s: %s", name, err ? err : "");
+        if (rc != 0)
+            continue;
+        CHECK(wkv_encode(ctx, mel) == 0, "%s encode", name);
+        double e = rel_error(wkv_encoder_output(ctx), ref, n_out);
+        printf("%s %s: encoder output relative error %.3g (bound %.0e)\n", size, name, e,
+               types[t].bound);
+        CHECK(e <= types[t].bound && e > 0.0, "%s %s: relative error %g", size, name, e);
+#else
+        CHECK(rc == -1 && err && strstr(err, "oneDNN") &&
+                  wkv_context_compute_type(ctx) == WKV_COMPUTE_F32,
+              "%s without oneDNN: rc %d, %s", name, rc, err ? err : "(no error)");
+#endif
+    }
+    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0, "back to f32");
+    CHECK(wkv_encode(ctx, mel) == 0 &&
+              memcmp(wkv_encoder_output(ctx), ref, n_out * sizeof *ref) == 0,
+          "%s: f32 after another type is not bit-identical", size);
+    CHECK(wkv_compute_type_parse("bf16") == WKV_COMPUTE_BF16 &&
+              wkv_compute_type_parse("int8") == WKV_COMPUTE_INT8 &&
+              wkv_compute_type_parse("f16") == -1,
+          "wkv_compute_type_parse");
+    free(err);
+    wkv_context_free(ctx);
+    wkv_model_free(model);
+    free(mel);
+    free(ref);
+}
+
+int main(void)
+{
+    check_size("tiny");
+    check_size("base");
+    return tu_finish("compute");
+}
