@@ -7,13 +7,16 @@
  *    cross K/V read, fraction of the streamed bandwidth), with the cross K/V
  *    recomputed every token and with no cache (the caches' gains); memory: resident
  *    size after decoding against weights in the file + KV caches + activations;
- *  - --file: a whole recording through the long-form loop, real-time factor.
+ *  - --file: a whole recording through the long-form loop, real-time factor;
+ *  - --compute-type f32,bf16,int8: the encoder per 30-s window on each compute type
+ *    (one context each, runs alternating between them), ms, GFLOP/s and the speed-up
+ *    over f32 measured in the same rounds.
  * Medians of --reps runs.  The decoder's steps follow a prompt of --prompt tokens
  * (default 225, the longest the reference sends; 4 is a window's start without
  * previous text, what scripts/whispercpp-bench.sh times for whisper.cpp).
  *
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
- *                   [--tokens N] [--prompt N] [--file WAV]
+ *                   [--tokens N] [--prompt N] [--file WAV] [--compute-type LIST]
  */
 #include "genlib.h"
 #include "wav.h"
@@ -56,6 +59,7 @@ typedef struct {
     int threads, reps, tokens;
     int prompt; /* decoder prompt tokens; 0: n_text_ctx / 2 + 1 (225), the longest */
     const char *file;
+    const char *compute_types; /* comma-separated wkv_compute_type names, or NULL */
     double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
 } bench_opts;
 
@@ -212,6 +216,66 @@ static double file_mb(const char *path)
     return stat(path, &st) == 0 ? (double)st.st_size / 1048576.0 : NAN;
 }
 
+/* The encoder on each of bo->compute_types (f32 added first for the ratio): one
+ * context per type, the types alternating within each round so load on the machine
+ * falls on all alike.  Prints a table; -1 when a type cannot be used. */
+static int bench_compute_types(const char *label, const wkv_model *model, const float *window,
+                               const bench_opts *bo)
+{
+    enum { MAX_TYPES = 4 };
+    wkv_compute_type types[MAX_TYPES] = {WKV_COMPUTE_F32};
+    wkv_context *ctx[MAX_TYPES] = {NULL};
+    double *t[MAX_TYPES] = {NULL};
+    int n = 1, rc = 0;
+    char *list = strdup(bo->compute_types);
+    for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        int ty = wkv_compute_type_parse(s);
+        if (ty < 0) {
+            fprintf(stderr, "unknown compute type '%s'\n", s);
+            rc = -1;
+        } else if (ty != WKV_COMPUTE_F32 && n < MAX_TYPES) {
+            types[n++] = (wkv_compute_type)ty;
+        }
+    }
+    free(list);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char *err = NULL;
+        ctx[i] = wkv_context_new(model, bo->threads, &err);
+        t[i] = calloc((size_t)bo->reps, sizeof(double));
+        if (!ctx[i] || !t[i] || wkv_context_set_compute_type(ctx[i], types[i], &err) != 0) {
+            fprintf(stderr, "%s: %s\n", wkv_compute_type_name(types[i]), err ? err : "no memory");
+            rc = -1;
+        } else {
+            wkv_encode(ctx[i], window); /* warm-up: buffers, oneDNN primitives */
+        }
+        free(err);
+    }
+    for (int k = 0; rc == 0 && k < bo->reps; k++)
+        for (int i = 0; i < n; i++) {
+            double a = now_ms();
+            wkv_encode(ctx[i], window);
+            t[i][k] = now_ms() - a;
+        }
+    if (rc == 0) {
+        const double flops = encoder_flops(wkv_model_hparams(model));
+        printf("\n#### Encoder per compute type: %s, %d threads, medians of %d alternating "
+               "runs\n\n| compute type | encoder ms / window | GFLOP/s | speed-up over f32 |\n"
+               "|---|---|---|---|\n", label, bo->threads, bo->reps);
+        double f32_ms = median(t[0], bo->reps);
+        for (int i = 0; i < n; i++) {
+            double ms = i ? median(t[i], bo->reps) : f32_ms;
+            printf("| %s | %.0f | %.1f | %.2fx |\n", wkv_compute_type_name(types[i]), ms,
+                   flops / (ms * 1e-3) / 1e9, f32_ms / ms);
+        }
+        fflush(stdout);
+    }
+    for (int i = 0; i < n; i++) {
+        wkv_context_free(ctx[i]);
+        free(t[i]);
+    }
+    return rc;
+}
+
 static int bench_model(const char *label, const char *path, const bench_opts *bo,
                        model_result *res)
 {
@@ -301,6 +365,9 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     snprintf(res->label, sizeof res->label, "%s", label);
     res->enc_gflops = encoder_flops(hp) / (res->enc * 1e-3) / 1e9;
     res->step_gbs = step_bytes(hp) / (res->full * 1e-3) / 1e9;
+    wkv_context_free(ctx);
+    ctx = NULL;
+    int rc = bo->compute_types ? bench_compute_types(label, model, window, bo) : 0;
 
     free(seq);
     free(mel_t);
@@ -312,9 +379,8 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     free(logits);
     free(window);
     free(pcm);
-    wkv_context_free(ctx);
     wkv_model_free(model);
-    return 0;
+    return rc;
 }
 
 static void print_results(const model_result *r, int n, const bench_opts *bo)
@@ -460,7 +526,7 @@ static char *generate(const char *size)
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
-                    "[--tokens N] [--prompt N] [--file WAV]\n", argv0);
+                    "[--tokens N] [--prompt N] [--file WAV] [--compute-type f32,bf16,int8]\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -482,6 +548,8 @@ int main(int argc, char **argv)
             model_path = argv[++i];
         else if (!strcmp(argv[i], "--file") && i + 1 < argc)
             bo.file = argv[++i];
+        else if (!strcmp(argv[i], "--compute-type") && i + 1 < argc)
+            bo.compute_types = argv[++i];
         else {
             usage(argv[0]);
             return 2;

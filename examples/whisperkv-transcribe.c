@@ -28,6 +28,7 @@
 static char *opt_model;
 static char *opt_language;
 static int opt_threads = G_MININT; /* G_MININT: not given */
+static gchar *opt_compute_type = NULL;
 static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
 static gboolean opt_translate;
 static int opt_beam_size = G_MININT, opt_best_of = G_MININT;
@@ -72,6 +73,9 @@ static GOptionEntry entries[] = {
      "Candidates sampled at each fallback temperature (default 5)", "N"},
     {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
      "Threads (default: the number of cores)", "N"},
+    {"compute-type", 0, 0, G_OPTION_ARG_STRING, &opt_compute_type,
+     "Encoder compute type: auto (f32 for f32/f16 files, int8 for quantized ones), f32 "
+     "(exact), bf16 or int8 (need oneDNN; docs/performance.md); default f32", "TYPE"},
     {"no-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_no_timestamps,
      "Decode without timestamp tokens (one segment per 30-s window)", NULL},
     {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
@@ -533,6 +537,8 @@ int main(int argc, char **argv)
             return usage("--mel-norm must be global or window, not '%s'", opt_mel_norm);
     }
 
+    if (opt_compute_type && wkv_compute_type_parse(opt_compute_type) < 0)
+        return usage("--compute-type must be auto, f32, bf16 or int8");
     if (opt_threads == G_MININT)
         opt_threads = (int)g_get_num_processors();
     else if (opt_threads < 1 || opt_threads > 1024)
@@ -682,6 +688,13 @@ int main(int argc, char **argv)
     ctx = wkv_context_new(model, opt_threads, &err);
     if (!ctx) {
         err = take_core_error(err, "cannot create a decoding context");
+        status = fail(1, "%s", err);
+        goto done;
+    }
+    if (opt_compute_type &&
+        wkv_context_set_compute_type(
+            ctx, (wkv_compute_type)wkv_compute_type_parse(opt_compute_type), &err) != 0) {
+        err = take_core_error(err, "cannot use that compute type");
         status = fail(1, "%s", err);
         goto done;
     }
