@@ -57,6 +57,26 @@ void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1
     wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
 }
 
+void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
+{
+    (void)c, (void)k, (void)v, (void)r0, (void)r1, (void)d;
+}
+
+int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
+                       int T, float scale, float *scores)
+{
+    (void)c, (void)part, (void)q, (void)nq, (void)d, (void)hd, (void)h, (void)T, (void)scale;
+    (void)scores;
+    return -1;
+}
+
+int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
+                        int h, float *out)
+{
+    (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)out;
+    return -1;
+}
+
 #else
 
 #include <oneapi/dnnl/dnnl.h>
@@ -71,20 +91,30 @@ typedef struct {
     float *scale;  /* int8: n */
 } cweight;
 
+/* One matmul's shape: dst (m x n, row stride ldd) = src (m x k, dense) . B (k x n,
+ * element (i, j) at i * bs0 + j * bs1) [+ bias] [+= dst]; i8: s8 x s8 -> s32 (no bias
+ * or sum), else bf16 x bf16 -> f32. */
+typedef struct {
+    int m, k, n, bias, acc, i8;
+    dnnl_dim_t bs0, bs1, ldd;
+} cshape;
+
 /* A primitive for one shape, with memory objects whose handles change per call. */
 typedef struct {
-    int m, k, n, bias, acc;
+    cshape sh;
     dnnl_primitive_t prim;
     dnnl_memory_t src, wei, bia, dst;
 } cprim;
 
-#define WKV_MAX_PRIMS 16
+#define WKV_MAX_PRIMS 32
 
 typedef struct {
     dnnl_stream_t stream;
     cprim prims[WKV_MAX_PRIMS];
     int n_prims;
     void *qx;         /* quantized rows of x */
+    uint16_t *att16;  /* attention: a query block's q or probabilities in bf16 */
+    size_t att16_bytes;
     float *row_scale; /* int8: per row */
     int32_t *acc;     /* int8: s32 products */
     size_t qx_bytes, acc_n, rows_n;
@@ -97,6 +127,7 @@ struct wkv_compute {
     int n_w;
     cpart *parts;
     int n_parts;
+    uint16_t *k16, *v16; /* attention: the layer's keys and values in bf16 (T x d) */
 };
 
 static uint16_t f32_to_bf16(float f)
@@ -155,31 +186,26 @@ static void prim_free(cprim *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The matmul m x k . (n x k)^T [+ bias] [+= dst]; int8 writes s32 without bias or sum
- * (the scales and bias are applied by the caller). */
-static int prim_init(const wkv_compute *c, cprim *p, int m, int k, int n, int bias, int acc)
+static int prim_init(const wkv_compute *c, cprim *p, const cshape *sh)
 {
-    const int i8 = c->type == WKV_COMPUTE_INT8;
-    const dnnl_data_type_t in_t = i8 ? dnnl_s8 : dnnl_bf16, out_t = i8 ? dnnl_s32 : dnnl_f32;
+    const dnnl_data_type_t in_t = sh->i8 ? dnnl_s8 : dnnl_bf16, out_t = sh->i8 ? dnnl_s32 : dnnl_f32;
     dnnl_memory_desc_t src_md, wei_md, bia_md, dst_md;
-    dnnl_dims_t sd = {m, k}, wd = {k, n}, bd = {1, n}, dd = {m, n};
+    dnnl_dims_t sd = {sh->m, sh->k}, wd = {sh->k, sh->n}, bd = {1, sh->n}, dd = {sh->m, sh->n};
+    dnnl_dims_t ws = {sh->bs0, sh->bs1}, ds = {sh->ldd, 1};
     memset(p, 0, sizeof *p);
-    p->m = m, p->k = k, p->n = n, p->bias = bias, p->acc = acc;
-    if (i8)
-        bias = acc = 0;
+    p->sh = *sh;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_matmul_desc_t desc;
     int ok = dnnl_memory_desc_init_by_tag(&src_md, 2, sd, in_t, dnnl_ab) == dnnl_success &&
-             /* the model's n x in rows are the k x n matrix column-major */
-             dnnl_memory_desc_init_by_tag(&wei_md, 2, wd, in_t, dnnl_ba) == dnnl_success &&
+             dnnl_memory_desc_init_by_strides(&wei_md, 2, wd, in_t, ws) == dnnl_success &&
              dnnl_memory_desc_init_by_tag(&bia_md, 2, bd, dnnl_f32, dnnl_ab) == dnnl_success &&
-             dnnl_memory_desc_init_by_tag(&dst_md, 2, dd, out_t, dnnl_ab) == dnnl_success &&
-             dnnl_matmul_desc_init(&desc, &src_md, &wei_md, bias ? &bia_md : NULL, &dst_md) ==
-                 dnnl_success &&
+             dnnl_memory_desc_init_by_strides(&dst_md, 2, dd, out_t, ds) == dnnl_success &&
+             dnnl_matmul_desc_init(&desc, &src_md, &wei_md, sh->bias ? &bia_md : NULL,
+                                   &dst_md) == dnnl_success &&
              dnnl_primitive_attr_create(&attr) == dnnl_success;
-    if (ok && acc)
+    if (ok && sh->acc)
         ok = dnnl_post_ops_create(&po) == dnnl_success &&
              dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success &&
              dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
@@ -188,7 +214,7 @@ static int prim_init(const wkv_compute *c, cprim *p, int m, int k, int n, int bi
          dnnl_memory_create(&p->src, &src_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&p->wei, &wei_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&p->dst, &dst_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         (!bias ||
+         (!sh->bias ||
           dnnl_memory_create(&p->bia, &bia_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success);
     if (pd)
         dnnl_primitive_desc_destroy(pd);
@@ -201,17 +227,22 @@ static int prim_init(const wkv_compute *c, cprim *p, int m, int k, int n, int bi
     return ok ? 0 : -1;
 }
 
-static cprim *prim_get(const wkv_compute *c, cpart *pt, int m, int k, int n, int bias, int acc)
+/* The linear layer's shape: the model's n x k rows are B column-major. */
+static cshape linear_shape(const wkv_compute *c, int m, int k, int n, int bias, int acc)
 {
-    for (int i = 0; i < pt->n_prims; i++) {
-        cprim *p = &pt->prims[i];
-        if (p->m == m && p->k == k && p->n == n && p->bias == bias && p->acc == acc)
-            return p;
-    }
+    int i8 = c->type == WKV_COMPUTE_INT8;
+    return (cshape){m, k, n, i8 ? 0 : bias, i8 ? 0 : acc, i8, 1, k, n};
+}
+
+static cprim *prim_get(const wkv_compute *c, cpart *pt, const cshape *sh)
+{
+    for (int i = 0; i < pt->n_prims; i++)
+        if (!memcmp(&pt->prims[i].sh, sh, sizeof *sh))
+            return &pt->prims[i];
     if (pt->n_prims == WKV_MAX_PRIMS) /* a shape mix the encoder never makes */
         prim_free(&pt->prims[--pt->n_prims]);
     cprim *p = &pt->prims[pt->n_prims];
-    if (prim_init(c, p, m, k, n, bias, acc) != 0)
+    if (prim_init(c, p, sh) != 0)
         return NULL;
     pt->n_prims++;
     return p;
@@ -226,6 +257,25 @@ static int grow(void **buf, size_t *have, size_t need)
         return -1;
     *buf = nb;
     *have = need;
+    return 0;
+}
+
+/* Runs one matmul of shape sh on this part's stream (bias may be NULL). */
+static int exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
+                const void *wei, const float *bias, void *dst)
+{
+    cprim *p = prim_get(c, pt, sh);
+    if (!p || dnnl_memory_set_data_handle(p->src, (void *)src) != dnnl_success ||
+        dnnl_memory_set_data_handle(p->wei, (void *)wei) != dnnl_success ||
+        dnnl_memory_set_data_handle(p->dst, dst) != dnnl_success ||
+        (p->bia && dnnl_memory_set_data_handle(p->bia, (void *)bias) != dnnl_success))
+        return -1;
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst},
+        {DNNL_ARG_BIAS, p->bia}};
+    if (dnnl_primitive_execute(p->prim, pt->stream, p->bia ? 4 : 3, args) != dnnl_success ||
+        dnnl_stream_wait(pt->stream) != dnnl_success)
+        return -1;
     return 0;
 }
 
@@ -252,20 +302,8 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
         for (size_t i = 0; i < (size_t)rows * k; i++)
             q[i] = f32_to_bf16(x[i]);
     }
-    cprim *p = prim_get(c, pt, rows, k, n, b != NULL, accumulate);
-    if (!p)
-        return -1;
-    void *dst = i8 ? (void *)pt->acc : (void *)out;
-    if (dnnl_memory_set_data_handle(p->src, pt->qx) != dnnl_success ||
-        dnnl_memory_set_data_handle(p->wei, cw->q) != dnnl_success ||
-        dnnl_memory_set_data_handle(p->dst, dst) != dnnl_success ||
-        (p->bia && dnnl_memory_set_data_handle(p->bia, (void *)b) != dnnl_success))
-        return -1;
-    dnnl_exec_arg_t args[4] = {
-        {DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst},
-        {DNNL_ARG_BIAS, p->bia}};
-    if (dnnl_primitive_execute(p->prim, pt->stream, p->bia ? 4 : 3, args) != dnnl_success ||
-        dnnl_stream_wait(pt->stream) != dnnl_success)
+    cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
+    if (exec(c, pt, &sh, pt->qx, cw->q, b, i8 ? (void *)pt->acc : (void *)out) != 0)
         return -1;
     if (i8)
         for (int r = 0; r < rows; r++) {
@@ -295,10 +333,55 @@ void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1
     wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
 }
 
+void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
+{
+    for (size_t i = (size_t)r0 * d; i < (size_t)r1 * d; i++) {
+        c->k16[i] = f32_to_bf16(k[i]);
+        c->v16[i] = f32_to_bf16(v[i]);
+    }
+}
+
+int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
+                       int T, float scale, float *scores)
+{
+    if (part < 0 || part >= c->n_parts)
+        return -1;
+    cpart *pt = &c->parts[part];
+    omp_set_num_threads(1);
+    size_t need = (size_t)nq * (T > hd ? T : hd) * sizeof(uint16_t);
+    if (grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
+        return -1;
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < hd; j++)
+            pt->att16[(size_t)i * hd + j] = f32_to_bf16(scale * q[(size_t)i * d + j]);
+    /* B = K_h^T: element (j, t) of hd x T at t * d + j */
+    cshape sh = {nq, hd, T, 0, 0, 0, 1, d, T};
+    return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd, NULL, scores);
+}
+
+int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
+                        int h, float *out)
+{
+    if (part < 0 || part >= c->n_parts)
+        return -1;
+    cpart *pt = &c->parts[part];
+    omp_set_num_threads(1);
+    /* att16 holds nq x max(T, hd) since the scores */
+    if (grow((void **)&pt->att16, &pt->att16_bytes, (size_t)nq * T * sizeof(uint16_t)) != 0)
+        return -1;
+    for (size_t i = 0; i < (size_t)nq * T; i++)
+        pt->att16[i] = f32_to_bf16(p[i]);
+    /* B = V_h: element (t, j) of T x hd at t * d + j */
+    cshape sh = {nq, T, hd, 0, 0, 0, d, 1, d};
+    return exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * hd, NULL, out);
+}
+
 void wkv_compute_free(wkv_compute *c)
 {
     if (!c)
         return;
+    free(c->k16);
+    free(c->v16);
     for (int i = 0; c->w && i < c->n_w; i++) {
         free(c->w[i].q);
         free(c->w[i].scale);
@@ -311,6 +394,7 @@ void wkv_compute_free(wkv_compute *c)
         if (pt->stream)
             dnnl_stream_destroy(pt->stream);
         free(pt->qx);
+        free(pt->att16);
         free(pt->row_scale);
         free(pt->acc);
     }
@@ -336,7 +420,9 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     c->n_parts = n_parts > 0 ? n_parts : 1;
     c->w = calloc((size_t)6 * nl + 2, sizeof *c->w);
     c->parts = calloc((size_t)c->n_parts, sizeof *c->parts);
-    if (!c->w || !c->parts)
+    c->k16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
+    c->v16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
+    if (!c->w || !c->parts || !c->k16 || !c->v16)
         goto oom;
     c->w[c->n_w++] = (cweight){m->w.conv1_w, d, hp->n_mels * 3, NULL, NULL};
     c->w[c->n_w++] = (cweight){m->w.conv2_w, d, d * 3, NULL, NULL};
@@ -365,7 +451,8 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     /* a primitive of the encoder's shape now: a CPU without the instructions the type
      * needs is an error here rather than a silent f32 fallback at every product */
     cprim probe;
-    if (prim_init(c, &probe, 16, d, d, 1, 1) != 0) {
+    cshape sh = linear_shape(c, 16, d, d, 1, 1);
+    if (prim_init(c, &probe, &sh) != 0) {
         const dnnl_version_t *v = dnnl_version();
         wkv_set_error(error, "oneDNN %d.%d has no %s matmul on this CPU",
                       v->major, v->minor, wkv_compute_type_name(type));

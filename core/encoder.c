@@ -121,6 +121,8 @@ static void qkv_part(void *arg, int part, int n_parts)
     enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q, 0);
     enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
     enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
+    if (ctx->compute)
+        wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1, d);
 }
 
 /* Self-attention over the whole window for the (head, query block) tasks of [part]:
@@ -144,16 +146,20 @@ static void attention_part(void *arg, int part, int n_parts)
         if (nq <= 0) /* ceil-sized blocks run out early only past 65536 frames */
             continue;
         const float *qh = ctx->enc_q + (size_t)q0 * d + h * hd;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
-                    ctx->enc_k + h * hd, d, 0.0f, scores, T);
+        if (!ctx->compute ||
+            wkv_compute_scores(ctx->compute, part, qh, nq, d, hd, h, T, scale, scores) != 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
+                        ctx->enc_k + h * hd, d, 0.0f, scores, T);
         float inv[WKV_ENC_QBLOCK];
         for (int i = 0; i < nq; i++) {
             float sum = wkv_softmax_exp(scores + (size_t)i * T, T, NULL);
             inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
         }
         float *out = ctx->enc_att + (size_t)q0 * d + h * hd;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, scores, T,
-                    ctx->enc_v + h * hd, d, 0.0f, out, d);
+        if (!ctx->compute ||
+            wkv_compute_context(ctx->compute, part, scores, nq, T, d, hd, h, out) != 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, scores, T,
+                        ctx->enc_v + h * hd, d, 0.0f, out, d);
         /* softmax's normalization on the hd outputs of a row instead of its T scores */
         for (int i = 0; i < nq; i++)
             for (int c = 0; c < hd; c++)
