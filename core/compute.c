@@ -50,10 +50,12 @@ void wkv_compute_free(wkv_compute *c)
 }
 
 void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const float *w, const float *b, int n, float *out, int accumulate)
+                        const float *w, const float *b, int n, float *out, int accumulate,
+                        int same_x)
 {
     (void)c;
     (void)part;
+    (void)same_x;
     wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
 }
 
@@ -118,6 +120,7 @@ typedef struct {
     float *row_scale; /* int8: per row */
     int32_t *acc;     /* int8: s32 products */
     size_t qx_bytes, acc_n, rows_n;
+    int qx_rows, qx_k; /* what qx holds (0: nothing valid) */
 } cpart;
 
 struct wkv_compute {
@@ -280,13 +283,16 @@ static int exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *s
 }
 
 static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *x, int rows,
-               const float *b, float *out, int accumulate)
+               const float *b, float *out, int accumulate, int same_x)
 {
     const int k = cw->in, n = cw->n, i8 = c->type == WKV_COMPUTE_INT8;
     /* oneDNN under OpenMP runs on omp_get_max_threads() of the calling thread: one,
      * since this part is one of the context's `threads` */
     omp_set_num_threads(1);
     size_t elt = i8 ? 1 : 2;
+    if (same_x && pt->qx_rows == rows && pt->qx_k == k)
+        goto convert_done;
+    pt->qx_rows = 0;
     if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
         return -1;
     if (i8) {
@@ -302,6 +308,8 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
         for (size_t i = 0; i < (size_t)rows * k; i++)
             q[i] = f32_to_bf16(x[i]);
     }
+    pt->qx_rows = rows, pt->qx_k = k;
+convert_done:;
     cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
     if (exec(c, pt, &sh, pt->qx, cw->q, b, i8 ? (void *)pt->acc : (void *)out) != 0)
         return -1;
@@ -318,7 +326,8 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
 }
 
 void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const float *w, const float *b, int n, float *out, int accumulate)
+                        const float *w, const float *b, int n, float *out, int accumulate,
+                        int same_x)
 {
     if (r1 <= r0)
         return;
@@ -328,8 +337,10 @@ void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1
             cw = &c->w[i];
     if (cw && part >= 0 && part < c->n_parts &&
         run(c, &c->parts[part], cw, x + (size_t)r0 * in, r1 - r0, b, out + (size_t)r0 * n,
-            accumulate) == 0)
+            accumulate, same_x) == 0)
         return;
+    if (part >= 0 && part < c->n_parts) /* its rows were not converted: no reuse */
+        c->parts[part].qx_rows = 0;
     wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
 }
 

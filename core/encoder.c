@@ -47,7 +47,7 @@ static void enc_linear(wkv_context *ctx, int part, const float *x, int r0, int r
                        const float *w, const float *b, int n, float *out, int accumulate)
 {
     if (ctx->compute)
-        wkv_compute_linear(ctx->compute, part, x, r0, r1, in, w, b, n, out, accumulate);
+        wkv_compute_linear(ctx->compute, part, x, r0, r1, in, w, b, n, out, accumulate, 0);
     else
         wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
 }
@@ -119,10 +119,16 @@ static void qkv_part(void *arg, int part, int n_parts)
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->attn_ln_w, L->attn_ln_b);
     enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q, 0);
-    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
-    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
-    if (ctx->compute)
+    if (ctx->compute) { /* k and v read the rows q just converted */
+        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d,
+                           ctx->enc_k, 0, 1);
+        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b,
+                           d, ctx->enc_v, 0, 1);
         wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1, d);
+    } else {
+        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
+        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
+    }
 }
 
 /* Self-attention over the whole window for the (head, query block) tasks of [part]:
