@@ -6,7 +6,7 @@
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
-#include "genlib.h"
+#include "random_model.h"
 #include "testutil.h"
 #include "whisperkv.h"
 
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static double rel_error(const float *a, const float *ref, size_t n)
 {
@@ -29,30 +28,13 @@ static double rel_error(const float *a, const float *ref, size_t n)
 
 static void check_size(const char *size)
 {
-    gen_params p;
-    gen_params_preset(&p, size);
-    char path[] = "/tmp/wkv-test-compute-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    if (fd < 0)
-        return;
-    close(fd);
-    char *err = NULL;
-    CHECK(gen_model_write(path, &p, &err) == 0, "%s", err ? err : "");
-    wkv_model *model = wkv_model_load(path, &err);
-    unlink(path);
-    CHECK(model != NULL, "%s", err ? err : "");
+    wkv_model *model = tu_random_model(size);
     if (!model)
         return;
     const wkv_hparams *hp = wkv_model_hparams(model);
-    size_t n_mel = (size_t)hp->n_mels * WKV_N_FRAMES;
     size_t n_out = (size_t)hp->n_audio_ctx * hp->n_audio_state;
-    float *mel = malloc(n_mel * sizeof *mel), *ref = malloc(n_out * sizeof *ref);
-    uint32_t r = 7;
-    for (size_t i = 0; i < n_mel; i++) {
-        r = r * 1664525u + 1013904223u;
-        mel[i] = (float)(r >> 8) / 16777216.0f * 2.0f - 1.0f;
-    }
+    float *mel = tu_random_mel(hp, 7), *ref = malloc(n_out * sizeof *ref);
+    char *err = NULL;
     wkv_context *ctx = wkv_context_new(model, 2, &err);
     CHECK(ctx != NULL, "%s", err ? err : "");
     CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_AUTO, &err) == 0 &&

@@ -12,7 +12,7 @@
  *  - with oneDNN (bf16, int8), the same: a threads=1 context uses one core, and a
  *    context adds its pool's workers to the process and no thread more (oneDNN's
  *    OpenMP team would stay alive after its first product). */
-#include "genlib.h"
+#include "random_model.h"
 #include "testutil.h"
 #include "whisperkv.h"
 
@@ -115,29 +115,13 @@ static void check_dnnl_threads(const wkv_model *model, const float *mel)
 int main(void)
 {
     /* the tiny size: its products are large enough for OpenBLAS to thread them */
-    gen_params p;
-    gen_params_preset(&p, "tiny");
-    char path[] = "/tmp/wkv-test-threads-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    if (fd < 0)
-        return 1;
-    close(fd);
-    char *err = NULL;
-    CHECK(gen_model_write(path, &p, &err) == 0, "%s", err ? err : "");
-    wkv_model *model = wkv_model_load(path, &err);
-    unlink(path);
-    CHECK(model != NULL, "%s", err ? err : "");
+    wkv_model *model = tu_random_model("tiny");
     if (!model)
         return 1;
     const wkv_hparams *hp = wkv_model_hparams(model);
-    size_t n_mel = (size_t)hp->n_mels * WKV_N_FRAMES, n_out = (size_t)hp->n_audio_ctx * hp->n_audio_state;
-    float *mel = malloc(n_mel * sizeof *mel);
-    uint32_t r = 3;
-    for (size_t i = 0; i < n_mel; i++) {
-        r = r * 1664525u + 1013904223u;
-        mel[i] = (float)(r >> 8) / 16777216.0f * 2.0f - 1.0f;
-    }
+    size_t n_out = (size_t)hp->n_audio_ctx * hp->n_audio_state;
+    float *mel = tu_random_mel(hp, 3);
+    char *err = NULL;
 
 #ifdef WKV_TEST_OPENBLAS
     openblas_set_num_threads(2); /* what an application may have done */
