@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "cue_cut.h"
 #include "whisperkv.h"
 
 typedef struct {
