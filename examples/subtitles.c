@@ -118,9 +118,7 @@ wkv_cues *wkv_cues_new(const wkv_cue_options *opts, gboolean vtt, FILE *out)
     c->vtt = vtt;
     c->highlight = opts->highlight_words;
     c->out = out;
-    wkv_cue_cut_options co = {opts->max_line_width, opts->max_line_count,
-                              opts->max_words_per_line};
-    c->cut = wkv_cue_cutter_new(&co, emit, c);
+    c->cut = wkv_cue_cutter_new(&opts->cut, emit, c);
     return c;
 }
 
