@@ -8,12 +8,11 @@
 
 #include <glib.h>
 
+#include "cue_cut.h"
 #include "whisperkv.h"
 
 typedef struct {
-    int max_line_width;     /* 0: none */
-    int max_line_count;     /* 0: none */
-    int max_words_per_line; /* 0: none */
+    wkv_cue_cut_options cut; /* where cues break (cues/cue_cut.h) */
     gboolean highlight_words;
 } wkv_cue_options;
 

@@ -123,7 +123,7 @@ gboolean wkv_word_options_apply(const wkv_model *model, wkv_options *opts, wkv_o
     opts->append_punctuations = opt_append;
     if (!isnan(opt_hallucination))
         opts->hallucination_silence_threshold = (float)opt_hallucination;
-    wkv_cue_options cues = {MAX(opt_width, 0), MAX(opt_count, 0), MAX(opt_per_line, 0),
+    wkv_cue_options cues = {{MAX(opt_width, 0), MAX(opt_count, 0), MAX(opt_per_line, 0)},
                             opt_highlight};
     wkv_output_set_words(out, &cues, name);
     free(name);

@@ -42,6 +42,12 @@ enum {
     PROP_COMPRESSION_RATIO_THRESHOLD,
     PROP_LOGPROB_THRESHOLD,
     PROP_SEED,
+    PROP_WORD_TIMESTAMPS,
+    PROP_ALIGNMENT_HEADS,
+    PROP_TEXT_UNIT,
+    PROP_MAX_LINE_WIDTH,
+    PROP_MAX_LINE_COUNT,
+    PROP_MAX_WORDS_PER_LINE,
     PROP_WINDOWS,
     PROP_TOKENS,
     PROP_ENCODER_MS,
@@ -70,11 +76,32 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_COMPRESSION_RATIO_THRESHOLD] = FIELD(compression_ratio_threshold),
     [PROP_LOGPROB_THRESHOLD] = FIELD(logprob_threshold),
     [PROP_SEED] = FIELD(seed),
+    [PROP_WORD_TIMESTAMPS] = FIELD(word_timestamps),
+    [PROP_ALIGNMENT_HEADS] = FIELD(alignment_heads),
+    [PROP_TEXT_UNIT] = FIELD(text_unit),
+    [PROP_MAX_LINE_WIDTH] = FIELD(cue.max_line_width),
+    [PROP_MAX_LINE_COUNT] = FIELD(cue.max_line_count),
+    [PROP_MAX_WORDS_PER_LINE] = FIELD(cue.max_words_per_line),
 };
 
 static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_TYPE(GstWhisper, gst_whisper, GST_TYPE_ELEMENT)
+
+GType gst_whisper_text_unit_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_WHISPER_TEXT_UNIT_SEGMENT, "One buffer per segment", "segment"},
+        {GST_WHISPER_TEXT_UNIT_WORD, "One buffer per word (needs word-timestamps)", "word"},
+        {GST_WHISPER_TEXT_UNIT_CUE, "One buffer per subtitle cue (needs word-timestamps)",
+         "cue"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperTextUnit", values));
+    return (GType)type;
+}
 
 /* ------------------------------------------------------------------ accessors */
 
@@ -177,6 +204,13 @@ static void snapshot_options(GstWhisper *self, gchar **path, gchar **language, g
     o->compression_ratio_threshold = p->compression_ratio_threshold;
     o->logprob_threshold = p->logprob_threshold;
     o->seed = p->seed;
+    o->word_timestamps = p->word_timestamps;
+    g_free(self->w.opt_heads);
+    self->w.opt_heads = g_strdup(p->alignment_heads && *p->alignment_heads ? p->alignment_heads
+                                                                           : "auto");
+    o->alignment_heads = self->w.opt_heads;
+    self->w.text_unit = p->text_unit;
+    self->w.cue_opts = p->cue;
     memset(&self->stats, 0, sizeof self->stats);
 }
 
@@ -208,6 +242,25 @@ static wkv_context *open_context(GstWhisper *self, const gchar *language, gint t
     return ctx;
 }
 
+/* The alignment heads the words will use, said on the log; FALSE with a message (g_free)
+ * when the spec does not fit the model. */
+static gboolean check_heads(GstWhisper *self, gchar **err)
+{
+    char *cerr = NULL;
+    char *name = wkv_alignment_heads_name(gst_whisper_model_get(self->w.model),
+                                          self->w.opts.alignment_heads, &cerr);
+    if (!name) {
+        *err = g_strdup_printf("alignment-heads '%s': %s", self->w.opts.alignment_heads,
+                               cerr ? cerr : "not usable with this model");
+        free(cerr);
+        return FALSE;
+    }
+    GST_INFO_OBJECT(self, "word timestamps with alignment heads %s (alignment-heads=%s)", name,
+                    self->w.opts.alignment_heads);
+    free(name);
+    return TRUE;
+}
+
 static void post_load_progress(GstWhisper *self, GstProgressType type, const gchar *text)
 {
     gst_element_post_message(GST_ELEMENT(self),
@@ -228,6 +281,16 @@ static gboolean load_model(GstWhisper *self)
     if (!w->opt_prompt)
         g_free(prompt);
     w->opts.initial_prompt = w->opt_prompt; /* the long form encodes it */
+    if (w->text_unit != GST_WHISPER_TEXT_UNIT_SEGMENT && !w->opts.word_timestamps) {
+        /* as the CLI's exit 2: words and cues cannot be made without the words */
+        GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+            ("text-unit=%s needs word-timestamps=true",
+             w->text_unit == GST_WHISPER_TEXT_UNIT_WORD ? "word" : "cue"),
+            ("set word-timestamps=true, or text-unit=segment"));
+        g_free(path);
+        g_free(language);
+        return FALSE;
+    }
 
     post_load_progress(self, GST_PROGRESS_TYPE_START, path ? path : "(no model)");
     GError *gerr = NULL;
@@ -235,6 +298,10 @@ static gboolean load_model(GstWhisper *self)
     w->model = gst_whisper_model_acquire(path, &gerr);
     if (w->model)
         w->ctx = open_context(self, language, threads, &err);
+    if (w->ctx && w->opts.word_timestamps && !check_heads(self, &err)) {
+        wkv_context_free(w->ctx);
+        w->ctx = NULL;
+    }
     if (!w->model || err) {
         post_load_progress(self, GST_PROGRESS_TYPE_ERROR, "failed");
         if (!w->model)
@@ -273,6 +340,7 @@ static void unload_model(GstWhisper *self)
     wkv_longform_free(w->lf);
     w->lf = NULL;
     w->lf_item = NULL;
+    gst_whisper_worker_forget_cues(self);
     wkv_context_free(w->ctx);
     w->ctx = NULL;
     gst_whisper_model_release(w->model);
@@ -343,7 +411,10 @@ static void set_field(GstWhisper *self, gsize field, const GValue *value)
         g_free(*(gchar **)p);
         *(gchar **)p = g_value_dup_string(value);
         break;
-    default: g_assert_not_reached();
+    default:
+        g_assert(G_VALUE_HOLDS_ENUM(value));
+        *(gint *)p = g_value_get_enum(value);
+        break;
     }
 }
 
@@ -357,7 +428,10 @@ static void get_field(GstWhisper *self, gsize field, GValue *value)
     case G_TYPE_UINT64: g_value_set_uint64(value, *(const guint64 *)p); break;
     case G_TYPE_FLOAT: g_value_set_float(value, *(const gfloat *)p); break;
     case G_TYPE_STRING: g_value_set_string(value, *(gchar *const *)p); break;
-    default: g_assert_not_reached();
+    default:
+        g_assert(G_VALUE_HOLDS_ENUM(value));
+        g_value_set_enum(value, *(const gint *)p);
+        break;
     }
 }
 
@@ -434,6 +508,8 @@ static void gst_whisper_finalize(GObject *object)
     g_free(self->props.model_path);
     g_free(self->props.language);
     g_free(self->props.initial_prompt);
+    g_free(self->props.alignment_heads);
+    g_free(self->w.opt_heads);
     g_free(self->w.opt_language);
     g_free(self->w.opt_prompt);
     gst_whisper_live_free(self);
@@ -553,6 +629,40 @@ static void make_decoding_props(const wkv_options *d)
         0, G_MAXUINT64, d->seed, rw_ready);
 }
 
+/* Words and cues: defaults from the core's (word_timestamps, alignment_heads) and the
+ * CLI's (the cue options: 0, none). */
+static void make_word_props(const wkv_options *d)
+{
+    const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                 GST_PARAM_MUTABLE_READY;
+    properties[PROP_WORD_TIMESTAMPS] = g_param_spec_boolean("word-timestamps",
+        "Word timestamps", "Offline: time every word as the reference does (alignment "
+        "heads' cross-attention, DTW); whisper-segment messages then carry a 'words' list, "
+        "and text-unit can be word or cue. Live runs ignore it for now",
+        d->word_timestamps != 0, rw_ready);
+    properties[PROP_ALIGNMENT_HEADS] = g_param_spec_string("alignment-heads",
+        "Alignment heads", "Heads whose cross-attention times the words: auto (the "
+        "checkpoint's table when the model matches one, else default), default (every head "
+        "of the last half of the decoder layers), a checkpoint name (tiny.en ... "
+        "large-v3-turbo) or L.H,L.H,...", d->alignment_heads ? d->alignment_heads : "auto",
+        rw_ready);
+    properties[PROP_TEXT_UNIT] = g_param_spec_enum("text-unit", "Text unit",
+        "What one text buffer holds: a segment, a word (its own PTS and duration, as the "
+        "gst-plugins-rs transcribers), or a subtitle cue cut by max-line-width, "
+        "max-line-count and max-words-per-line ('\\n' between lines). word and cue need "
+        "word-timestamps (else the element fails to start); offline only, live runs push "
+        "segments", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
+    properties[PROP_MAX_LINE_WIDTH] = g_param_spec_int("max-line-width", "Maximum line width",
+        "text-unit=cue: characters per line before a line break (0: none; as the "
+        "reference's max_line_width)", 0, 100000, 0, rw_ready);
+    properties[PROP_MAX_LINE_COUNT] = g_param_spec_int("max-line-count", "Maximum line count",
+        "text-unit=cue: lines per cue (0: none; with max-line-width, as the reference's "
+        "max_line_count)", 0, 100000, 0, rw_ready);
+    properties[PROP_MAX_WORDS_PER_LINE] = g_param_spec_int("max-words-per-line",
+        "Maximum words per line", "text-unit=cue: words per line (0: none; as the "
+        "reference's max_words_per_line)", 0, 100000, 0, rw_ready);
+}
+
 static void make_stats_props(void)
 {
     const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
@@ -591,6 +701,7 @@ static void gst_whisper_class_init(GstWhisperClass *klass)
     wkv_options_default(&d);
     make_stream_props();
     make_decoding_props(&d);
+    make_word_props(&d);
     make_stats_props();
     g_object_class_install_properties(gobject_class, N_PROPS, properties);
 

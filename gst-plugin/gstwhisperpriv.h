@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include "cue_cut.h"
 #include "gstwhisper.h"
 
 G_BEGIN_DECLS
@@ -66,13 +67,24 @@ typedef struct {
     gint64 last_run;  /* live: len at the last run */
 } WItem;
 
-/* A segment decoded, to be pushed after the window. */
+/* A word of a segment, for its whisper-segment message. */
+typedef struct {
+    gchar *word;
+    GstClockTime start, end;
+    double probability;
+} WWord;
+
+/* A segment decoded, to be pushed after the window; or (text-unit word or cue) a word
+ * or a cue, which only makes a buffer. */
 typedef struct {
     gchar *text;
     GstClockTime pts, duration;
     double avg_logprob, no_speech_prob;
     gboolean final;
     GstClockTime arrived; /* live finals: clock time its first sample came, else NONE */
+    gboolean no_buffer;   /* a segment whose text goes out as words or cues */
+    gboolean text_only;   /* a word or a cue: a buffer, no message or tags */
+    GArray *words;        /* WWord (word timestamps on), else NULL */
 } WSeg;
 
 /* Properties: under the object lock. */
@@ -90,6 +102,10 @@ typedef struct {
     gboolean temperature_fallback;
     gfloat compression_ratio_threshold, logprob_threshold;
     guint64 seed;
+    gboolean word_timestamps;
+    gchar *alignment_heads;
+    gint text_unit;          /* GstWhisperTextUnit */
+    wkv_cue_cut_options cue; /* text-unit=cue */
 } GstWhisperProps;
 
 /* Statistics since the model was loaded: under the object lock. */
@@ -137,6 +153,14 @@ typedef struct {
     GstClockTime text_floor;  /* no text may start before: the last text buffer's PTS or
                                * the end of the last GAP sent, or NONE */
     gboolean late;            /* a late-commit episode is going on (warned once) */
+    /* words and cues (offline) */
+    gchar *opt_heads;         /* opts.alignment_heads */
+    gint text_unit;           /* GstWhisperTextUnit */
+    wkv_cue_cut_options cue_opts;
+    wkv_cue_cutter *cut;      /* text-unit=cue: the current stretch's cues */
+    GPtrArray *cue_out;       /* where complete cues go (WSeg*), while cutting */
+    GstClockTime cue_t0, cue_limit; /* as CollectCtx's, for the cues being cut */
+    guint cue_lateness;
 } GstWhisperWorker;
 
 /* The live driver's (worker-only). */
@@ -244,6 +268,8 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
 void gst_whisper_worker_loop(gpointer data);
 gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err);
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n);
+/* Drops the cues being cut (the model is unloaded). */
+void gst_whisper_worker_forget_cues(GstWhisper *self);
 
 /* gstwhisperlive.c: the live driver, behind this interface (all worker-only). */
 void gst_whisper_live_init(GstWhisper *self);

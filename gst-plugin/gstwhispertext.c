@@ -19,6 +19,11 @@ void gst_whisper_seg_free(gpointer p)
 {
     WSeg *s = p;
     g_free(s->text);
+    if (s->words) {
+        for (guint i = 0; i < s->words->len; i++)
+            g_free(g_array_index(s->words, WWord, i).word);
+        g_array_free(s->words, TRUE);
+    }
     g_free(s);
 }
 
@@ -180,11 +185,27 @@ static void post_segment_message(GstWhisper *self, const WSeg *s, const gchar *l
         "avg-logprob", G_TYPE_DOUBLE, s->avg_logprob,
         "no-speech-prob", G_TYPE_DOUBLE, s->no_speech_prob,
         "final", G_TYPE_BOOLEAN, s->final, NULL);
+    if (s->words) {
+        GValue list = G_VALUE_INIT, item = G_VALUE_INIT;
+        g_value_init(&list, GST_TYPE_LIST);
+        for (guint i = 0; i < s->words->len; i++) {
+            const WWord *w = &g_array_index(s->words, WWord, i);
+            g_value_init(&item, GST_TYPE_STRUCTURE);
+            g_value_take_boxed(&item, gst_structure_new("whisper-word",
+                "word", G_TYPE_STRING, w->word,
+                "start", G_TYPE_UINT64, (guint64)w->start,
+                "end", G_TYPE_UINT64, (guint64)w->end,
+                "probability", G_TYPE_DOUBLE, w->probability, NULL));
+            gst_value_list_append_and_take_value(&list, &item);
+        }
+        gst_structure_take_value(st, "words", &list);
+    }
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), st));
 }
 
 /* Pushes one segment: bus message, tags, and (finals, or partials when asked) a
- * text buffer.  Returns the flow of the push, *pushed whether there was one. */
+ * text buffer, unless its words or cues make the buffers; a word or a cue: only its
+ * buffer.  Returns the flow of the push, *pushed whether there was one. */
 static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *pushed)
 {
     GstWhisperWorker *w = &self->w;
@@ -195,16 +216,23 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
     if ((s->final || partial_buffers) && GST_CLOCK_TIME_IS_VALID(w->text_floor) &&
         s->pts < w->text_floor)
         clamp_to_floor(self, &guarded);
-    post_segment_message(self, s, lang);
+    if (!s->text_only)
+        post_segment_message(self, s, lang);
 
     ensure_text_events(self);
-    if (s->final) {
+    if (s->text_only) {
+        /* a word or a cue: its segment sent the message and tags */
+    } else if (s->final) {
         GstTagList *tags = gst_tag_list_new(GST_WHISPER_TAG_TRANSCRIPT, s->text,
                                             GST_TAG_LANGUAGE_CODE, lang, NULL);
         gst_tag_list_set_scope(tags, GST_TAG_SCOPE_STREAM);
         gst_whisper_queue_src_tags(self, tags);
         gst_pad_push_event(self->textpad, gst_event_new_tag(tags));
     } else if (!partial_buffers) {
+        *pushed = FALSE;
+        return GST_FLOW_OK;
+    }
+    if (s->no_buffer) { /* its words or cues are the buffers */
         *pushed = FALSE;
         return GST_FLOW_OK;
     }

@@ -44,32 +44,130 @@ typedef struct {
     GPtrArray *segs;
 } CollectCtx;
 
-static int collect_segment(const wkv_segment *seg, void *user)
+/* Places `s` at [a, b) seconds of the stretch (t0, limit and lateness as CollectCtx's) and
+ * adds it to `out`; frees it instead when it starts past the limit. */
+static void place(WSeg *s, double a_s, double b_s, GstClockTime t0, GstClockTime limit,
+                  guint lateness, GPtrArray *out)
 {
-    CollectCtx *c = user;
-    WSeg *s = g_new0(WSeg, 1);
-    GstClockTime a = gst_whisper_secs_to_ns(seg->start), b = gst_whisper_secs_to_ns(seg->end);
-    s->text = g_strdup(seg->text);
-    s->pts = c->t0 + a;
+    GstClockTime a = gst_whisper_secs_to_ns(a_s), b = gst_whisper_secs_to_ns(b_s);
+    s->pts = t0 + a;
     s->duration = b > a ? b - a : 0;
-    s->avg_logprob = seg->avg_logprob;
-    s->no_speech_prob = seg->no_speech_prob;
     s->final = TRUE;
     s->arrived = GST_CLOCK_TIME_NONE; /* offline: no latency promise */
-    if (GST_CLOCK_TIME_IS_VALID(c->limit)) {
+    if (GST_CLOCK_TIME_IS_VALID(limit)) {
         /* the last window of a stretch that a DISCONT or a gap closed: no text past
          * the hole (at EOS the segments stay exactly the long form's); the hole is in
          * the audio's time, before `lateness` */
-        if (s->pts >= c->limit) {
+        if (s->pts >= limit) {
             gst_whisper_seg_free(s);
-            return 0;
+            return;
         }
-        if (s->pts + s->duration > c->limit)
-            s->duration = c->limit - s->pts;
+        if (s->pts + s->duration > limit)
+            s->duration = limit - s->pts;
     }
-    s->pts += c->lateness * GST_MSECOND;
-    g_ptr_array_add(c->segs, s);
+    s->pts += lateness * GST_MSECOND;
+    g_ptr_array_add(out, s);
+}
+
+static GstClockTime word_time(const CollectCtx *c, double secs)
+{
+    return c->t0 + gst_whisper_secs_to_ns(secs) + c->lateness * GST_MSECOND;
+}
+
+/* text-unit=cue: a complete cue, its words' texts joined (line breaks included). */
+static void collect_cue(const wkv_cue_word *words, guint n, void *user)
+{
+    GstWhisperWorker *w = user;
+    GString *text = g_string_new(NULL);
+    for (guint i = 0; i < n; i++)
+        g_string_append(text, words[i].text);
+    WSeg *s = g_new0(WSeg, 1);
+    s->text = g_string_free(text, FALSE);
+    s->text_only = TRUE;
+    place(s, words[0].start, words[n - 1].end, w->cue_t0, w->cue_limit, w->cue_lateness,
+          w->cue_out);
+}
+
+static int collect_segment(const wkv_segment *seg, void *user)
+{
+    CollectCtx *c = user;
+    GstWhisperWorker *w = &c->self->w;
+    WSeg *s = g_new0(WSeg, 1);
+    s->text = g_strdup(seg->text);
+    s->avg_logprob = seg->avg_logprob;
+    s->no_speech_prob = seg->no_speech_prob;
+    s->no_buffer = w->text_unit != GST_WHISPER_TEXT_UNIT_SEGMENT;
+    if (w->opts.word_timestamps) { /* a list, maybe empty, in every message */
+        s->words = g_array_sized_new(FALSE, FALSE, sizeof(WWord), (guint)seg->n_words);
+        for (int k = 0; k < seg->n_words; k++) {
+            const wkv_word *wd = &seg->words[k];
+            WWord ww = {g_strdup(wd->word), word_time(c, wd->start), word_time(c, wd->end),
+                        wd->probability};
+            g_array_append_val(s->words, ww);
+        }
+    }
+    place(s, seg->start, seg->end, c->t0, c->limit, c->lateness, c->segs);
+    if (w->text_unit == GST_WHISPER_TEXT_UNIT_WORD) {
+        for (int k = 0; k < seg->n_words; k++) {
+            WSeg *ws = g_new0(WSeg, 1);
+            ws->text = g_strdup(seg->words[k].word);
+            ws->text_only = TRUE;
+            place(ws, seg->words[k].start, seg->words[k].end, c->t0, c->limit, c->lateness,
+                  c->segs);
+        }
+    } else if (w->text_unit == GST_WHISPER_TEXT_UNIT_CUE && w->cut) {
+        w->cue_out = c->segs;
+        wkv_cue_cutter_segment(w->cut, seg);
+        w->cue_out = NULL;
+    }
     return 0;
+}
+
+/* text-unit=cue: the stretch's cues start (its limit and lateness are set per window);
+ * the last one goes out at its end. */
+static void cues_begin(GstWhisper *self, GstClockTime t0)
+{
+    GstWhisperWorker *w = &self->w;
+    wkv_cue_cutter_free(w->cut);
+    w->cut = NULL;
+    if (w->text_unit != GST_WHISPER_TEXT_UNIT_CUE)
+        return;
+    w->cut = wkv_cue_cutter_new(&w->cue_opts, collect_cue, w);
+    w->cue_t0 = t0;
+    w->cue_limit = GST_CLOCK_TIME_NONE;
+    w->cue_lateness = gst_whisper_props_lateness(self);
+}
+
+/* Text time before which the open cue starts (text_src's time may not pass it yet),
+ * or NONE. */
+static GstClockTime cue_hold(const GstWhisperWorker *w)
+{
+    double start;
+    if (!w->cut || !wkv_cue_cutter_pending(w->cut, &start))
+        return GST_CLOCK_TIME_NONE;
+    return w->cue_t0 + gst_whisper_secs_to_ns(start) + w->cue_lateness * GST_MSECOND;
+}
+
+/* Pushes the stretch's last cue, if any, and forgets the cutter. */
+static void cues_finish(GstWhisper *self)
+{
+    GstWhisperWorker *w = &self->w;
+    if (!w->cut)
+        return;
+    GPtrArray *out = g_ptr_array_new_with_free_func(gst_whisper_seg_free);
+    w->cue_out = out;
+    wkv_cue_cutter_finish(w->cut);
+    w->cue_out = NULL;
+    wkv_cue_cutter_free(w->cut);
+    w->cut = NULL;
+    gst_whisper_text_push_segments(self, out, GST_CLOCK_TIME_NONE);
+    g_ptr_array_unref(out);
+}
+
+void gst_whisper_worker_forget_cues(GstWhisper *self)
+{
+    wkv_cue_cutter_free(self->w.cut);
+    self->w.cut = NULL;
 }
 
 /* The window's log-mel into w->win, detecting the language first when it is pending.
@@ -129,6 +227,8 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     char *err = NULL;
     CollectCtx c = {self, t0, limit, gst_whisper_props_lateness(self),
                     g_ptr_array_new_with_free_func(gst_whisper_seg_free)};
+    self->w.cue_limit = limit;
+    self->w.cue_lateness = c.lateness;
     gint64 next = wkv_longform_window(self->w.lf, seek, size, self->w.win, collect_segment, &c,
                                       &err);
     if (next < 0) {
@@ -155,8 +255,12 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     /* nothing can start before the next window any more (a seek past the end of a
      * stretch that a discontinuity closed stops at its end: the next one starts there) */
     GstClockTime until = t0 + gst_whisper_samples_to_ns(next * WKV_HOP);
-    GstFlowReturn ret = gst_whisper_text_push_segments(self, c.segs,
-        GST_CLOCK_TIME_IS_VALID(limit) ? MIN(until, limit) : until);
+    if (GST_CLOCK_TIME_IS_VALID(limit))
+        until = MIN(until, limit);
+    GstClockTime hold = cue_hold(&self->w); /* the open cue's words start there */
+    if (GST_CLOCK_TIME_IS_VALID(hold))
+        until = MIN(until, hold);
+    GstFlowReturn ret = gst_whisper_text_push_segments(self, c.segs, until);
     g_ptr_array_unref(c.segs);
 
     g_mutex_lock(&self->q.lock);
@@ -185,6 +289,7 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
     w->lf = wkv_longform_new(w->ctx, &w->opts, &err);
     if (!w->lf)
         return gst_whisper_worker_error(self, "long form", err);
+    cues_begin(self, it->t0);
     return TRUE;
 }
 
@@ -206,6 +311,7 @@ static void item_done(GstWhisper *self, WItem *it)
     GstWhisperWorker *w = &self->w;
     g_queue_pop_head(&self->q.items);
     GstClockTime end = it->t0 + gst_whisper_samples_to_ns(it->len);
+    w->cue_limit = !it->eos ? end : GST_CLOCK_TIME_NONE;
     if (w->lf_item == it) {
         wkv_longform_free(w->lf);
         w->lf = NULL;
@@ -214,6 +320,7 @@ static void item_done(GstWhisper *self, WItem *it)
     witem_free(it);
     g_cond_broadcast(&self->q.space);
     g_mutex_unlock(&self->q.lock);
+    cues_finish(self);
     gst_whisper_text_gap(self, end);
 }
 

@@ -95,8 +95,8 @@ GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, Gst
     return core_segments_opts(model_path, pcm, n, t0, &o);
 }
 
-GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n,
-                              GstClockTime t0, const wkv_options *opts)
+void core_run(const gchar *model_path, const float *pcm, gsize n, const wkv_options *opts,
+              wkv_segment_cb cb, void *user)
 {
     char *err = NULL;
     wkv_model *m = wkv_model_load(model_path, &err);
@@ -109,12 +109,18 @@ GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n
     o.mel_norm = WKV_MEL_WINDOW;
     if (wh_no_fallback())
         o.temperature_increment = 0.0f;
-    CoreCollect c = {textseg_array_new(), t0};
-    int r = wkv_transcribe_mel(ctx, mel, &o, core_cb, NULL, &c, &err);
+    int r = wkv_transcribe_mel(ctx, mel, &o, cb, NULL, user, &err);
     fail_unless(r >= 0, "core: %s", err ? err : "");
     wkv_mel_free(mel);
     wkv_context_free(ctx);
     wkv_model_free(m);
+}
+
+GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n,
+                              GstClockTime t0, const wkv_options *opts)
+{
+    CoreCollect c = {textseg_array_new(), t0};
+    core_run(model_path, pcm, n, opts, core_cb, &c);
     return c.segs;
 }
 

@@ -27,6 +27,11 @@ GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, Gst
 GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n,
                               GstClockTime t0, const wkv_options *opts);
 
+/* The core's window-normalized long form on pcm[0..n) with `opts` (mel_norm forced to
+ * WKV_MEL_WINDOW), every segment to `cb`. */
+void core_run(const gchar *model_path, const float *pcm, gsize n, const wkv_options *opts,
+              wkv_segment_cb cb, void *user);
+
 /* The same on a thread of its own (g_thread_join returns the GPtrArray*); pcm must
  * stay alive until then. */
 GThread *core_segments_async(const gchar *model_path, const float *pcm, gsize n,
