@@ -434,7 +434,7 @@ static int vad_commit(wkv_stream *st, int64_t end, double now, char **error)
     if (tail)
         memcpy(st->buf + st->n, rest, (size_t)tail * sizeof *rest);
     st->n += tail;
-    st->last_run = st->base + st->n;
+    st->last_run = st->base; /* the runs ended there: what follows is unheard */
     free(rest);
     return rc;
 }
@@ -451,6 +451,9 @@ static int vad_chunk(wkv_stream *st, float p, double now, char **error)
     if (p >= vp->threshold) {
         g->quiet = -1;
         if (!g->speaking) {
+            /* the silence before it (within one push) is not decoded either */
+            if (st->prev_hyp.n == 0)
+                wkv_stream_drop(st, c - ms_samples(vp->speech_pad_ms));
             g->speaking = 1;
             g->start = c;
         }

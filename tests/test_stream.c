@@ -122,19 +122,25 @@ static void on_segment(const wkv_stream_segment *s, void *user)
     }
 }
 
+/* Stream options that record every run into r on its fake clock. */
+static void recording_options(wkv_stream_options *so, int step, int latency, rec *r)
+{
+    wkv_stream_options_default(so);
+    so->step_ms = step;
+    so->latency_ms = latency;
+    so->clock_ms = fake_clock;
+    so->clock_user = r;
+    so->on_run = on_run;
+    so->run_user = r;
+}
+
 static wkv_stream *open_stream(wkv_context *ctx, const wkv_options *o, int step, int latency,
                                double busy_ms, rec *r)
 {
     memset(r, 0, sizeof *r);
     r->busy = busy_ms;
     wkv_stream_options so;
-    wkv_stream_options_default(&so);
-    so.step_ms = step;
-    so.latency_ms = latency;
-    so.clock_ms = fake_clock;
-    so.clock_user = r;
-    so.on_run = on_run;
-    so.run_user = r;
+    recording_options(&so, step, latency, r);
     char *err = NULL;
     wkv_stream *st = wkv_stream_new(ctx, o, &so, on_segment, r, &err);
     CHECK(st != NULL, "wkv_stream_new: %s", err ? err : "?");
@@ -614,12 +620,7 @@ static wkv_stream *open_vad_stream(fixture *fx, const wkv_vad_model *vad, rec *r
 {
     memset(r, 0, sizeof *r);
     wkv_stream_options so;
-    wkv_stream_options_default(&so);
-    so.step_ms = 1000;
-    so.clock_ms = fake_clock;
-    so.clock_user = r;
-    so.on_run = on_run;
-    so.run_user = r;
+    recording_options(&so, 1000, 8000, r);
     so.vad_model = vad;
     char *err = NULL;
     wkv_stream *st = wkv_stream_new(fx->ctx, &fx->opts, &so, on_segment, r, &err);
@@ -668,11 +669,11 @@ static void test_vad_quiet(fixture *fx, const wkv_vad_model *vad)
 /* Silence, jfk, silence: the leading silence is never decoded; the end of the last
  * speech segment (as wkv_vad_segments finds it on the whole input) commits everything
  * at once, within the minimum silence, padding and a push of the speech's end; the
- * trailing silence costs no run. */
-static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad)
+ * trailing silence costs no run.  Pushed `push` samples at a time. */
+static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t push)
 {
     const wav_data *w = &fx->clip[0];
-    const size_t lead = 3 * WKV_SAMPLE_RATE, trail = 5 * WKV_SAMPLE_RATE, push = 4000;
+    const size_t lead = 3 * WKV_SAMPLE_RATE, trail = 5 * WKV_SAMPLE_RATE;
     size_t n = lead + w->n + trail;
     float *pcm = calloc(n, sizeof *pcm);
     memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
@@ -688,14 +689,15 @@ static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad)
     rec r;
     wkv_stream *st = ns > 0 ? open_vad_stream(fx, vad, &r) : NULL;
     if (st) {
+        push = push < n ? push : n;
         feed(st, pcm, n, push);
         int before_finish = r.n_runs;
         finish(st);
         int64_t first = segs[0].start * WKV_SAMPLE_RATE / 100;
         int64_t last = segs[ns - 1].end * WKV_SAMPLE_RATE / 100;
         int64_t pad = (int64_t)vp.speech_pad_ms * WKV_SAMPLE_RATE / 1000;
-        /* silence is dropped at each push, all but the padding */
-        CHECK(r.n_runs > 0 && r.runs[0].base >= first - pad - (int64_t)push - WKV_VAD_CHUNK,
+        /* silence is dropped at the speech start, all but the padding */
+        CHECK(r.n_runs > 0 && r.runs[0].base >= first - pad - WKV_VAD_CHUNK,
               "the first run starts at %lld, the speech at %lld",
               (long long)(r.n_runs ? r.runs[0].base : -1), (long long)first);
         CHECK(before_finish == r.n_runs, "finish ran %d times on silence",
@@ -730,7 +732,8 @@ static void test_vad(fixture *fx)
     if (!vad)
         return;
     test_vad_quiet(fx, vad);
-    test_vad_speech_end(fx, vad);
+    test_vad_speech_end(fx, vad, 4000);
+    test_vad_speech_end(fx, vad, SIZE_MAX); /* all at once: silence within one push */
     wkv_vad_model_free(vad);
 }
 
