@@ -12,6 +12,15 @@
 #define PROMPT_KEEP 1000          /* committed tokens kept (the decoder uses 223) */
 #define DELAY_BINS 6000           /* commit delays in 10-ms bins up to 60 s */
 
+/* Where the speech is, from the VAD probabilities seen so far (stream indices). */
+typedef struct {
+    wkv_vad_stream *vs;
+    int64_t next;        /* first sample of the next chunk the VAD will score */
+    int speaking;
+    int64_t start;       /* where the speech began */
+    int64_t quiet;       /* where the probabilities fell below threshold - 0.15; -1: not */
+} vad_gate;
+
 struct wkv_stream {
     wkv_context *ctx;
     const wkv_model *m;
@@ -32,6 +41,7 @@ struct wkv_stream {
     wkv_stream_stats stats;
     double delay_sum, delay_min;
     int64_t delay_hist[DELAY_BINS + 1];
+    vad_gate vad;        /* voice activity gating, when so.vad_model is set */
 };
 
 /* One run's pieces with their texts, and what the run decided. */
@@ -55,6 +65,7 @@ void wkv_stream_options_default(wkv_stream_options *o)
     memset(o, 0, sizeof *o);
     o->step_ms = 2000;
     o->latency_ms = 8000;
+    wkv_vad_params_default(&o->vad_params);
 }
 
 wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
@@ -102,6 +113,16 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
+    st->vad.quiet = -1;
+    if (st->so.vad_model) {
+        const char *why = wkv_vad_params_check(&st->so.vad_params);
+        if (why)
+            wkv_set_error(error, "%s", why);
+        if (why || !(st->vad.vs = wkv_vad_stream_new(st->so.vad_model, error))) {
+            wkv_stream_free(st);
+            return NULL;
+        }
+    }
     return st;
 }
 
@@ -115,6 +136,7 @@ void wkv_stream_free(wkv_stream *st)
     free(st->prev_hyp.v);
     free(st->seed);
     free(st->win);
+    wkv_vad_stream_free(st->vad.vs);
     free(st);
 }
 
@@ -372,6 +394,114 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
     return rc;
 }
 
+/* Runs until no audio is held, the last run committing all (wkv_stream_finish). */
+static int finish_runs(wkv_stream *st, double now, char **error)
+{
+    int runs = 0;
+    while (st->n > 0) {
+        if (stream_run(st, now, 1, error) != 0)
+            return -1;
+        runs++;
+    }
+    return runs;
+}
+
+/* ------------------------------------------------------------------ voice activity */
+
+static int64_t ms_samples(int ms)
+{
+    return (int64_t)ms * WKV_SAMPLE_RATE / 1000;
+}
+
+/* Commits everything held before stream index `end` as wkv_stream_finish does and
+ * keeps the samples after it.  0 or -1. */
+static int vad_commit(wkv_stream *st, int64_t end, double now, char **error)
+{
+    int64_t head = end - st->base < st->n ? end - st->base : st->n;
+    if (head <= 0)
+        return 0;
+    int64_t tail = st->n - head;
+    float *rest = tail ? malloc((size_t)tail * sizeof *rest) : NULL;
+    if (tail && !rest) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    if (tail)
+        memcpy(rest, st->buf + head, (size_t)tail * sizeof *rest);
+    st->n = head;
+    int rc = finish_runs(st, now, error) < 0 ? -1 : 0;
+    wkv_stream_drop(st, end); /* finish keeps nothing; after an error, neither do we */
+    if (tail)
+        memcpy(st->buf + st->n, rest, (size_t)tail * sizeof *rest);
+    st->n += tail;
+    st->last_run = st->base; /* the runs ended there: what follows is unheard */
+    free(rest);
+    return rc;
+}
+
+/* One chunk's probability on the hysteresis whisper.cpp's segmenter uses (speech at
+ * p >= threshold, silence below threshold - 0.15 for min_silence): a speech end
+ * commits at once, padded like a segment end; a short burst no run saw is dropped. */
+static int vad_chunk(wkv_stream *st, float p, double now, char **error)
+{
+    vad_gate *g = &st->vad;
+    const wkv_vad_params *vp = &st->so.vad_params;
+    int64_t c = g->next;
+    g->next += WKV_VAD_CHUNK;
+    if (p >= vp->threshold) {
+        g->quiet = -1;
+        if (!g->speaking) {
+            /* the silence before it (within one push) is not decoded either */
+            if (st->prev_hyp.n == 0)
+                wkv_stream_drop(st, c - ms_samples(vp->speech_pad_ms));
+            g->speaking = 1;
+            g->start = c;
+        }
+        return 0;
+    }
+    if (!g->speaking || p >= vp->threshold - 0.15f)
+        return 0;
+    if (g->quiet < 0)
+        g->quiet = c;
+    if (c - g->quiet < ms_samples(vp->min_silence_duration_ms))
+        return 0;
+    g->speaking = 0;
+    int64_t end = g->quiet + ms_samples(vp->speech_pad_ms);
+    g->quiet = -1;
+    int unheard = st->last_run <= g->start && st->prev_hyp.n == 0;
+    if (unheard && end - g->start < ms_samples(vp->min_speech_duration_ms)) {
+        wkv_stream_drop(st, end);
+        return 0;
+    }
+    return vad_commit(st, end, now, error);
+}
+
+/* Scores the n samples just appended (the last n held); 0 or -1. */
+static int vad_feed(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
+{
+    enum { PIECE = 16 * WKV_VAD_CHUNK };
+    float probs[WKV_VAD_MAX_PROBS(PIECE)];
+    for (size_t i = 0; i < n; i += PIECE) {
+        size_t k = n - i < PIECE ? n - i : PIECE;
+        size_t np = wkv_vad_push(st->vad.vs, pcm + i, k, probs);
+        for (size_t j = 0; j < np; j++)
+            if (vad_chunk(st, probs[j], now, error) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+/* Silence with nothing uncommitted: dropped unheard but for the padding a speech
+ * start takes from before it, and the step counts from the speech. */
+static int vad_idle(wkv_stream *st)
+{
+    if (st->vad.speaking || st->prev_hyp.n > 0)
+        return 0;
+    wkv_stream_drop(st, st->vad.next - ms_samples(st->so.vad_params.speech_pad_ms));
+    st->last_run = st->base + st->n;
+    return 1;
+}
+
 /* ------------------------------------------------------------------ the caller's side */
 
 int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
@@ -393,21 +523,28 @@ int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char
         st->n += (int64_t)n;
         st->stats.audio_s += (double)n / WKV_SAMPLE_RATE;
     }
+    int64_t runs0 = st->stats.runs;
+    if (st->vad.vs && vad_feed(st, pcm, n, now, error) != 0)
+        return -1;
     int64_t step = (int64_t)st->so.step_ms * WKV_SAMPLE_RATE / 1000;
-    if (st->n == 0 || st->base + st->n - st->last_run < step)
-        return 0;
-    return stream_run(st, now, 0, error) == 0 ? 1 : -1;
+    if ((st->vad.vs && vad_idle(st)) || st->n == 0 || st->base + st->n - st->last_run < step)
+        return (int)(st->stats.runs - runs0);
+    return stream_run(st, now, 0, error) == 0 ? (int)(st->stats.runs - runs0) : -1;
 }
 
 int wkv_stream_finish(wkv_stream *st, double now, char **error)
 {
-    int runs = 0;
-    while (st->n > 0) {
-        if (stream_run(st, now, 1, error) != 0)
-            return -1;
-        runs++;
+    if (st->vad.vs && st->vad.next < st->base + st->n) {
+        /* the partial chunk's score is not needed: what follows is a new grid */
+        float p;
+        wkv_vad_finish(st->vad.vs, &p);
+        st->vad.next = st->base + st->n;
     }
-    return runs;
+    if (st->vad.vs && !st->vad.speaking && st->prev_hyp.n == 0)
+        wkv_stream_drop(st, st->base + st->n); /* silence: nothing to run on */
+    st->vad.speaking = 0;
+    st->vad.quiet = -1;
+    return finish_runs(st, now, error);
 }
 
 void wkv_stream_reset(wkv_stream *st)
@@ -418,6 +555,11 @@ void wkv_stream_reset(wkv_stream *st)
     st->committed.n = 0;
     wkv_ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
     st->prev_hyp.n = 0;
+    if (st->vad.vs)
+        wkv_vad_stream_reset(st->vad.vs);
+    st->vad.next = st->base;
+    st->vad.speaking = 0;
+    st->vad.quiet = -1;
 }
 
 void wkv_stream_drop(wkv_stream *st, int64_t index)

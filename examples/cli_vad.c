@@ -53,6 +53,7 @@ GOptionEntry wkv_cli_vad_entries[] = {
 static wkv_vad_params params;
 static const char *model_path;
 static wkv_vad_map *map; /* set by wkv_cli_vad_filter */
+static wkv_vad_model *live_model; /* set by wkv_cli_vad_live */
 
 static int set_error(char **msg, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -337,8 +338,26 @@ void wkv_cli_vad_map_token(int64_t *t0, int64_t *t1)
         wkv_vad_map_token(map, *t0, *t1, t0, t1);
 }
 
+int wkv_cli_vad_live(wkv_stream_options *so, char **msg)
+{
+    if (!wkv_cli_vad_enabled())
+        return 0;
+    char *err = NULL;
+    live_model = wkv_vad_model_load(model_path, &err);
+    if (!live_model) {
+        set_error(msg, "%s", err ? err : "cannot load the VAD model");
+        free(err);
+        return 1;
+    }
+    so->vad_model = live_model;
+    so->vad_params = params;
+    return 0;
+}
+
 void wkv_cli_vad_cleanup(void)
 {
     wkv_vad_map_free(map);
     map = NULL;
+    wkv_vad_model_free(live_model);
+    live_model = NULL;
 }

@@ -31,7 +31,10 @@ void wkv_cli_vad_map_segment(wkv_segment *seg);
 /* Token times (centiseconds of the transcribed audio) onto the input's, the way
  * whisper.cpp maps token times (for word timestamps; nothing without VAD). */
 void wkv_cli_vad_map_token(int64_t *t0, int64_t *t1);
-/* Frees what wkv_cli_vad_filter kept. */
+/* --live: the stream gates itself (whisperkv.h, wkv_stream_options.vad_model); loads
+ * the model into so (nothing without VAD).  Returns 0, or 1 with a message in *msg. */
+int wkv_cli_vad_live(wkv_stream_options *so, char **msg);
+/* Frees what wkv_cli_vad_filter and wkv_cli_vad_live kept. */
 void wkv_cli_vad_cleanup(void);
 
 #endif

@@ -446,6 +446,8 @@ static int run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_opti
     wkv_stream_options_default(&so);
     so.step_ms = opt_step;
     so.latency_ms = opt_latency;
+    if (wkv_cli_vad_live(&so, err) != 0)
+        return -1;
     wkv_stream *st = wkv_stream_new(ctx, opts, &so, on_live_segment, out, err);
     if (!st)
         return -1;
@@ -659,7 +661,8 @@ int main(int argc, char **argv)
         goto done;
     }
     double duration = (double)n_samples / WKV_SAMPLE_RATE;
-    if (wkv_cli_vad_enabled() && wkv_cli_vad_filter(&pcm, &n_samples, &err) != 0) {
+    /* live, the stream gates with VAD itself (run_live) */
+    if (wkv_cli_vad_enabled() && !opt_live && wkv_cli_vad_filter(&pcm, &n_samples, &err) != 0) {
         status = fail(1, "%s", err);
         goto done;
     }

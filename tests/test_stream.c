@@ -122,19 +122,25 @@ static void on_segment(const wkv_stream_segment *s, void *user)
     }
 }
 
+/* Stream options that record every run into r on its fake clock. */
+static void recording_options(wkv_stream_options *so, int step, int latency, rec *r)
+{
+    wkv_stream_options_default(so);
+    so->step_ms = step;
+    so->latency_ms = latency;
+    so->clock_ms = fake_clock;
+    so->clock_user = r;
+    so->on_run = on_run;
+    so->run_user = r;
+}
+
 static wkv_stream *open_stream(wkv_context *ctx, const wkv_options *o, int step, int latency,
                                double busy_ms, rec *r)
 {
     memset(r, 0, sizeof *r);
     r->busy = busy_ms;
     wkv_stream_options so;
-    wkv_stream_options_default(&so);
-    so.step_ms = step;
-    so.latency_ms = latency;
-    so.clock_ms = fake_clock;
-    so.clock_user = r;
-    so.on_run = on_run;
-    so.run_user = r;
+    recording_options(&so, step, latency, r);
     char *err = NULL;
     wkv_stream *st = wkv_stream_new(ctx, o, &so, on_segment, r, &err);
     CHECK(st != NULL, "wkv_stream_new: %s", err ? err : "?");
@@ -608,6 +614,129 @@ static void test_language(const char *model_path, const wav_data *w)
     wkv_model_free(m);
 }
 
+/* ------------------------------------------------------------------ voice activity */
+
+static wkv_stream *open_vad_stream(fixture *fx, const wkv_vad_model *vad, rec *r)
+{
+    memset(r, 0, sizeof *r);
+    wkv_stream_options so;
+    recording_options(&so, 1000, 8000, r);
+    so.vad_model = vad;
+    char *err = NULL;
+    wkv_stream *st = wkv_stream_new(fx->ctx, &fx->opts, &so, on_segment, r, &err);
+    CHECK(st != NULL, "wkv_stream_new with VAD: %s", err ? err : "?");
+    free(err);
+    return st;
+}
+
+/* 20 s of silence, low noise and a steady tone: with VAD no run and no text, and the
+ * audio is dropped; without it the random model runs and writes text there. */
+static void test_vad_quiet(fixture *fx, const wkv_vad_model *vad)
+{
+    size_t n = 20 * WKV_SAMPLE_RATE;
+    float *pcm = malloc(n * sizeof *pcm);
+    static const char *const kinds[3] = {"silence", "noise", "tone"};
+    for (int k = 0; k < 3; k++) {
+        uint32_t x = 12345;
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1664525u + 1013904223u;
+            pcm[i] = k == 0   ? 0.0f
+                     : k == 1 ? 0.003f * ((float)(x >> 8) / (float)(1 << 24) - 0.5f)
+                              : 0.3f * (float)sin(2 * M_PI * 440.0 * (double)i / WKV_SAMPLE_RATE);
+        }
+        for (int on = 0; on <= 1; on++) {
+            rec r;
+            wkv_stream *st = open_vad_stream(fx, on ? vad : NULL, &r);
+            if (!st)
+                break;
+            feed(st, pcm, n, 4000);
+            finish(st);
+            if (on)
+                CHECK(r.n_runs == 0 && r.n_finals == 0 && r.n_partials == 0 &&
+                          wkv_stream_base(st) == (int64_t)n,
+                      "VAD on %s: %d runs, %d finals, %d partials, base %lld", kinds[k],
+                      r.n_runs, r.n_finals, r.n_partials, (long long)wkv_stream_base(st));
+            else
+                CHECK(r.n_runs > 0, "without VAD %s made no run: the check above is void",
+                      kinds[k]);
+            wkv_stream_free(st);
+            rec_free(&r);
+        }
+    }
+    free(pcm);
+}
+
+/* Silence, jfk, silence: the leading silence is never decoded; the end of the last
+ * speech segment (as wkv_vad_segments finds it on the whole input) commits everything
+ * at once, within the minimum silence, padding and a push of the speech's end; the
+ * trailing silence costs no run.  Pushed `push` samples at a time. */
+static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t push)
+{
+    const wav_data *w = &fx->clip[0];
+    const size_t lead = 3 * WKV_SAMPLE_RATE, trail = 5 * WKV_SAMPLE_RATE;
+    size_t n = lead + w->n + trail;
+    float *pcm = calloc(n, sizeof *pcm);
+    memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
+    wkv_vad_params vp;
+    wkv_vad_params_default(&vp);
+    float *probs = NULL;
+    wkv_vad_segment *segs = NULL;
+    char *err = NULL;
+    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
+    int ns = np > 0 ? wkv_vad_segments(probs, np, &vp, &segs, &err) : -1;
+    CHECK(ns > 0, "no speech found in jfk: %s", err ? err : "?");
+    free(err);
+    rec r;
+    wkv_stream *st = ns > 0 ? open_vad_stream(fx, vad, &r) : NULL;
+    if (st) {
+        push = push < n ? push : n;
+        feed(st, pcm, n, push);
+        int before_finish = r.n_runs;
+        finish(st);
+        int64_t first = segs[0].start * WKV_SAMPLE_RATE / 100;
+        int64_t last = segs[ns - 1].end * WKV_SAMPLE_RATE / 100;
+        int64_t pad = (int64_t)vp.speech_pad_ms * WKV_SAMPLE_RATE / 1000;
+        /* silence is dropped at the speech start, all but the padding */
+        CHECK(r.n_runs > 0 && r.runs[0].base >= first - pad - WKV_VAD_CHUNK,
+              "the first run starts at %lld, the speech at %lld",
+              (long long)(r.n_runs ? r.runs[0].base : -1), (long long)first);
+        CHECK(before_finish == r.n_runs, "finish ran %d times on silence",
+              r.n_runs - before_finish);
+        const run_rec *c = r.n_runs ? &r.runs[r.n_runs - 1] : NULL;
+        int64_t end = c ? c->base + c->n : -1;
+        CHECK(c && c->at_end && llabs(end - last) <= WKV_VAD_CHUNK + WKV_SAMPLE_RATE / 100,
+              "the last commit ends at %lld, the speech at %lld", (long long)end,
+              (long long)last);
+        double slack = (vp.min_silence_duration_ms + 2.0 * 32) / 1000 +
+                       (double)push / WKV_SAMPLE_RATE;
+        for (int i = 0; c && i < r.n_finals; i++)
+            CHECK(r.finals[i].committed_at <= (double)last / WKV_SAMPLE_RATE + slack,
+                  "final %d committed at %.3f s, the speech ended at %.3f s", i,
+                  r.finals[i].committed_at, (double)last / WKV_SAMPLE_RATE);
+        CHECK(r.n_finals > 0, "no text for jfk with VAD");
+        wkv_stream_free(st);
+        rec_free(&r);
+    }
+    free(probs);
+    free(segs);
+    free(pcm);
+}
+
+static void test_vad(fixture *fx)
+{
+    char *err = NULL;
+    wkv_vad_model *vad =
+        wkv_vad_model_load(tu_shared_path("models/for-tests-silero-v6.2.0-ggml.bin"), &err);
+    CHECK(vad != NULL, "VAD model: %s", err ? err : "?");
+    free(err);
+    if (!vad)
+        return;
+    test_vad_quiet(fx, vad);
+    test_vad_speech_end(fx, vad, 4000);
+    test_vad_speech_end(fx, vad, SIZE_MAX); /* all at once: silence within one push */
+    wkv_vad_model_free(vad);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -646,6 +775,7 @@ int main(int argc, char **argv)
     test_finish_mid_stream(&fx);
     test_reset(&fx);
     test_odd_input(&fx);
+    test_vad(&fx);
     test_language(tu_shared_path("testvectors/micro-multi/model.bin"), &fx.clip[0]);
     for (int c = 0; c < 3; c++)
         wav_free(&fx.clip[c]);
