@@ -273,6 +273,7 @@ static void unload_model(GstWhisper *self)
     wkv_longform_free(w->lf);
     w->lf = NULL;
     w->lf_item = NULL;
+    gst_whisper_live_free(self); /* runs on the context */
     wkv_context_free(w->ctx);
     w->ctx = NULL;
     gst_whisper_model_release(w->model);

@@ -176,10 +176,8 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
     wkv_longform_free(w->lf);
     w->lf = NULL;
     w->lf_item = it;
-    if (it->live) { /* offline, the long form encodes the prompt itself */
-        gst_whisper_live_begin(self);
-        return TRUE;
-    }
+    if (it->live)
+        return gst_whisper_live_begin(self);
     char *err = NULL;
     w->detect_pending = w->detect_language;
     w->lf = wkv_longform_new(w->ctx, &w->opts, &err);
