@@ -94,6 +94,12 @@ static guint live_step_ms(GstWhisper *self)
     return self->q.run_step_ms ? self->q.run_step_ms : DEFAULT_LIVE_STEP;
 }
 
+/* The properties are guint, the stream's options int: beyond G_MAXINT ms is forever. */
+static int live_ms(guint ms)
+{
+    return (int)MIN(ms, (guint)G_MAXINT);
+}
+
 gboolean gst_whisper_live_begin(GstWhisper *self)
 {
     GstWhisperLive *l = &self->live;
@@ -101,8 +107,8 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
         /* the decoding options snapshot of READY->PAUSED, initial prompt included */
         wkv_stream_options so;
         wkv_stream_options_default(&so);
-        so.step_ms = (int)live_step_ms(self);
-        so.latency_ms = (int)gst_whisper_props_latency(self);
+        so.step_ms = live_ms(live_step_ms(self));
+        so.latency_ms = live_ms(gst_whisper_props_latency(self));
         so.on_run = live_on_run;
         so.run_user = &l->call;
         char *err = NULL;
@@ -177,7 +183,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
     g_mutex_unlock(&self->q.lock);
 
     l->call = &c;
-    wkv_stream_set_latency(st, (int)gst_whisper_props_latency(self));
+    wkv_stream_set_latency(st, live_ms(gst_whisper_props_latency(self)));
     /* the stream's clock: the time of the last sample pushed (only the commit-delay
      * figures of wkv_stream_get_stats use it; the element measures on its clock) */
     double now = (double)(l->offset + from + n) / WKV_SAMPLE_RATE;
@@ -208,10 +214,5 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
 
     GstFlowReturn ret = live_push(self, &c);
     g_array_unref(c.batches);
-    g_mutex_lock(&self->q.lock);
-    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
-        GST_ELEMENT_FLOW_ERROR(self, ret);
-        return FALSE;
-    }
-    return TRUE;
+    return gst_whisper_worker_pushed(self, ret);
 }

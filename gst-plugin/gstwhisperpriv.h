@@ -246,6 +246,9 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
 void gst_whisper_worker_loop(gpointer data);
 gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err);
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n);
+/* After text went out with flow `ret`: takes `q.lock` back and reports a fatal flow
+ * as an element error (then FALSE). */
+gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret);
 
 /* gstwhisperlive.c: the live driver, glue to wkv_stream (all worker-only). */
 void gst_whisper_live_init(GstWhisper *self);

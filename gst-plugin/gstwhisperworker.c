@@ -26,6 +26,17 @@ gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err
     return FALSE;
 }
 
+gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret)
+{
+    g_mutex_lock(&self->q.lock);
+    /* flushing and EOS downstream end the text quietly; the rest is fatal */
+    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
+        GST_ELEMENT_FLOW_ERROR(self, ret);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n)
 {
     GstWhisperWorker *w = &self->w;
@@ -158,13 +169,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     GstFlowReturn ret = gst_whisper_text_push_segments(self, c.segs,
         GST_CLOCK_TIME_IS_VALID(limit) ? MIN(until, limit) : until);
     g_ptr_array_unref(c.segs);
-
-    g_mutex_lock(&self->q.lock);
-    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
-        GST_ELEMENT_FLOW_ERROR(self, ret);
-        return FALSE;
-    }
-    return TRUE;
+    return gst_whisper_worker_pushed(self, ret);
 }
 
 /* Starts the per-item decoding state.  Lock held. */
