@@ -341,6 +341,7 @@ static void unload_model(GstWhisper *self)
     w->lf = NULL;
     w->lf_item = NULL;
     gst_whisper_worker_forget_cues(self);
+    gst_whisper_live_free(self); /* runs on the context */
     wkv_context_free(w->ctx);
     w->ctx = NULL;
     gst_whisper_model_release(w->model);

@@ -163,10 +163,12 @@ typedef struct {
     guint cue_lateness;
 } GstWhisperWorker;
 
-/* The live driver's (worker-only). */
+/* The live driver's (worker-only): the core's live stream, one per activation. */
 typedef struct {
-    GArray *committed; /* prompt tokens committed so far */
-    GArray *prev_hyp;  /* text tokens of the previous run */
+    wkv_stream *stream;
+    gint64 offset;  /* stream index of the current stretch's sample 0 */
+    gint64 pushed;  /* the stretch's samples before this index are in the stream */
+    void *call;     /* what the stream's callbacks need during a call (gstwhisperlive.c) */
 } GstWhisperLive;
 
 struct _GstWhisper {
@@ -270,15 +272,22 @@ gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n);
 /* Drops the cues being cut (the model is unloaded). */
 void gst_whisper_worker_forget_cues(GstWhisper *self);
+/* After text went out with flow `ret`: takes `q.lock` back and reports a fatal flow
+ * as an element error (then FALSE). */
+gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret);
 
-/* gstwhisperlive.c: the live driver, behind this interface (all worker-only). */
+/* gstwhisperlive.c: the live driver, glue to wkv_stream (all worker-only). */
 void gst_whisper_live_init(GstWhisper *self);
+/* Frees the stream (before the context it runs on). */
 void gst_whisper_live_free(GstWhisper *self);
-/* A new stretch: forgets the committed text, seeds the initial prompt. */
-void gst_whisper_live_begin(GstWhisper *self);
-/* Whether `it` has enough new audio for a run.  Lock held. */
+/* A new stretch: creates the stream on first use, else resets it (forgets the audio
+ * and the committed text, back to the initial prompt).  FALSE on an error (reported). */
+gboolean gst_whisper_live_begin(GstWhisper *self);
+/* Whether `it` has samples to push, or has ended with audio still held.  Lock held. */
 gboolean gst_whisper_live_ready(GstWhisper *self, WItem *it);
-/* One run on `it`; the lock is held on entry and exit.  FALSE on a fatal error. */
+/* Pushes `it`'s new samples into the stream (which runs when a step is due), finishes
+ * it when `it` is closed, and pushes the text; the lock is held on entry and exit.
+ * FALSE on a fatal error. */
 gboolean gst_whisper_live_run(GstWhisper *self, WItem *it);
 
 G_END_DECLS

@@ -26,6 +26,17 @@ gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err
     return FALSE;
 }
 
+gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret)
+{
+    g_mutex_lock(&self->q.lock);
+    /* flushing and EOS downstream end the text quietly; the rest is fatal */
+    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
+        GST_ELEMENT_FLOW_ERROR(self, ret);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n)
 {
     GstWhisperWorker *w = &self->w;
@@ -262,13 +273,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
         until = MIN(until, hold);
     GstFlowReturn ret = gst_whisper_text_push_segments(self, c.segs, until);
     g_ptr_array_unref(c.segs);
-
-    g_mutex_lock(&self->q.lock);
-    if (ret != GST_FLOW_OK && ret != GST_FLOW_FLUSHING && ret != GST_FLOW_EOS) {
-        GST_ELEMENT_FLOW_ERROR(self, ret);
-        return FALSE;
-    }
-    return TRUE;
+    return gst_whisper_worker_pushed(self, ret);
 }
 
 /* Starts the per-item decoding state.  Lock held. */
@@ -280,10 +285,8 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
     wkv_longform_free(w->lf);
     w->lf = NULL;
     w->lf_item = it;
-    if (it->live) { /* offline, the long form encodes the prompt itself */
-        gst_whisper_live_begin(self);
-        return TRUE;
-    }
+    if (it->live)
+        return gst_whisper_live_begin(self);
     char *err = NULL;
     w->detect_pending = w->detect_language;
     w->lf = wkv_longform_new(w->ctx, &w->opts, &err);

@@ -7,6 +7,18 @@
 
 const gchar *test_model;
 
+gboolean wh_init(int *argc, char ***argv)
+{
+    gst_check_init(argc, argv);
+    test_model = *argc > 1 ? (*argv)[1] : g_getenv("WHISPER_TEST_MODEL");
+    if (!test_model) {
+        g_printerr("usage: %s MODEL (a generated micro model)\n", (*argv)[0]);
+        return FALSE;
+    }
+    gst_whisper_register(NULL);
+    return TRUE;
+}
+
 int wh_run_suite(Suite *suite, const gchar *name)
 {
     SRunner *sr = srunner_create(suite);

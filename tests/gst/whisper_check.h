@@ -73,6 +73,10 @@ void wh_tune(GstElement *element_or_bin);
  * Returns the process's exit status. */
 int wh_run_suite(Suite *suite, const gchar *name);
 
+/* A check binary's start: gst_check_init, test_model from argv[1] or
+ * $WHISPER_TEST_MODEL, the element registered.  FALSE (usage printed) without a model. */
+gboolean wh_init(int *argc, char ***argv);
+
 /* The model given on the command line (argv[1]) or $WHISPER_TEST_MODEL. */
 extern const gchar *test_model;
 

@@ -1,0 +1,222 @@
+/* The element's live text against the core's live stream: the element driven live
+ * through a harness, one step of audio at a time, must commit exactly what
+ * wkv_stream commits on the same samples (text, PTS, end, order), and its finals and
+ * GAPs must cover the stretch without holes or overlaps. */
+#include "gstwhisper.h"
+#include "whisper_check.h"
+
+#include <math.h>
+#include <string.h>
+
+#define STEP_MS 2000
+#define STEP_SAMPLES (16000 * STEP_MS / 1000)
+/* Longer than any run can wait (30 s held plus a step plus the run): only the 30-s cap
+ * and EOS force commits, so the result does not depend on compute time. */
+#define LONG_LATENCY 600000
+
+typedef struct {
+    GstClockTime t0;
+    GPtrArray *finals; /* TextSeg */
+} StreamOracle;
+
+static void oracle_segment(const wkv_stream_segment *seg, void *user)
+{
+    StreamOracle *o = user;
+    if (!seg->final)
+        return;
+    /* the exact mapping: the run's first sample, then the times from it */
+    GstClockTime base = o->t0 + gst_util_uint64_scale_int((guint64)seg->run_base, GST_SECOND,
+                                                          16000);
+    GstClockTime a = (GstClockTime)llround(seg->rel_start * 1e9);
+    GstClockTime e = (GstClockTime)llround(seg->rel_end * 1e9);
+    fail_unless(llabs((long long)(base + a - o->t0) - llround(seg->start * 1e9)) <= 1,
+                "run_base + rel_start is not start");
+    textseg_add(o->finals, base + a, e - a, seg->text);
+}
+
+/* A clock that stands still: runs take no time. */
+static double still_clock(void *user)
+{
+    (void)user;
+    return 0.0;
+}
+
+/* What wkv_stream commits on pcm[0..n) pushed one step at a time, then finished. */
+static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0)
+{
+    char *err = NULL;
+    wkv_model *m = wkv_model_load(test_model, &err);
+    fail_unless(m != NULL, "core: %s", err ? err : "");
+    wkv_context *ctx = wkv_context_new(m, 1, &err);
+    fail_unless(ctx != NULL, "core: %s", err ? err : "");
+    wkv_options o; /* the element's defaults are the core's */
+    wkv_options_default(&o);
+    o.mel_norm = WKV_MEL_WINDOW;
+    wkv_stream_options so;
+    wkv_stream_options_default(&so);
+    so.step_ms = STEP_MS;
+    so.latency_ms = LONG_LATENCY;
+    so.clock_ms = still_clock;
+    StreamOracle or = {t0, textseg_array_new()};
+    wkv_stream *st = wkv_stream_new(ctx, &o, &so, oracle_segment, &or, &err);
+    fail_unless(st != NULL, "core: %s", err ? err : "");
+    for (gsize off = 0; off < n; off += STEP_SAMPLES) {
+        gsize k = MIN((gsize)STEP_SAMPLES, n - off);
+        fail_unless(wkv_stream_push(st, pcm + off, k, (double)(off + k) / 16000, &err) >= 0,
+                    "core: %s", err ? err : "");
+    }
+    fail_unless(wkv_stream_finish(st, (double)n / 16000, &err) >= 0, "core: %s", err ? err : "");
+    wkv_stream_free(st);
+    wkv_context_free(ctx);
+    wkv_model_free(m);
+    return or.finals;
+}
+
+static void push_step(WhisperHarness *wh, const float *pcm, gsize n, GstClockTime pts,
+                      gboolean discont)
+{
+    GstBuffer *buf = gst_buffer_new_allocate(NULL, n * 4, NULL);
+    gst_buffer_fill(buf, 0, pcm, n * 4);
+    GST_BUFFER_PTS(buf) = pts;
+    GST_BUFFER_DURATION(buf) = gst_util_uint64_scale_int(n, GST_SECOND, 16000);
+    if (discont)
+        GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
+    fail_unless_equals_int(gst_harness_push(wh->h, buf), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(wh->h));
+}
+
+/* Pushes one step and waits (up to 20 s) for the run it starts, like a capture
+ * device the worker keeps up with: the runs then see the same audio as the oracle's. */
+static void push_step_paced(WhisperHarness *wh, const float *pcm, gsize n, GstClockTime pts,
+                            gboolean discont)
+{
+    guint64 before = 0, now = 0;
+    g_object_get(wh->element, "windows", &before, NULL);
+    push_step(wh, pcm, n, pts, discont);
+    for (int i = 0; i < 4000 && now <= before; i++) {
+        g_usleep(5000);
+        g_object_get(wh->element, "windows", &now, NULL);
+    }
+    fail_unless(now > before, "no run after a step of audio");
+}
+
+typedef struct {
+    GstClockTime start, end;
+} Span;
+
+static gint span_cmp(gconstpointer a, gconstpointer b)
+{
+    const Span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* EOS, then text_src's GAPs (into `spans`) and text buffers (returned, finals only:
+ * partial-results is off). */
+static GPtrArray *collect_text(WhisperHarness *wh, GArray *spans)
+{
+    fail_unless(gst_harness_push_event(wh->h, gst_event_new_eos()));
+    for (;;) {
+        GstEvent *ev = gst_harness_pull_event(wh->text);
+        fail_unless(ev != NULL, "no EOS on text_src");
+        GstEventType t = GST_EVENT_TYPE(ev);
+        if (t == GST_EVENT_GAP) {
+            GstClockTime ts, dur;
+            gst_event_parse_gap(ev, &ts, &dur);
+            fail_unless(GST_CLOCK_TIME_IS_VALID(dur));
+            if (dur > 0) {
+                Span s = {ts, ts + dur};
+                g_array_append_val(spans, s);
+            }
+        }
+        gst_event_unref(ev);
+        if (t == GST_EVENT_EOS)
+            break;
+    }
+    GPtrArray *got = textseg_array_new();
+    GstBuffer *b;
+    while ((b = gst_harness_try_pull(wh->text))) {
+        fail_if(GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DELTA_UNIT), "a partial buffer");
+        GstMapInfo map;
+        gst_buffer_map(b, &map, GST_MAP_READ);
+        gchar *text = g_strndup((const gchar *)map.data, map.size);
+        gst_buffer_unmap(b, &map);
+        textseg_add(got, GST_BUFFER_PTS(b), GST_BUFFER_DURATION(b), text);
+        g_free(text);
+        gst_buffer_unref(b);
+    }
+    return got;
+}
+
+/* Finals in order without overlaps; finals and GAPs together cover [from, to) with no
+ * hole and nothing in it twice. */
+static void check_cover(GPtrArray *finals, GArray *spans, GstClockTime from, GstClockTime to)
+{
+    for (guint i = 0; i < finals->len; i++) {
+        TextSeg *s = g_ptr_array_index(finals, i);
+        if (i > 0) {
+            TextSeg *p = g_ptr_array_index(finals, i - 1);
+            fail_unless(s->pts >= p->pts + p->duration, "final %u at %" GST_TIME_FORMAT
+                        " overlaps the one before (ends %" GST_TIME_FORMAT ")", i,
+                        GST_TIME_ARGS(s->pts), GST_TIME_ARGS(p->pts + p->duration));
+        }
+        if (s->duration > 0) {
+            Span sp = {s->pts, s->pts + s->duration};
+            g_array_append_val(spans, sp);
+        }
+    }
+    g_array_sort(spans, span_cmp);
+    GstClockTime pos = from;
+    for (guint i = 0; i < spans->len; i++) {
+        const Span *s = &g_array_index(spans, Span, i);
+        fail_unless(s->start == pos, "text_src %s at %" GST_TIME_FORMAT " (%" GST_TIME_FORMAT
+                    " to %" GST_TIME_FORMAT ")", s->start > pos ? "has a hole" : "overlaps",
+                    GST_TIME_ARGS(pos), GST_TIME_ARGS(s->start), GST_TIME_ARGS(s->end));
+        pos = s->end;
+    }
+    fail_unless(pos == to, "text_src covers up to %" GST_TIME_FORMAT ", the stretch ends at %"
+                GST_TIME_FORMAT, GST_TIME_ARGS(pos), GST_TIME_ARGS(to));
+}
+
+/* 40 s (the 30-s cap forces a commit mid-stream, EOS the rest) from PTS 1 s. */
+GST_START_TEST(test_live_equals_stream)
+{
+    const gsize n = 16000 * 40;
+    const GstClockTime t0 = GST_SECOND;
+    float *pcm = synth_audio(n, 23);
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY, NULL);
+    for (gsize off = 0; off < n; off += STEP_SAMPLES)
+        push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
+                        t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    GPtrArray *got = collect_text(&wh, spans);
+    GPtrArray *want = stream_finals(pcm, n, t0);
+    g_print("live oracle: %u finals from the element, %u from wkv_stream\n", got->len,
+            want->len);
+    fail_unless(want->len >= 2, "the oracle needs at least two finals, got %u", want->len);
+    assert_same_segments(got, want, "live element vs wkv_stream");
+    check_cover(got, spans, t0, t0 + gst_util_uint64_scale_int(n, GST_SECOND, 16000));
+    g_array_unref(spans);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
+static Suite *live_suite(void)
+{
+    Suite *s = suite_create("whisper-live");
+    TCase *tc = tcase_create("live");
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tcase_add_test(tc, test_live_equals_stream);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    if (!wh_init(&argc, &argv))
+        return 1;
+    return wh_run_suite(live_suite(), "whisper-live");
+}
