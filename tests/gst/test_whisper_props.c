@@ -391,12 +391,7 @@ static Suite *props_suite(void)
 
 int main(int argc, char **argv)
 {
-    gst_check_init(&argc, &argv);
-    test_model = argc > 1 ? argv[1] : g_getenv("WHISPER_TEST_MODEL");
-    if (!test_model) {
-        g_printerr("usage: %s MODEL (a generated micro model)\n", argv[0]);
+    if (!wh_init(&argc, &argv))
         return 1;
-    }
-    gst_whisper_register(NULL);
     return wh_run_suite(props_suite(), "whisper-props");
 }

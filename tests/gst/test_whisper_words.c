@@ -207,8 +207,8 @@ static Suite *words_suite(void)
 
 int main(int argc, char **argv)
 {
-    gst_check_init(&argc, &argv);
-    test_model = argc > 1 ? argv[1] : g_getenv("WHISPER_TEST_MODEL");
+    if (!wh_init(&argc, &argv))
+        return 1;
     tu_require_shared("the whisper element's word checks (speech/gb0, testvectors/micro-en)");
     char err[256];
     if (wav_read(tu_shared_path("speech/gb0/gb0.wav"), &gb0, err, sizeof err) != 0 ||
@@ -217,7 +217,6 @@ int main(int argc, char **argv)
         return 1;
     }
     micro_en = g_build_filename(tu_shared_dir(), "testvectors", "micro-en", "model.bin", NULL);
-    gst_whisper_register(NULL);
     int r = wh_run_suite(words_suite(), "whisper-words");
     wav_free(&gb0);
     g_free(micro_en);
