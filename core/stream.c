@@ -155,10 +155,13 @@ static int count_text(const wkv_model *m, const int *t, int a, int b)
 static int decode_run(wkv_stream *st, run_state *rs, char **error)
 {
     double t0 = st->so.clock_ms(st->so.clock_user);
-    wkv_mel *mel = wkv_mel_compute(st->m, st->buf, (size_t)rs->n, st->ctx->threads, error);
+    /* only the frames of the audio held (at most one window): wkv_mel_compute would
+     * also transform the 30 s of zero padding after them, every run */
+    int size = (int)(rs->n / WKV_HOP < WKV_N_FRAMES ? rs->n / WKV_HOP : WKV_N_FRAMES);
+    wkv_mel *mel = wkv_mel_compute_range(st->m, st->buf, (size_t)rs->n, 0, rs->n, 0, size,
+                                         st->ctx->threads, error);
     if (!mel)
         return -1;
-    int size = mel->content_frames < WKV_N_FRAMES ? (int)mel->content_frames : WKV_N_FRAMES;
     wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, st->win);
     wkv_mel_free(mel);
     if (size > 0 && st->detect) {
