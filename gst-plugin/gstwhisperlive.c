@@ -30,7 +30,7 @@ typedef struct {
     GstWhisper *self;
     gint64 offset;           /* stream index of the stretch's sample 0 */
     GstClockTime t0;         /* text time of the stretch's sample 0 */
-    guint lateness, step;
+    guint lateness;
     const GArray *arrivals;  /* a copy of the stretch's */
     GArray *batches;         /* LiveBatch, one per run */
 } LiveCall;
@@ -46,7 +46,7 @@ static void live_on_run(const wkv_stream_run *run, void *user)
     LiveCall *c = *(LiveCall **)user;
     LiveBatch b = {g_ptr_array_new_with_free_func(gst_whisper_seg_free), run->new_base};
     g_array_append_val(c->batches, b);
-    gst_whisper_stats_account(c->self, run->busy_ms, (double)c->step / 1000.0);
+    gst_whisper_stats_account(c->self, run->busy_ms, 0); /* the audio: per push */
     GST_DEBUG_OBJECT(c->self, "live run on %.2f s (%.2f s waiting) took %.0f ms: %d pieces, "
                      "%d tokens agreed, %scommitting %d", run->n / 16000.0,
                      run->pending / 16000.0, run->busy_ms, run->n_pieces, run->agreed,
@@ -126,9 +126,12 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
 gboolean gst_whisper_live_ready(GstWhisper *self, WItem *it)
 {
     const GstWhisperLive *l = &self->live;
-    if (it->len > l->pushed)
-        return TRUE;
-    return it->closed && l->stream && wkv_stream_length(l->stream) > wkv_stream_base(l->stream);
+    if (it->closed)
+        return it->len > l->pushed ||
+               (l->stream && wkv_stream_length(l->stream) > wkv_stream_base(l->stream));
+    /* the stream runs once a step of new audio is in (it counts from its last run,
+     * which is where the last push ended): waking for less only copies samples */
+    return it->len - l->pushed >= (gint64)live_step_ms(self) * WKV_SAMPLE_RATE / 1000;
 }
 
 /* The language the stream detected ("auto" on a multilingual model). */
@@ -141,7 +144,7 @@ static void live_language(GstWhisper *self)
     g_free(w->opt_language);
     w->opt_language = g_strdup(code);
     w->opts.language = w->opt_language;
-    w->detect_language = w->detect_pending = FALSE;
+    w->detect_language = FALSE;
     GST_INFO_OBJECT(self, "detected language %s (live)", w->opt_language);
 }
 
@@ -175,7 +178,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
     gboolean closed = it->closed;
     float *pcm = gst_whisper_worker_scratch(self, (gsize)n + 1);
     memcpy(pcm, it->pcm + (from - it->base), (gsize)n * sizeof(float));
-    LiveCall c = {self, l->offset, it->t0, gst_whisper_props_lateness(self), live_step_ms(self),
+    LiveCall c = {self, l->offset, it->t0, gst_whisper_props_lateness(self),
                   it->arrivals ? g_array_copy(it->arrivals) : NULL,
                   g_array_new(FALSE, FALSE, sizeof(LiveBatch))};
     g_array_set_clear_func(c.batches, batch_clear);
@@ -201,6 +204,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
         return FALSE;
     }
     live_language(self);
+    gst_whisper_stats_account(self, 0, (double)n / WKV_SAMPLE_RATE);
 
     g_mutex_lock(&self->q.lock);
     if (self->q.flushing) {

@@ -64,7 +64,6 @@ typedef struct {
     GArray *arrivals; /* WArrival, live items only (the latency promise) */
     /* worker-owned */
     gint64 seek;      /* offline: next window's first frame */
-    gint64 last_run;  /* live: len at the last run */
 } WItem;
 
 /* A word of a segment, for its whisper-segment message. */
