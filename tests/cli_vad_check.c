@@ -6,7 +6,8 @@
  *   cli_vad_check within OUT.json VECTORS.json
  *                                      the transcription's segments each start inside
  *                                      a speech segment of the vectors' first run and
- *                                      end inside one or within 0.1 s after it
+ *                                      end inside one or within 0.1 s after it; so do
+ *                                      their words (start within 0.1 s after one too)
  *   cli_vad_check probs DUMP.f32 REF.f32  max |diff| <= 1e-3, same count
  * SEGMENTS is "start-end start-end ..." in seconds with two decimals.  Exit status 0
  * when all holds, 1 otherwise. */
@@ -80,6 +81,19 @@ static int speech(const char *path)
     return !ok;
 }
 
+/* Whether t lies in one of the speech segments sp (5 ms rounding), or up to `after`
+ * seconds past its end. */
+static int inside(JsonArray *sp, double t, double after)
+{
+    for (guint k = 0; k < json_array_get_length(sp); k++) {
+        JsonObject *v = json_array_get_object_element(sp, k);
+        if (t >= json_object_get_double_member(v, "start") - 0.005 &&
+            t <= json_object_get_double_member(v, "end") + 0.005 + after)
+            return 1;
+    }
+    return 0;
+}
+
 static int within(const char *out, const char *vectors)
 {
     JsonParser *p = json_parser_new(), *q = json_parser_new();
@@ -90,17 +104,35 @@ static int within(const char *out, const char *vectors)
     for (guint i = 0; i < json_array_get_length(segs); i++) {
         JsonObject *s = json_array_get_object_element(segs, i);
         double t0 = json_object_get_double_member(s, "start"), t1 = json_object_get_double_member(s, "end");
-        int in0 = 0, in1 = 0;
-        for (guint k = 0; k < json_array_get_length(sp); k++) {
-            JsonObject *v = json_array_get_object_element(sp, k);
-            double a = json_object_get_double_member(v, "start") - 0.005;
-            double b = json_object_get_double_member(v, "end") + 0.005;
-            in0 |= t0 >= a && t0 <= b;
-            in1 |= t1 >= a && t1 <= b + 0.1;
-        }
-        if (!in0 || !in1) {
+        if (!inside(sp, t0, 0) || !inside(sp, t1, 0.1)) {
             fprintf(stderr, "cli_vad_check: segment %u [%.2f, %.2f] is outside the speech\n", i, t0, t1);
             bad = 1;
+        }
+        /* with --word-timestamps the words are mapped onto the input's timeline too */
+        JsonArray *words = json_object_has_member(s, "words") ? json_object_get_array_member(s, "words") : NULL;
+        guint nw = words ? json_array_get_length(words) : 0;
+        if (nw > 0) {
+            /* the reference sets a segment's times from its words; whisper.cpp maps
+             * segment and token times by different rules (0.14 s apart seen), while
+             * words left on the speech-only timeline are off by the silence cut
+             * before them (jfk's pauses: about 1 s each) */
+            double f = json_object_get_double_member(json_array_get_object_element(words, 0), "start");
+            double l = json_object_get_double_member(json_array_get_object_element(words, nw - 1), "end");
+            if (fabs(f - t0) > 0.5 || fabs(l - t1) > 0.5) {
+                fprintf(stderr, "cli_vad_check: segment %u [%.2f, %.2f] but its words span "
+                        "[%.2f, %.2f]\n", i, t0, t1, f, l);
+                bad = 1;
+            }
+        }
+        for (guint k = 0; k < nw; k++) {
+            JsonObject *w = json_array_get_object_element(words, k);
+            double w0 = json_object_get_double_member(w, "start");
+            double w1 = json_object_get_double_member(w, "end");
+            if (!inside(sp, w0, 0.1) || !inside(sp, w1, 0.1)) {
+                fprintf(stderr, "cli_vad_check: segment %u word %u [%.2f, %.2f] is outside the "
+                        "speech\n", i, k, w0, w1);
+                bad = 1;
+            }
         }
     }
     if (!json_array_get_length(segs))

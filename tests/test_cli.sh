@@ -459,6 +459,13 @@ if [ "$rc" -eq 0 ] && grep -q "VAD: $N_SPEECH speech segments, 8.45 s of 11.00 s
 else
     bad "jfk.wav with VAD (status $rc)" "$tmp/err" "$tmp/out"
 fi
+run -m "$MODEL" --vad-model "$VAD_MODEL" --word-timestamps "$JFK" -o json $NF
+if [ "$rc" -eq 0 ] && grep -q '"words"' "$tmp/out" &&
+    "$VCHECK" within "$tmp/out" "$VADV/jfk.json" 2>>"$tmp/err"; then
+    ok "jfk.wav with VAD and --word-timestamps: every word on the input's timeline in the speech"
+else
+    bad "jfk.wav with VAD and --word-timestamps (status $rc)" "$tmp/err" "$tmp/out"
+fi
 # one second of digital silence: the micro model writes text without VAD, none with it
 { printf 'RIFF\044\175\000\000WAVEfmt \020\000\000\000\001\000\001\000\200\076\000\000'
   printf '\000\175\000\000\002\000\020\000data\000\175\000\000'
