@@ -146,15 +146,7 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
 
 int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits)
 {
-    const wkv_model *m = ctx->model;
-    const int d = m->hp.n_text_state;
-    if (pos < ctx->pass_p0 || pos >= ctx->pass_p0 + ctx->pass_n)
-        return -1;
-    const float *row = ctx->dec_x + (size_t)(pos - ctx->pass_p0) * d;
-    float *h = ctx->dec_h; /* scratch once a pass is over */
-    wkv_layer_norm(row, h, 1, d, m->w.dec_ln_w, m->w.dec_ln_b);
-    dense(ctx, h, 1, d, m->w.tok_emb, m->w.tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
-    return 0;
+    return wkv_decoder_logits_rows(ctx, pos, 1, logits);
 }
 
 int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits)
