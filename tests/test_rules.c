@@ -191,7 +191,6 @@ static void timestamps_more_probable(fixture *f)
     fill(f, edge + 0.01f);
     expect(f, &o, seq, 2, after_text, &last, "timestamps' sum below the best text");
     /* negative logits everywhere: the comparison is of log-probabilities */
-    fill(f, 0.0f);
     for (int i = 0; i < f->n_vocab; i++)
         f->logits[i] = i >= f->tb ? -30.0f : -60.0f;
     expect(f, &o, seq, 2, timestamps_after, &last, "timestamps far likelier, all negative");
