@@ -550,9 +550,9 @@ static GArray *probe_frames(GstElement *pipe, const gchar *name)
     return a;
 }
 
-/* The text reaches textoverlay as whisper announced it on the bus, and is drawn
- * exactly on the video frames its time covers: each frame is compared with the same
- * frame not overlaid. */
+/* The text reaches textoverlay as whisper announced it on the bus, and is drawn on
+ * every video frame that starts inside it and on none it does not touch: each frame
+ * is compared with the same frame not overlaid. */
 GST_START_TEST(test_textoverlay)
 {
     GstElement *p = make_pipeline(
