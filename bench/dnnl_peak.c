@@ -5,17 +5,16 @@
  * team do not touch the measured process. */
 #include "dnnl_peak.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef WKV_BENCH_DNNL
 
-double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
+int dnnl_peak_times(wkv_compute_type type, int threads, int reps, double (*now_ms)(void),
+                    double *ms)
 {
-    (void)type, (void)threads, (void)reps;
-    return NAN;
+    (void)type, (void)threads, (void)reps, (void)now_ms, (void)ms;
+    return -1;
 }
 
 #else
@@ -23,22 +22,10 @@ double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
-static double ms_now(void)
+int dnnl_peak_times(wkv_compute_type type, int threads, int reps, double (*now_ms)(void),
+                    double *ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
-{
-    const dnnl_dim_t n = 2048;
+    const dnnl_dim_t n = DNNL_PEAK_N;
     const int i8 = type == WKV_COMPUTE_INT8, bf = type == WKV_COMPUTE_BF16;
     const dnnl_data_type_t in_t = i8 ? dnnl_s8 : bf ? dnnl_bf16 : dnnl_f32;
     const dnnl_data_type_t out_t = i8 ? dnnl_s32 : dnnl_f32;
@@ -52,7 +39,6 @@ double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
     dnnl_memory_desc_t src_md, wany_md, wplain_md, dst_md;
     dnnl_matmul_desc_t desc;
     dnnl_dims_t d = {n, n};
-    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
     void *a = calloc((size_t)(n * n), in_b), *b = calloc((size_t)(n * n), in_b);
     void *c = calloc((size_t)(n * n), 4);
     /* small non-zero values: a denormal-free, overflow-free product */
@@ -68,7 +54,7 @@ double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
             ((float *)b)[i] = 0.2f;
         }
     }
-    int ok = t && a && b && c &&
+    int ok = a && b && c &&
              dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success &&
              dnnl_stream_create(&st, eng, dnnl_stream_default_flags) == dnnl_success &&
              dnnl_memory_desc_init_by_tag(&src_md, 2, d, in_t, dnnl_ab) == dnnl_success &&
@@ -96,15 +82,11 @@ double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
     }
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wbest}, {DNNL_ARG_DST, dst}};
     for (int k = -1; ok && k < reps; k++) { /* one warm-up: the JIT kernel */
-        double t0 = ms_now();
+        double t0 = now_ms();
         ok = dnnl_primitive_execute(mm, st, 3, args) == dnnl_success &&
              dnnl_stream_wait(st) == dnnl_success;
         if (k >= 0)
-            t[k] = ms_now() - t0;
-    }
-    if (ok) {
-        qsort(t, (size_t)reps, sizeof *t, cmp);
-        res = 2.0 * n * n * n / (t[reps / 2] * 1e-3) / 1e9;
+            ms[k] = now_ms() - t0;
     }
     dnnl_memory_t mems[] = {src, wplain, wbest, dst};
     for (int i = 0; i < 4; i++)
@@ -125,8 +107,7 @@ double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
     free(a);
     free(b);
     free(c);
-    free(t);
-    return res;
+    return ok ? 0 : -1;
 }
 
 #endif

@@ -4,9 +4,13 @@
 
 #include "whisperkv.h"
 
-/* GFLOP/s (ops: 2 n^3) of a 2048^3 oneDNN matmul of `type` (F32, BF16, INT8) on
- * `threads` OpenMP threads, median of `reps` runs; NAN without oneDNN or on error.
- * Sets the calling process's OpenMP thread count: call it in a child process. */
-double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps);
+#define DNNL_PEAK_N 2048
+
+/* Times in ms[0 .. reps) (by now_ms) of a DNNL_PEAK_N^3 oneDNN matmul of `type` (F32,
+ * BF16, INT8) on `threads` OpenMP threads, after one warm-up run.  Returns 0, or -1
+ * without oneDNN or on error.  Sets the process's OpenMP thread count: call it in a
+ * child process. */
+int dnnl_peak_times(wkv_compute_type type, int threads, int reps, double (*now_ms)(void),
+                    double *ms);
 
 #endif

@@ -98,6 +98,17 @@ static double sgemm_peak_gflops(int threads, int reps)
     return res;
 }
 
+/* oneDNN's matmul of `type` on DNNL_PEAK_N^3 (dnnl_peak.c): GOP/s, NAN without it. */
+static double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
+{
+    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
+    const double n = DNNL_PEAK_N;
+    if (t && dnnl_peak_times(type, threads, reps, now_ms, t) == 0)
+        res = 2.0 * n * n * n / (median(t, reps) * 1e-3) / 1e9;
+    free(t);
+    return res;
+}
+
 typedef struct {
     const uint64_t *p;
     size_t n;

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <time.h>
 
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
@@ -33,16 +33,8 @@ typedef struct {
     size_t pos; /* next sample of the recording */
 } Stream;
 
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec * 1e-6;
-}
-
 static gboolean make_stream(Stream *st, const gchar *model, gint step, gint latency,
-                            gint threads, const gchar *compute_type, GstClock *clock)
+                            gint threads, const gchar *compute_type, GstClock *sysclock)
 {
     GError *err = NULL;
     st->pipe = gst_parse_launch(
@@ -61,7 +53,7 @@ static gboolean make_stream(Stream *st, const gchar *model, gint step, gint late
                  "threads", threads, "temperature-fallback", FALSE, NULL);
     gst_util_set_object_arg(G_OBJECT(st->whisper), "compute-type", compute_type);
     /* one clock and base time for all: "real time" is the same for every stream */
-    gst_pipeline_use_clock(GST_PIPELINE(st->pipe), clock);
+    gst_pipeline_use_clock(GST_PIPELINE(st->pipe), sysclock);
     gst_element_set_start_time(st->pipe, GST_CLOCK_TIME_NONE);
     return TRUE;
 }
@@ -142,12 +134,12 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    GstClock *clock = gst_system_clock_obtain();
+    GstClock *sysclock = gst_system_clock_obtain();
     Stream *s = g_new0(Stream, streams);
     gboolean ok = TRUE;
     for (gint i = 0; ok && i < streams; i++) {
         ok = make_stream(&s[i], model, step, latency, threads, compute_type ? compute_type : "auto",
-                         clock);
+                         sysclock);
         if (ok)
             s[i].pos = ((size_t)i * 13 * 16000) % w.n;
     }
@@ -158,16 +150,16 @@ int main(int argc, char **argv)
         g_printerr("whisper_capacity: a pipeline does not start\n");
         return 2;
     }
-    GstClockTime base = gst_clock_get_time(clock);
+    GstClockTime base = gst_clock_get_time(sysclock);
     for (gint i = 0; i < streams; i++) {
         gst_element_set_base_time(s[i].pipe, base);
         gst_element_set_state(s[i].pipe, GST_STATE_PLAYING);
     }
-    double cpu0 = cpu_seconds();
+    clock_t cpu0 = clock(); /* the process's CPU time */
     gint64 t0 = g_get_monotonic_time();
     const guint64 chunks = (guint64)duration * 10;
     for (guint64 k = 0; ok && k < chunks; k++) {
-        GstClockID id = gst_clock_new_single_shot_id(clock, base + (k + 1) * CHUNK_NS);
+        GstClockID id = gst_clock_new_single_shot_id(sysclock, base + (k + 1) * CHUNK_NS);
         gst_clock_id_wait(id, NULL);
         gst_clock_id_unref(id);
         for (gint i = 0; ok && i < streams; i++)
@@ -187,7 +179,8 @@ int main(int argc, char **argv)
             gst_message_unref(m);
         gst_object_unref(bus);
     }
-    double wall = (double)(g_get_monotonic_time() - t0) / 1e6, cpu = cpu_seconds() - cpu0;
+    double wall = (double)(g_get_monotonic_time() - t0) / 1e6;
+    double cpu = (double)(clock() - cpu0) / CLOCKS_PER_SEC;
     double load[3] = {0, 0, 0};
     getloadavg(load, 3);
 
@@ -220,7 +213,7 @@ int main(int argc, char **argv)
         gst_object_unref(s[i].pipe);
     }
     g_free(s);
-    gst_object_unref(clock);
+    gst_object_unref(sysclock);
     wav_free(&w);
     g_free(model);
     g_free(wav_path);
