@@ -9,7 +9,9 @@
  *    size after decoding against weights in the file + KV caches + activations;
  *  - --file: a whole recording through the long-form loop, real-time factor;
  *  - --compute-type f32,bf16,int8: the encoder per 30-s window on each compute type
- *    (one context each, runs alternating between them), ms, GFLOP/s and the speed-up
+ *    (one context each, runs alternating between them), ms, GFLOP/s, the fraction of
+ *    the type's own peak (f32: the sgemm peak; bf16, int8: oneDNN's matmul peak on
+ *    2048^3, measured with the rooflines when built with oneDNN) and the speed-up
  *    over f32 measured in the same rounds.
  * Medians of --reps runs.  The decoder's steps follow a prompt of --prompt tokens
  * (default 225, the longest the reference sends; 4 is a window's start without
@@ -18,6 +20,7 @@
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
  *                   [--tokens N] [--prompt N] [--file WAV] [--compute-type LIST]
  */
+#include "dnnl_peak.h"
 #include "genlib.h"
 #include "wav.h"
 #include "whisperkv_debug.h"
@@ -61,6 +64,9 @@ typedef struct {
     const char *file;
     const char *compute_types; /* comma-separated wkv_compute_type names, or NULL */
     double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
+    double type_peak[4];             /* per wkv_compute_type: the peak its encoder is
+                                        measured against (f32: sgemm; bf16, int8:
+                                        oneDNN's matmul); NAN when unknown */
 } bench_opts;
 
 /* OpenBLAS's own multi-threaded sgemm on 2048^3: the compute roofline. */
@@ -88,6 +94,17 @@ static double sgemm_peak_gflops(int threads, int reps)
     free(a);
     free(b);
     free(c);
+    free(t);
+    return res;
+}
+
+/* oneDNN's matmul of `type` on DNNL_PEAK_N^3 (dnnl_peak.c): GOP/s, NAN without it. */
+static double dnnl_peak_gflops(wkv_compute_type type, int threads, int reps)
+{
+    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
+    const double n = DNNL_PEAK_N;
+    if (t && dnnl_peak_times(type, threads, reps, now_ms, t) == 0)
+        res = 2.0 * n * n * n / (median(t, reps) * 1e-3) / 1e9;
     free(t);
     return res;
 }
@@ -259,13 +276,15 @@ static int bench_compute_types(const char *label, const wkv_model *model, const 
     if (rc == 0) {
         const double flops = encoder_flops(wkv_model_hparams(model));
         printf("\n#### Encoder per compute type: %s, %d threads, medians of %d alternating "
-               "runs\n\n| compute type | encoder ms / window | GFLOP/s | speed-up over f32 |\n"
-               "|---|---|---|---|\n", label, bo->threads, bo->reps);
+               "runs\n\n| compute type | encoder ms / window | GFLOP/s | peak of the type "
+               "| of its peak | speed-up over f32 |\n|---|---|---|---|---|---|\n", label,
+               bo->threads, bo->reps);
         double f32_ms = median(t[0], bo->reps);
         for (int i = 0; i < n; i++) {
-            double ms = i ? median(t[i], bo->reps) : f32_ms;
-            printf("| %s | %.0f | %.1f | %.2fx |\n", wkv_compute_type_name(types[i]), ms,
-                   flops / (ms * 1e-3) / 1e9, f32_ms / ms);
+            double ms = i ? median(t[i], bo->reps) : f32_ms, gf = flops / (ms * 1e-3) / 1e9;
+            double peak = bo->type_peak[types[i]];
+            printf("| %s | %.0f | %.1f | %.0f | %.0f %% | %.2fx |\n",
+                   wkv_compute_type_name(types[i]), ms, gf, peak, 100 * gf / peak, f32_ms / ms);
         }
         fflush(stdout);
     }
@@ -560,31 +579,43 @@ int main(int argc, char **argv)
         return 2;
     }
     /* in a child process, so that their buffers do not count in our peak RSS */
-    double roof[2] = {NAN, NAN};
+    double roof[5] = {NAN, NAN, NAN, NAN, NAN};
     int fds[2];
     if (pipe(fds) == 0) {
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
             close(fds[0]);
-            double v[2] = {sgemm_peak_gflops(bo.threads, bo.reps), stream_gbs(bo.threads, bo.reps)};
+            double v[5] = {sgemm_peak_gflops(bo.threads, bo.reps), stream_gbs(bo.threads, bo.reps),
+                           dnnl_peak_gflops(WKV_COMPUTE_F32, bo.threads, bo.reps),
+                           dnnl_peak_gflops(WKV_COMPUTE_BF16, bo.threads, bo.reps),
+                           dnnl_peak_gflops(WKV_COMPUTE_INT8, bo.threads, bo.reps)};
             _exit(write(fds[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
         }
         close(fds[1]);
         if (pid > 0 && read(fds[0], roof, sizeof roof) != (ssize_t)sizeof roof)
-            roof[0] = roof[1] = NAN;
+            for (int i = 0; i < 5; i++)
+                roof[i] = NAN;
         close(fds[0]);
         if (pid > 0)
             waitpid(pid, NULL, 0);
     }
     bo.sgemm_gflops = roof[0];
     bo.stream_gbs = roof[1];
+    bo.type_peak[WKV_COMPUTE_AUTO] = NAN;
+    bo.type_peak[WKV_COMPUTE_F32] = roof[0];
+    bo.type_peak[WKV_COMPUTE_BF16] = roof[3];
+    bo.type_peak[WKV_COMPUTE_INT8] = roof[4];
     printf("machine: %d threads, OpenBLAS core %s%s; sgemm peak %.1f GFLOP/s (2048^3, "
            "OpenBLAS on %d threads), streamed read %.1f GB/s (512 MB, %d threads)\n",
            bo.threads, wkv_blas_corename(),
            wkv_blas_misses_avx512() ? " (this CPU has AVX-512: OPENBLAS_CORETYPE=SKYLAKEX "
                                       "would use it)" : "",
            bo.sgemm_gflops, bo.threads, bo.stream_gbs, bo.threads);
+    if (!isnan(roof[2]))
+        printf("oneDNN matmul peaks (2048^3, %d OpenMP threads, weights in its own layout): "
+               "f32 %.1f, bf16 %.1f, s8xs8->s32 %.1f GOP/s\n", bo.threads, roof[2], roof[3],
+               roof[4]);
     fflush(stdout);
 
     model_result results[8];

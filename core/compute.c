@@ -72,15 +72,17 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
     return -1;
 }
 
-int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
-                        int h, float *out)
+int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
+                        int h, float *inv, float *out)
 {
-    (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)out;
+    (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)inv;
+    (void)out;
     return -1;
 }
 
 #else
 
+#include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
@@ -130,7 +132,14 @@ struct wkv_compute {
     int n_w;
     cpart *parts;
     int n_parts;
-    uint16_t *k16, *v16; /* attention: the layer's keys and values in bf16 (T x d) */
+    /* attention: the layer's keys and values in bf16, per head and dense, so that the
+     * two products' B is a plain row-major matrix oneDNN's brgemm kernels take (K_h
+     * strided by d sent them to its slower gemm with a copy of B at every call):
+     * k16: head h's K_h^T (hd x T) at h * hd * T; v16: head h's V_h (T x hd) at
+     * h * T * hd */
+    uint16_t *k16, *v16;
+    int T, hd;
+    const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
 };
 
 static uint16_t f32_to_bf16(float f)
@@ -143,16 +152,68 @@ static uint16_t f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-/* q[i] = round(x[i] / s) with s = max|x| / 127 (0 for an all-zero row); returns s. */
+/* q[i] = bf16(scale * x[i]) as f32_to_bf16, branch-free so that it vectorizes: the
+ * activations are converted at every product, the scalar loop was a tenth of an
+ * encoder run. */
+WKV_CLONES
+static void to_bf16(const float *x, size_t n, float scale, uint16_t *q)
+{
+    for (size_t i = 0; i < n; i++) {
+        float f = scale * x[i];
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40;
+        q[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+    }
+}
+
+/* q[i] = round(x[i] / s) with s = max|x| / 127 (0 for an all-zero row); returns s.
+ * Sixteen lanes for the maximum and rounding by the 1.5 * 2^23 trick (to nearest even,
+ * as lrintf, for |v| <= 127) so that both loops vectorize. */
+WKV_CLONES
+static float quantize_row_clones(const float *x, int n, int8_t *q)
+{
+    float m16[16] = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++) {
+            float a = fabsf(x[i + k]);
+            m16[k] = a > m16[k] ? a : m16[k];
+        }
+    float amax = 0.0f;
+    for (int k = 0; k < 16; k++)
+        amax = m16[k] > amax ? m16[k] : amax;
+    for (; i < n; i++)
+        amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+    float s = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const float magic = 12582912.0f;
+    for (i = 0; i < n; i++)
+        q[i] = (int8_t)(int32_t)((x[i] * inv + magic) - magic);
+    return s;
+}
+
 static float quantize_row(const float *x, int n, int8_t *q)
 {
-    float amax = 0.0f;
-    for (int i = 0; i < n; i++)
-        amax = fmaxf(amax, fabsf(x[i]));
-    float s = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-    for (int i = 0; i < n; i++)
-        q[i] = (int8_t)lrintf(x[i] * inv);
-    return s;
+    return quantize_row_clones(x, n, q);
+}
+
+/* One row of an int8 product back to f32: o (+)= a * sr * scale + b (b may be NULL). */
+WKV_CLONES
+static void dequant_row(const int32_t *a, int n, float sr, const float *scale,
+                               const float *b, int accumulate, float *o)
+{
+    if (accumulate && b)
+        for (int j = 0; j < n; j++)
+            o[j] += (float)a[j] * sr * scale[j] + b[j];
+    else if (accumulate)
+        for (int j = 0; j < n; j++)
+            o[j] += (float)a[j] * sr * scale[j];
+    else if (b)
+        for (int j = 0; j < n; j++)
+            o[j] = (float)a[j] * sr * scale[j] + b[j];
+    else
+        for (int j = 0; j < n; j++)
+            o[j] = (float)a[j] * sr * scale[j];
 }
 
 static int convert_weight(cweight *cw, wkv_compute_type type)
@@ -304,9 +365,7 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
         for (int r = 0; r < rows; r++)
             pt->row_scale[r] = quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
     } else {
-        uint16_t *q = pt->qx;
-        for (size_t i = 0; i < (size_t)rows * k; i++)
-            q[i] = f32_to_bf16(x[i]);
+        to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
     }
     pt->qx_rows = rows, pt->qx_k = k;
 convert_done:;
@@ -314,14 +373,9 @@ convert_done:;
     if (exec(c, pt, &sh, pt->qx, cw->q, b, i8 ? (void *)pt->acc : (void *)out) != 0)
         return -1;
     if (i8)
-        for (int r = 0; r < rows; r++) {
-            const int32_t *a = pt->acc + (size_t)r * n;
-            float *o = out + (size_t)r * n, sr = pt->row_scale[r];
-            for (int j = 0; j < n; j++) {
-                float v = (float)a[j] * sr * cw->scale[j] + (b ? b[j] : 0.0f);
-                o[j] = accumulate ? o[j] + v : v;
-            }
-        }
+        for (int r = 0; r < rows; r++)
+            dequant_row(pt->acc + (size_t)r * n, n, pt->row_scale[r], cw->scale, b,
+                               accumulate, out + (size_t)r * n);
     return 0;
 }
 
@@ -346,9 +400,16 @@ void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1
 
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
 {
-    for (size_t i = (size_t)r0 * d; i < (size_t)r1 * d; i++) {
-        c->k16[i] = f32_to_bf16(k[i]);
-        c->v16[i] = f32_to_bf16(v[i]);
+    const int T = c->T, hd = c->hd;
+    uint16_t row[d];
+    c->v_f32 = v;
+    for (int t = r0; t < r1; t++) {
+        to_bf16(k + (size_t)t * d, (size_t)d, 1.0f, row);
+        for (int i = 0; i < d; i++) /* column i = h * hd + j of K is row i of K^T */
+            c->k16[(size_t)i * T + t] = row[i];
+        for (int h = 0; h < d / hd; h++)
+            to_bf16(v + (size_t)t * d + h * hd, (size_t)hd, 1.0f,
+                    c->v16 + ((size_t)h * T + t) * hd);
     }
 }
 
@@ -363,15 +424,13 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
     if (grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
         return -1;
     for (int i = 0; i < nq; i++)
-        for (int j = 0; j < hd; j++)
-            pt->att16[(size_t)i * hd + j] = f32_to_bf16(scale * q[(size_t)i * d + j]);
-    /* B = K_h^T: element (j, t) of hd x T at t * d + j */
-    cshape sh = {nq, hd, T, 0, 0, 0, 1, d, T};
-    return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd, NULL, scores);
+        to_bf16(q + (size_t)i * d, (size_t)hd, scale, pt->att16 + (size_t)i * hd);
+    cshape sh = {nq, hd, T, 0, 0, 0, T, 1, T};
+    return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd * T, NULL, scores);
 }
 
-int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
-                        int h, float *out)
+int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
+                        int h, float *inv, float *out)
 {
     if (part < 0 || part >= c->n_parts)
         return -1;
@@ -380,11 +439,19 @@ int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T,
     /* att16 holds nq x max(T, hd) since the scores */
     if (grow((void **)&pt->att16, &pt->att16_bytes, (size_t)nq * T * sizeof(uint16_t)) != 0)
         return -1;
-    for (size_t i = 0; i < (size_t)nq * T; i++)
-        pt->att16[i] = f32_to_bf16(p[i]);
-    /* B = V_h: element (t, j) of T x hd at t * d + j */
-    cshape sh = {nq, T, hd, 0, 0, 0, d, 1, d};
-    return exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * hd, NULL, out);
+    /* each row converted right after its softmax, while it is in L1 (a block's
+     * probabilities are 1.5 MB: written and read back from L2/L3 otherwise) */
+    for (int i = 0; i < nq; i++) {
+        float sum = wkv_softmax_exp(p + (size_t)i * T, T, NULL);
+        inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
+        to_bf16(p + (size_t)i * T, (size_t)T, 1.0f, pt->att16 + (size_t)i * T);
+    }
+    cshape sh = {nq, T, hd, 0, 0, 0, hd, 1, d};
+    if (exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, out) != 0)
+        /* p is exponentiated now: the f32 product here, not the caller's softmax again */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
+                    c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
+    return 0;
 }
 
 void wkv_compute_free(wkv_compute *c)
@@ -431,6 +498,8 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     c->n_parts = n_parts > 0 ? n_parts : 1;
     c->w = calloc((size_t)6 * nl + 2, sizeof *c->w);
     c->parts = calloc((size_t)c->n_parts, sizeof *c->parts);
+    c->T = hp->n_audio_ctx;
+    c->hd = d / hp->n_audio_head;
     c->k16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
     c->v16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
     if (!c->w || !c->parts || !c->k16 || !c->v16)

@@ -27,12 +27,14 @@ void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1
  * dynamic range suits bf16, not one int8 scale per row of scores).
  * kv_rows keeps rows r0 .. r1 of the layer's keys and values (T x d, f32) as bf16;
  * scores (nq x T) = scale * q (nq rows of stride d, head h's hd columns) . K_h^T;
- * context: out (nq x hd, row stride d) = p (nq x T) . V_h.  Both return 0, or -1 when
- * the caller must compute the product in f32 instead. */
+ * context: the softmax of each row of the scores p (nq x T, exponentiated in place,
+ * 1 / sum in inv[i]), then out (nq x hd, row stride d) = exp(p) . V_h, unnormalized.
+ * Both return 0, or -1 when the caller must compute in f32 instead (context: before it
+ * touched p). */
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d);
 int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
                        int T, float scale, float *scores);
-int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
-                        int h, float *out);
+int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
+                        int h, float *inv, float *out);
 
 #endif

@@ -157,15 +157,16 @@ static void attention_part(void *arg, int part, int n_parts)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
                         ctx->enc_k + h * hd, d, 0.0f, scores, T);
         float inv[WKV_ENC_QBLOCK];
-        for (int i = 0; i < nq; i++) {
-            float sum = wkv_softmax_exp(scores + (size_t)i * T, T, NULL);
-            inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
-        }
         float *out = ctx->enc_att + (size_t)q0 * d + h * hd;
         if (!ctx->compute ||
-            wkv_compute_context(ctx->compute, part, scores, nq, T, d, hd, h, out) != 0)
+            wkv_compute_context(ctx->compute, part, scores, nq, T, d, hd, h, inv, out) != 0) {
+            for (int i = 0; i < nq; i++) {
+                float sum = wkv_softmax_exp(scores + (size_t)i * T, T, NULL);
+                inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
+            }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, scores, T,
                         ctx->enc_v + h * hd, d, 0.0f, out, d);
+        }
         /* softmax's normalization on the hd outputs of a row instead of its T scores */
         for (int i = 0; i < nq; i++)
             for (int c = 0; c < hd; c++)

@@ -29,6 +29,7 @@ enum {
     PROP_LANGUAGE_CODE,
     PROP_TRANSLATE,
     PROP_THREADS,
+    PROP_COMPUTE_TYPE,
     PROP_STEP,
     PROP_LATENCY,
     PROP_LATENESS,
@@ -63,6 +64,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_MODEL] = FIELD(model_path),
     [PROP_TRANSLATE] = FIELD(translate),
     [PROP_THREADS] = FIELD(threads),
+    [PROP_COMPUTE_TYPE] = FIELD(compute_type),
     [PROP_STEP] = FIELD(step_ms),
     [PROP_LATENCY] = FIELD(latency_ms),
     [PROP_LATENESS] = FIELD(lateness_ms),
@@ -100,6 +102,22 @@ GType gst_whisper_text_unit_get_type(void)
     };
     if (g_once_init_enter(&type))
         g_once_init_leave(&type, g_enum_register_static("GstWhisperTextUnit", values));
+    return (GType)type;
+}
+
+GType gst_whisper_compute_type_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {WKV_COMPUTE_AUTO, "f32 for f32/f16 files, int8 for quantized files (with oneDNN)",
+         "auto"},
+        {WKV_COMPUTE_F32, "float32 on OpenBLAS: the reference-exact path", "f32"},
+        {WKV_COMPUTE_BF16, "bf16 products, f32 accumulation (needs oneDNN)", "bf16"},
+        {WKV_COMPUTE_INT8, "int8 linear layers, s32 accumulation (needs oneDNN)", "int8"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperComputeType", values));
     return (GType)type;
 }
 
@@ -192,6 +210,7 @@ static void snapshot_options(GstWhisper *self, gchar **path, gchar **language, g
     *prompt = g_strdup(p->initial_prompt);
     *threads = p->threads > 0 ? p->threads : (gint)g_get_num_processors();
     *step = p->step_ms;
+    self->w.run_compute = (wkv_compute_type)p->compute_type;
     wkv_options_default(o);
     o->translate = p->translate;
     o->condition_on_previous_text = p->condition;
@@ -227,6 +246,12 @@ static wkv_context *open_context(GstWhisper *self, const gchar *language, gint t
     }
     char *cerr = NULL;
     wkv_context *ctx = wkv_context_new(m, threads, &cerr);
+    /* bf16/int8 without oneDNN (or without the CPU's instructions) fail the state change
+     * with the core's message rather than quietly running f32 */
+    if (ctx && wkv_context_set_compute_type(ctx, self->w.run_compute, &cerr) != 0) {
+        wkv_context_free(ctx);
+        ctx = NULL;
+    }
     GST_INFO_OBJECT(self, "OpenBLAS kernels: %s", wkv_blas_corename());
     /* OpenBLAS chose its kernels when the process loaded it: only the user can change
      * them, and only one who has not chosen already is told */
@@ -327,8 +352,12 @@ static gboolean load_model(GstWhisper *self)
     gst_whisper_queue_start(self, step);
     const wkv_hparams *hp = wkv_model_hparams(gst_whisper_model_get(w->model));
     w->win = g_new0(float, (gsize)hp->n_mels * WKV_N_FRAMES);
-    post_load_progress(self, GST_PROGRESS_TYPE_COMPLETE, path);
-    GST_INFO_OBJECT(self, "model %s, %d threads", path, threads);
+    /* the type in effect ("auto" resolved), for the application and the tests */
+    const gchar *ctype = wkv_compute_type_name(wkv_context_compute_type(w->ctx));
+    gchar *done = g_strdup_printf("%s, compute type %s", path, ctype);
+    post_load_progress(self, GST_PROGRESS_TYPE_COMPLETE, done);
+    g_free(done);
+    GST_INFO_OBJECT(self, "model %s, %d threads, compute type %s", path, threads, ctype);
     g_free(path);
     return TRUE;
 }
@@ -564,6 +593,11 @@ static void make_stream_props(void)
         "Threads of this element's decoding context (log-mel, encoder, decoder); 0: the "
         "number of cores. The core keeps OpenBLAS single-threaded, so each element uses "
         "only its own threads", 0, 1024, DEFAULT_THREADS, rw_ready);
+    properties[PROP_COMPUTE_TYPE] = g_param_spec_enum("compute-type", "Compute type",
+        "How the encoder's matrix products run: auto (f32 for f32/f16 files, int8 for "
+        "quantized files when built with oneDNN), f32 (OpenBLAS, reference-exact), bf16 or "
+        "int8 (oneDNN; without it READY to PAUSED fails saying so)",
+        GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
     properties[PROP_STEP] = g_param_spec_uint("step", "Step",
         "Live re-run interval in ms: every step ms the buffered audio is transcribed "
         "again (0: offline 30-s windows, or 2000 when upstream is live)",

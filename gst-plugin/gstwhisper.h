@@ -24,6 +24,11 @@ typedef enum {
 #define GST_TYPE_WHISPER_TEXT_UNIT (gst_whisper_text_unit_get_type())
 GType gst_whisper_text_unit_get_type(void);
 
+/* The encoder's compute type (the compute-type property): the core's wkv_compute_type
+ * values, named as the CLI's --compute-type. */
+#define GST_TYPE_WHISPER_COMPUTE_TYPE (gst_whisper_compute_type_get_type())
+GType gst_whisper_compute_type_get_type(void);
+
 /* The string tag each final segment's text is sent with. */
 #define GST_WHISPER_TAG_TRANSCRIPT "transcript"
 

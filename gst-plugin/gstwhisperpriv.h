@@ -92,6 +92,7 @@ typedef struct {
     gchar *language;
     gboolean translate;
     gint threads;
+    gint compute_type;       /* wkv_compute_type */
     guint step_ms, latency_ms, lateness_ms;
     gboolean partial_results;
     gchar *initial_prompt;
@@ -143,6 +144,7 @@ typedef struct {
     gboolean detect_language; /* language "auto" on a multilingual model */
     gboolean detect_pending;  /* not detected yet for the current stretch */
     gint run_threads;
+    wkv_compute_type run_compute; /* `compute-type` as it was at READY->PAUSED */
     wkv_longform *lf;
     WItem *lf_item;
     float *win;

@@ -1,7 +1,8 @@
 /* gen_model: writes a random-weight Whisper model in the ggml format (genlib.h).
  *
- *   gen_model --out PATH [--size micro|tiny|base] [--n-state N] [--n-head N]
- *             [--n-layer N] [--n-mels 80|128] [--n-vocab 51864|51865|51866]
+ *   gen_model --out PATH [--size micro|tiny|base|small|large-v3-turbo] [--n-state N]
+ *             [--n-head N] [--n-layer N] [--n-audio-layer N] [--n-text-layer N]
+ *             [--n-mels 80|128] [--n-vocab 51864|51865|51866]
  *             [--ftype f32|f16|q8_0|q5_0|q5_1|q4_0|q4_1] [--seed N]
  *             [--vocab-from FILE]
  */
@@ -16,11 +17,15 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gen_model --out PATH [options]\n"
-            "  --size micro|tiny|base  preset (default micro): micro = 64 state, 2 heads,\n"
-            "                          2+2 layers; tiny = 384, 6, 4+4; base = 512, 8, 6+6\n"
+            "  --size NAME             preset (default micro): micro = 64 state, 2 heads,\n"
+            "                          2+2 layers; tiny = 384, 6, 4+4; base = 512, 8, 6+6;\n"
+            "                          small = 768, 12, 12+12; large-v3-turbo = 1280, 20,\n"
+            "                          32+4, 128 mels, 51866 tokens\n"
             "  --n-state N             state size (overrides the preset)\n"
             "  --n-head N              attention heads\n"
             "  --n-layer N             encoder and decoder layers\n"
+            "  --n-audio-layer N       encoder layers (after --n-layer)\n"
+            "  --n-text-layer N        decoder layers (after --n-layer)\n"
             "  --n-mels 80|128         mel bands (default 80, or the vocabulary file's)\n"
             "  --n-vocab 51864|51865|51866\n"
             "                          English-only, multilingual, large-v3 (default\n"
@@ -51,7 +56,8 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, long *out
 int main(int argc, char **argv)
 {
     const char *out = NULL, *size = "micro", *vocab_from = NULL, *ftype = "f16";
-    long n_state = 0, n_head = 0, n_layer = 0, n_mels = 0, n_vocab = 0;
+    long n_state = 0, n_head = 0, n_layer = 0, n_audio_layer = 0, n_text_layer = 0;
+    long n_mels = 0, n_vocab = 0;
     unsigned long long seed = 1;
     int have_seed = 0;
     for (int i = 1; i < argc; i++) {
@@ -77,6 +83,10 @@ int main(int argc, char **argv)
             rc = parse_int(a, v, 1, 8192, &n_head);
         else if (strcmp(a, "--n-layer") == 0)
             rc = parse_int(a, v, 1, 64, &n_layer);
+        else if (strcmp(a, "--n-audio-layer") == 0)
+            rc = parse_int(a, v, 1, 64, &n_audio_layer);
+        else if (strcmp(a, "--n-text-layer") == 0)
+            rc = parse_int(a, v, 1, 64, &n_text_layer);
         else if (strcmp(a, "--n-mels") == 0)
             rc = parse_int(a, v, 80, 128, &n_mels);
         else if (strcmp(a, "--n-vocab") == 0)
@@ -109,7 +119,8 @@ int main(int argc, char **argv)
     }
     gen_params p;
     if (gen_params_preset(&p, size)) {
-        fprintf(stderr, "gen_model: unknown --size '%s' (micro, tiny or base)\n", size);
+        fprintf(stderr, "gen_model: unknown --size '%s' (micro, tiny, base, small or "
+                        "large-v3-turbo)\n", size);
         return 2;
     }
     p.ftype = gen_ftype_parse(ftype);
@@ -123,6 +134,10 @@ int main(int argc, char **argv)
         p.n_head = (int)n_head;
     if (n_layer)
         p.n_audio_layer = p.n_text_layer = (int)n_layer;
+    if (n_audio_layer)
+        p.n_audio_layer = (int)n_audio_layer;
+    if (n_text_layer)
+        p.n_text_layer = (int)n_text_layer;
     if (n_mels)
         p.n_mels = (int)n_mels;
     if (n_vocab)

@@ -975,6 +975,18 @@ int gen_params_preset(gen_params *p, const char *size)
         p->n_state = 512;
         p->n_head = 8;
         p->n_audio_layer = p->n_text_layer = 6;
+    } else if (size && strcmp(size, "small") == 0) {
+        p->n_state = 768;
+        p->n_head = 12;
+        p->n_audio_layer = p->n_text_layer = 12;
+    } else if (size && strcmp(size, "large-v3-turbo") == 0) {
+        /* the released checkpoint's shape: a 32-layer encoder, a 4-layer decoder */
+        p->n_state = 1280;
+        p->n_head = 20;
+        p->n_audio_layer = 32;
+        p->n_text_layer = 4;
+        p->n_mels = 128;
+        p->n_vocab = 51866;
     } else {
         return -1;
     }

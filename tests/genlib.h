@@ -39,8 +39,10 @@ typedef struct {
     int conv_bias_1d;       /* store conv biases as [n_state] instead of [n_state, 1] */
 } gen_params;
 
-/* Fills p for "micro" (64 state, 2 heads, 2+2 layers), "tiny" (384, 6, 4+4) or "base"
- * (512, 8, 6+6); all with n_audio_ctx 1500, n_text_ctx 448, f16, seed 1.
+/* Fills p for "micro" (64 state, 2 heads, 2+2 layers), "tiny" (384, 6, 4+4), "base"
+ * (512, 8, 6+6), "small" (768, 12, 12+12) or "large-v3-turbo" (1280, 20, 32 encoder +
+ * 4 decoder layers, 128 mels, 51866 tokens); all with n_audio_ctx 1500, n_text_ctx 448,
+ * f16, seed 1.
  * Returns 0, or -1 for an unknown size. */
 int gen_params_preset(gen_params *p, const char *size);
 

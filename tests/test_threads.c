@@ -11,7 +11,9 @@
  *    side on two threads each;
  *  - with oneDNN (bf16, int8), the same: a threads=1 context uses one core, and a
  *    context adds its pool's workers to the process and no thread more (oneDNN's
- *    OpenMP team would stay alive after its first product). */
+ *    OpenMP team would stay alive after its first product); two threads=2 contexts
+ *    encoding side by side run on four threads in all, never more (sampled every
+ *    millisecond while they run, and counted after). */
 #include "random_model.h"
 #include "testutil.h"
 #include "whisperkv.h"
@@ -110,6 +112,66 @@ static void check_dnnl_threads(const wkv_model *model, const float *mel)
         }
     }
 }
+
+/* One of two side-by-side contexts: created and run on its own thread, kept alive
+ * until the main thread has counted the threads. */
+typedef struct {
+    const wkv_model *model;
+    const float *mel;
+    wkv_compute_type type;
+    int rc;
+    pthread_barrier_t *counted;
+    volatile int done;
+} pair_job;
+
+static void *pair_encode(void *arg)
+{
+    pair_job *j = arg;
+    wkv_context *ctx = wkv_context_new(j->model, 2, NULL);
+    j->rc = ctx && wkv_context_set_compute_type(ctx, j->type, NULL) == 0 ? 0 : -1;
+    for (int k = 0; k < 2 && j->rc == 0; k++)
+        j->rc = wkv_encode(ctx, j->mel);
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    pthread_barrier_wait(j->counted);
+    wkv_context_free(ctx);
+    return NULL;
+}
+
+static void check_dnnl_pair(const wkv_model *model, const float *mel)
+{
+    const wkv_compute_type types[] = {WKV_COMPUTE_BF16, WKV_COMPUTE_INT8};
+    for (int t = 0; t < 2; t++) {
+        const char *name = wkv_compute_type_name(types[t]);
+        pthread_barrier_t counted;
+        pthread_barrier_init(&counted, NULL, 3);
+        int before = os_threads(), peak = before;
+        pair_job jobs[2];
+        pthread_t tid[2];
+        for (int i = 0; i < 2; i++) {
+            jobs[i] = (pair_job){model, mel, types[t], -1, &counted, 0};
+            CHECK(pthread_create(&tid[i], NULL, pair_encode, &jobs[i]) == 0, "pthread_create");
+        }
+        /* the main thread only watches: the two job threads and their pools' workers
+         * are the four computing threads */
+        while (!__atomic_load_n(&jobs[0].done, __ATOMIC_ACQUIRE) ||
+               !__atomic_load_n(&jobs[1].done, __ATOMIC_ACQUIRE)) {
+            int n = os_threads();
+            peak = n > peak ? n : peak;
+            usleep(1000);
+        }
+        int after = os_threads();
+        pthread_barrier_wait(&counted);
+        for (int i = 0; i < 2; i++)
+            pthread_join(tid[i], NULL);
+        pthread_barrier_destroy(&counted);
+        printf("%s, two threads=2 contexts side by side: computing threads %d at most while "
+               "encoding, %d after\n", name, peak - before, after - before);
+        CHECK(jobs[0].rc == 0 && jobs[1].rc == 0, "%s: side-by-side encode failed", name);
+        CHECK(peak - before <= 4 && after - before == 4,
+              "%s: two threads=2 contexts ran %d threads (at most) and kept %d, not 4", name,
+              peak - before, after - before);
+    }
+}
 #endif
 
 int main(void)
@@ -168,6 +230,7 @@ int main(void)
     free(two);
 #ifdef WKV_TEST_DNNL
     check_dnnl_threads(model, mel);
+    check_dnnl_pair(model, mel);
 #endif
 
     free(out2);

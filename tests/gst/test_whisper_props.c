@@ -155,6 +155,78 @@ GST_START_TEST(test_docs_list_every_property)
 }
 GST_END_TEST
 
+/* ------------------------------------------------------------------ compute type */
+
+/* Takes a whisper element with `compute-type` `type` to PAUSED and back; returns the
+ * state change's result and the COMPLETE progress text or the ERROR's debug text
+ * (g_free) in *said. */
+static GstStateChangeReturn start_with_compute_type(const gchar *type, gchar **said)
+{
+    GstElement *e = gst_element_factory_make("whisper", NULL);
+    fail_unless(e != NULL);
+    gst_util_set_object_arg(G_OBJECT(e), "compute-type", type);
+    g_object_set(e, "model", test_model, "threads", 1, NULL);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    GstStateChangeReturn ret = gst_element_set_state(e, GST_STATE_PAUSED);
+    *said = NULL;
+    GstMessage *m;
+    while (!*said && (m = gst_bus_pop(bus))) {
+        if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_PROGRESS) {
+            GstProgressType pt;
+            gchar *code = NULL, *text = NULL;
+            gst_message_parse_progress(m, &pt, &code, &text);
+            if (pt == GST_PROGRESS_TYPE_COMPLETE)
+                *said = g_strdup(text);
+            g_free(code);
+            g_free(text);
+        } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
+            GError *err = NULL;
+            gst_message_parse_error(m, &err, said);
+            g_error_free(err);
+        }
+        gst_message_unref(m);
+    }
+    gst_element_set_state(e, GST_STATE_NULL);
+    gst_element_set_bus(e, NULL);
+    gst_object_unref(bus);
+    gst_object_unref(e);
+    return ret;
+}
+
+/* compute-type defaults to auto (f32 on the f16 test model) and reaches the context:
+ * the type in effect is said on the load's COMPLETE message; without oneDNN bf16 and
+ * int8 fail READY->PAUSED with the core's error naming it. */
+GST_START_TEST(test_compute_type)
+{
+    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, "compute-type", &def, &val);
+    fail_unless_equals_int(g_value_get_enum(&def), WKV_COMPUTE_AUTO);
+    fail_unless_equals_int(g_value_get_enum(&val), WKV_COMPUTE_AUTO);
+    gst_object_unref(e);
+
+    gchar *said;
+    fail_unless_equals_int(start_with_compute_type("auto", &said), GST_STATE_CHANGE_SUCCESS);
+    fail_unless(said && g_str_has_suffix(said, "compute type f32"), "auto: %s", said);
+    g_free(said);
+    const gchar *other[] = {"bf16", "int8"};
+    for (guint i = 0; i < G_N_ELEMENTS(other); i++) {
+        GstStateChangeReturn ret = start_with_compute_type(other[i], &said);
+        gchar *want = g_strdup_printf("compute type %s", other[i]);
+#ifdef WKV_TEST_DNNL
+        fail_unless_equals_int(ret, GST_STATE_CHANGE_SUCCESS);
+        fail_unless(said && g_str_has_suffix(said, want), "%s: %s", other[i], said);
+#else
+        fail_unless_equals_int(ret, GST_STATE_CHANGE_FAILURE);
+        fail_unless(said && strstr(said, "oneDNN"), "%s: %s", other[i], said);
+#endif
+        g_free(want);
+        g_free(said);
+    }
+}
+GST_END_TEST
+
 /* ------------------------------------------------------------------ flow */
 
 #define SAMPLES_NS(n) gst_util_uint64_scale_int((n), GST_SECOND, 16000)
@@ -381,6 +453,7 @@ static Suite *props_suite(void)
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_defaults_from_core);
     tcase_add_test(tc, test_docs_list_every_property);
+    tcase_add_test(tc, test_compute_type);
     tcase_add_test(tc, test_text_unlinked_audio_flows);
     tcase_add_test(tc, test_src_unlinked_text_flows);
     tcase_add_test(tc, test_text_error_reaches_chain);
