@@ -119,6 +119,18 @@ INL T256 __m256i codes(const uint8_t *blk, layout L, int type)
     return v;
 }
 
+/* fn(t, TYPE, j0, j1) with the type a constant, so each instance folds its layout */
+#define BY_TYPE(fn, t, j0, j1)                                                     \
+    do {                                                                           \
+        switch ((t)->type) {                                                       \
+        case WKV_TYPE_Q4_0: fn(t, WKV_TYPE_Q4_0, j0, j1); break;                   \
+        case WKV_TYPE_Q4_1: fn(t, WKV_TYPE_Q4_1, j0, j1); break;                   \
+        case WKV_TYPE_Q5_0: fn(t, WKV_TYPE_Q5_0, j0, j1); break;                   \
+        case WKV_TYPE_Q5_1: fn(t, WKV_TYPE_Q5_1, j0, j1); break;                   \
+        default: fn(t, WKV_TYPE_Q8_0, j0, j1); break;                              \
+        }                                                                          \
+    } while (0)
+
 INL T256 float scale_at(const uint8_t *p)
 {
     return _cvtsh_ss(u16_at(p));
@@ -161,7 +173,6 @@ INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1
     }
 }
 
-/* one instance per type, so the layout folds into constants */
 INL T512 void rows512(const gemv_task *t, int type, int j0, int j1)
 {
     for (int r0 = 0; r0 < t->rows; r0 += 8) {
@@ -180,13 +191,7 @@ INL T512 void rows512(const gemv_task *t, int type, int j0, int j1)
 
 static T512 void part512(const gemv_task *t, int j0, int j1)
 {
-    switch (t->type) {
-    case WKV_TYPE_Q4_0: rows512(t, WKV_TYPE_Q4_0, j0, j1); break;
-    case WKV_TYPE_Q4_1: rows512(t, WKV_TYPE_Q4_1, j0, j1); break;
-    case WKV_TYPE_Q5_0: rows512(t, WKV_TYPE_Q5_0, j0, j1); break;
-    case WKV_TYPE_Q5_1: rows512(t, WKV_TYPE_Q5_1, j0, j1); break;
-    default: rows512(t, WKV_TYPE_Q8_0, j0, j1); break;
-    }
+    BY_TYPE(rows512, t, j0, j1);
 }
 
 /* ---------------------------------------------------------------- AVX2 */
@@ -252,13 +257,7 @@ INL T256 void rows256(const gemv_task *t, int type, int j0, int j1)
 
 static T256 void part256(const gemv_task *t, int j0, int j1)
 {
-    switch (t->type) {
-    case WKV_TYPE_Q4_0: rows256(t, WKV_TYPE_Q4_0, j0, j1); break;
-    case WKV_TYPE_Q4_1: rows256(t, WKV_TYPE_Q4_1, j0, j1); break;
-    case WKV_TYPE_Q5_0: rows256(t, WKV_TYPE_Q5_0, j0, j1); break;
-    case WKV_TYPE_Q5_1: rows256(t, WKV_TYPE_Q5_1, j0, j1); break;
-    default: rows256(t, WKV_TYPE_Q8_0, j0, j1); break;
-    }
+    BY_TYPE(rows256, t, j0, j1);
 }
 #endif /* WKV_X86 */
 
