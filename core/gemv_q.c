@@ -143,6 +143,31 @@ INL T512 __m512 wide512(__m128i b16, __m512 d, __m512 m)
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b16)), d, m);
 }
 
+/* A 4/5-bit block's 32 weights by table: the 16 (or 32) values (i + off) d + m the
+ * codes can stand for are computed once, and each code picks its value with vpermps
+ * (which reads the low 4 bits of each lane: the low nibble as is, the high one
+ * shifted down; the fifth bit chooses the second table through a mask).  Fewer
+ * instructions than converting every code: the kernel, not memory, bounds a step. */
+INL T512 void lut512(const uint8_t *w, layout L, __m512 *w0, __m512 *w1)
+{
+    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512 d = _mm512_set1_ps(scale_at(w));
+    const __m512 m = L.m >= 0 ? _mm512_set1_ps(scale_at(w + L.m)) : _mm512_setzero_ps();
+    const __m512 t0 = _mm512_fmadd_ps(_mm512_add_ps(iota, _mm512_set1_ps((float)L.off)), d, m);
+    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + L.qs)));
+    const __m512i hi = _mm512_srli_epi32(lo, 4);
+    *w0 = _mm512_permutexvar_ps(lo, t0);
+    *w1 = _mm512_permutexvar_ps(hi, t0);
+    if (L.qh >= 0) {
+        const __m512 t1 =
+            _mm512_fmadd_ps(_mm512_add_ps(iota, _mm512_set1_ps((float)(L.off + 16))), d, m);
+        uint32_t qh;
+        memcpy(&qh, w + L.qh, 4);
+        *w0 = _mm512_mask_permutexvar_ps(*w0, (__mmask16)(qh & 0xffff), lo, t1);
+        *w1 = _mm512_mask_permutexvar_ps(*w1, (__mmask16)(qh >> 16), hi, t1);
+    }
+}
+
 /* Output rows j0..j1 for R input rows from r0: each block widened once, both halves
  * fed to R pairs of accumulators. */
 INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1)
@@ -157,11 +182,15 @@ INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1
         for (int r = 0; r < R; r++)
             a0[r] = a1[r] = _mm512_setzero_ps();
         for (int b = 0; b < nb; b++, w += bb) {
-            const __m256i q = codes(w, L, type);
-            const __m512 d = _mm512_set1_ps(scale_at(w));
-            const __m512 m = L.m >= 0 ? _mm512_set1_ps(scale_at(w + L.m)) : _mm512_setzero_ps();
-            const __m512 w0 = wide512(_mm256_castsi256_si128(q), d, m);
-            const __m512 w1 = wide512(_mm256_extracti128_si256(q, 1), d, m);
+            __m512 w0, w1;
+            if (type == WKV_TYPE_Q8_0) {
+                const __m256i q = codes(w, L, type);
+                const __m512 d = _mm512_set1_ps(scale_at(w));
+                w0 = wide512(_mm256_castsi256_si128(q), d, _mm512_setzero_ps());
+                w1 = wide512(_mm256_extracti128_si256(q, 1), d, _mm512_setzero_ps());
+            } else {
+                lut512(w, L, &w0, &w1);
+            }
             const float *xb = x + (size_t)b * WKV_QK;
             for (int r = 0; r < R; r++) {
                 a0[r] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xb + (size_t)r * t->in), a0[r]);
