@@ -5,13 +5,15 @@
  * cross-KV cache, x += mlp(ln(x)); logits = ln(x_last) . token_embedding^T.
  * Several new tokens (a prompt) go through in one batched pass.
  *
- * The per-token matrices of non-f32 models are f16 in memory (weights.c): up to 8 rows
- * at a time (single steps, beams) go through the f16 kernels of gemv_f16.c, which read
- * half the bytes; larger passes (a prompt) widen each matrix into a scratch buffer and
- * use sgemm. */
+ * The per-token matrices are typed (wkv_mat): f32, f16 (f16 files, weights.c) or the
+ * blocks of a quantized file.  Up to 8 rows at a time (single steps, beams) go through
+ * the kernels of gemv_f16.c / gemv_q.c, which read the weights as stored; larger
+ * passes (a prompt) widen each matrix into a scratch buffer and use sgemm. */
 #include "context.h"
 #include "gemv_f16.h"
+#include "gemv_q.h"
 #include "ops.h"
+#include "quant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,33 +53,50 @@ int wkv_decode_length(const wkv_context *ctx)
     return ctx->self.n[0];
 }
 
+/* Row `row` of a typed matrix of `in` columns, as floats. */
+static void mat_row(wkv_mat W, int in, int row, float *dst)
+{
+    if (W.type == WKV_TYPE_F32) {
+        memcpy(dst, (const float *)W.data + (size_t)row * in, (size_t)in * sizeof *dst);
+    } else if (W.type == WKV_TYPE_F16) {
+        wkv_f16_to_f32_row((const uint16_t *)W.data + (size_t)row * in, dst, (size_t)in);
+    } else {
+        const size_t nb = (size_t)in / WKV_QK;
+        wkv_dequantize(W.type, (const uint8_t *)W.data + (size_t)row * nb * wkv_quant_block_bytes(W.type),
+                       dst, nb);
+    }
+}
+
 /* Adds token embedding and the positional embedding of `pos` into row x. */
 static void embed(const wkv_weights *w, int d, int token, int pos, float *x)
 {
     const float *pe = w->dec_pos + (size_t)pos * d;
-    if (w->tok_emb_h) {
-        wkv_f16_to_f32_row(w->tok_emb_h + (size_t)token * d, x, (size_t)d);
-        for (int j = 0; j < d; j++)
-            x[j] += pe[j];
-        return;
-    }
-    const float *te = w->tok_emb + (size_t)token * d;
+    mat_row(w->tok, d, token, x);
     for (int j = 0; j < d; j++)
-        x[j] = te[j] + pe[j];
+        x[j] += pe[j];
 }
 
-/* y (rows x out) (+)= x (rows x in) . W^T + bias, W given as f32 (w32) or f16 (w16). */
-static void dense(wkv_context *ctx, const float *x, int rows, int in, const float *w32,
-                  const uint16_t *w16, const float *bias, int out, float *y, int accumulate)
+/* y (rows x out) (+)= x (rows x in) . W^T + bias.  Few rows (steps, beams) and the
+ * logits go through the f16 or block kernels, which read the matrix as stored; a
+ * prompt's many rows widen it once into a scratch (4d x d) and use sgemm. */
+static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv_mat W,
+                  const float *bias, int out, float *y, int accumulate)
 {
     const size_t d = (size_t)ctx->model->hp.n_text_state;
-    if (w16 && (rows <= 8 || (size_t)out * (size_t)in > 4 * d * d)) {
-        wkv_gemv_f16(ctx->pool, x, rows, in, w16, bias, out, y, accumulate);
+    const float *w32 = W.data;
+    if (W.type != WKV_TYPE_F32 && (rows <= 8 || (size_t)out * (size_t)in > 4 * d * d)) {
+        if (W.type == WKV_TYPE_F16)
+            wkv_gemv_f16(ctx->pool, x, rows, in, W.data, bias, out, y, accumulate);
+        else
+            wkv_gemv_q(ctx->pool, W.type, x, rows, in, W.data, bias, out, y, accumulate);
         return;
     }
-    if (w16) { /* many rows: sgemm on the matrix widened once */
+    if (W.type != WKV_TYPE_F32) { /* many rows: sgemm on the matrix widened once */
         float *wide = ctx->dec_mlp + (size_t)ctx->model->hp.n_text_ctx * 4 * d;
-        wkv_f16_to_f32_row(w16, wide, (size_t)out * (size_t)in);
+        if (W.type == WKV_TYPE_F16)
+            wkv_f16_to_f32_row(W.data, wide, (size_t)out * (size_t)in);
+        else
+            wkv_dequantize(W.type, W.data, wide, (size_t)out * (size_t)in / WKV_QK);
         w32 = wide;
     }
     if (accumulate)
@@ -94,17 +113,17 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     const int d = m->hp.n_text_state;
     float *x = ctx->dec_x, *h = ctx->dec_h;
     wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
-    dense(ctx, h, n, d, L->cross_q_w, L->cross_q_h, L->cross_q_b, d, ctx->dec_q, 0);
+    dense(ctx, h, n, d, L->cross_q, L->cross_q_b, d, ctx->dec_q, 0);
     if (ctx->cross_hook)
         ctx->cross_hook(ctx->cross_hook_user, l, ctx->dec_q, n);
     wkv_attention(ctx->pool, ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
                   ctx->cross.n_ctx, d, m->hp.n_text_head, -1, ctx->dec_scores, ctx->dec_att);
-    dense(ctx, ctx->dec_att, n, d, L->cross_o_w, L->cross_o_h, L->cross_o_b, d, x, 1);
+    dense(ctx, ctx->dec_att, n, d, L->cross_o, L->cross_o_b, d, x, 1);
 
     wkv_layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
-    dense(ctx, h, n, d, L->mlp0_w, L->mlp0_h, L->mlp0_b, 4 * d, ctx->dec_mlp, 0);
+    dense(ctx, h, n, d, L->mlp0, L->mlp0_b, 4 * d, ctx->dec_mlp, 0);
     wkv_gelu(ctx->dec_mlp, (size_t)n * 4 * d);
-    dense(ctx, ctx->dec_mlp, n, 4 * d, L->mlp2_w, L->mlp2_h, L->mlp2_b, d, x, 1);
+    dense(ctx, ctx->dec_mlp, n, 4 * d, L->mlp2, L->mlp2_b, d, x, 1);
 }
 
 /* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
@@ -125,12 +144,12 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
         float *K = wkv_self_k(kv, slot, l), *V = wkv_self_v(kv, slot, l);
         /* self-attention: the new rows' K and V go straight into the cache */
         wkv_layer_norm(x, h, n, d, L->attn_ln_w, L->attn_ln_b);
-        dense(ctx, h, n, d, L->attn_q_w, L->attn_q_h, L->attn_q_b, d, ctx->dec_q, 0);
-        dense(ctx, h, n, d, L->attn_k_w, L->attn_k_h, NULL, d, K + (size_t)p0 * d, 0);
-        dense(ctx, h, n, d, L->attn_v_w, L->attn_v_h, L->attn_v_b, d, V + (size_t)p0 * d, 0);
+        dense(ctx, h, n, d, L->attn_q, L->attn_q_b, d, ctx->dec_q, 0);
+        dense(ctx, h, n, d, L->attn_k, NULL, d, K + (size_t)p0 * d, 0);
+        dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, V + (size_t)p0 * d, 0);
         wkv_attention(ctx->pool, ctx->dec_q, K, V, n, p0 + n, d, n_head, p0, ctx->dec_scores,
                       ctx->dec_att);
-        dense(ctx, ctx->dec_att, n, d, L->attn_o_w, L->attn_o_h, L->attn_o_b, d, x, 1);
+        dense(ctx, ctx->dec_att, n, d, L->attn_o, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n);
     }
     int *toks = kv->tokens + (size_t)slot * kv->n_ctx;
@@ -158,7 +177,7 @@ int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits)
     const float *rows = ctx->dec_x + (size_t)(pos - ctx->pass_p0) * d;
     float *h = ctx->dec_h; /* scratch once a pass is over */
     wkv_layer_norm(rows, h, n, d, m->w.dec_ln_w, m->w.dec_ln_b);
-    dense(ctx, h, n, d, m->w.tok_emb, m->w.tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
+    dense(ctx, h, n, d, m->w.tok, NULL, m->hp.n_vocab, logits, 0);
     return 0;
 }
 
@@ -195,9 +214,9 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         const wkv_layer *L = &w->dec[l];
         wkv_layer_norm(x, h, n_seq, d, L->attn_ln_w, L->attn_ln_b);
-        dense(ctx, h, n_seq, d, L->attn_q_w, L->attn_q_h, L->attn_q_b, d, ctx->dec_q, 0);
-        dense(ctx, h, n_seq, d, L->attn_k_w, L->attn_k_h, NULL, d, ctx->dec_k, 0);
-        dense(ctx, h, n_seq, d, L->attn_v_w, L->attn_v_h, L->attn_v_b, d, ctx->dec_v, 0);
+        dense(ctx, h, n_seq, d, L->attn_q, L->attn_q_b, d, ctx->dec_q, 0);
+        dense(ctx, h, n_seq, d, L->attn_k, NULL, d, ctx->dec_k, 0);
+        dense(ctx, h, n_seq, d, L->attn_v, L->attn_v_b, d, ctx->dec_v, 0);
         for (int b = 0; b < n_seq; b++) {
             /* each sequence appends its row and attends over its own history */
             int p = kv->n[slots[b]];
@@ -208,7 +227,7 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
             wkv_attention(p >= 128 ? ctx->pool : NULL, ctx->dec_q + (size_t)b * d, K, V, 1,
                           p + 1, d, n_head, -1, ctx->dec_scores, ctx->dec_att + (size_t)b * d);
         }
-        dense(ctx, ctx->dec_att, n_seq, d, L->attn_o_w, L->attn_o_h, L->attn_o_b, d, x, 1);
+        dense(ctx, ctx->dec_att, n_seq, d, L->attn_o, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n_seq);
     }
     for (int b = 0; b < n_seq; b++) {
@@ -221,7 +240,7 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
     ctx->stats.tokens_decoded += n_seq;
     if (logits) {
         wkv_layer_norm(x, h, n_seq, d, w->dec_ln_w, w->dec_ln_b);
-        dense(ctx, h, n_seq, d, w->tok_emb, w->tok_emb_h, NULL, m->hp.n_vocab, logits, 0);
+        dense(ctx, h, n_seq, d, w->tok, NULL, m->hp.n_vocab, logits, 0);
     }
     ctx->stats.decode_ms += wkv_now_ms() - t0;
     return 0;

@@ -307,7 +307,9 @@ static T256 void f32_to_f16_256(const float *src, uint16_t *dst, size_t n)
 
 /* ---------------------------------------------------------------- dispatch */
 
-enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512 };
+#define ISA_SCALAR WKV_ISA_SCALAR
+#define ISA_AVX2 WKV_ISA_AVX2
+#define ISA_AVX512 WKV_ISA_AVX512
 
 #ifdef WKV_X86
 /* cpuid directly (clang 14's __builtin_cpu_supports does not know "f16c"), checking
@@ -346,6 +348,11 @@ static int isa(void)
 #else
     return ISA_SCALAR;
 #endif
+}
+
+int wkv_gemv_isa(void)
+{
+    return isa();
 }
 
 const char *wkv_gemv_f16_isa(void)

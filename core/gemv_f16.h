@@ -20,5 +20,9 @@ void wkv_f16_to_f32_row(const uint16_t *src, float *dst, size_t n);
 void wkv_f32_to_f16_row(const float *src, uint16_t *dst, size_t n);
 /* The kernel in use: "avx512", "avx2" or "scalar". */
 const char *wkv_gemv_f16_isa(void);
+/* The best kernel set this CPU and OS support (detected once), shared by the f16 and
+ * quantized kernels (gemv_q.c). */
+enum { WKV_ISA_SCALAR, WKV_ISA_AVX2, WKV_ISA_AVX512 };
+int wkv_gemv_isa(void);
 
 #endif

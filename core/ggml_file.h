@@ -87,7 +87,7 @@ typedef struct wkv_tensor_def wkv_tensor_def; /* name and shape (ggml_tensors.c)
 typedef struct {
     const wkv_tensor_def *def;
     size_t slot;        /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
-    int f16;            /* kept in f16 for non-f32 files (weights.c) */
+    size_t mat;         /* offsetof its typed view (decoder matrices), or 0 */
     int layer;          /* -1 for globals */
     int is_dec;         /* block of the decoder */
     int nd;             /* expected PyTorch dims */

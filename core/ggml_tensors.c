@@ -33,7 +33,7 @@ struct wkv_tensor_def {
     const char *name;
     enum shape_kind shape;
     size_t slot; /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
-    int f16;     /* kept in f16 for non-f32 files (weights.c: tok_emb_h, dec_f16) */
+    size_t mat;  /* offsetof its typed view (wkv_mat: decoder matrices), 0 if none */
 };
 
 #define GW(field) offsetof(wkv_weights, field)
@@ -47,7 +47,7 @@ static const wkv_tensor_def GLOBAL_DEFS[] = {
     {"encoder.positional_embedding", S_APOS, GW(enc_pos), 0},
     {"encoder.ln_post.weight", S_VEC, GW(enc_ln_w), 0},
     {"encoder.ln_post.bias", S_VEC, GW(enc_ln_b), 0},
-    {"decoder.token_embedding.weight", S_TOK, GW(tok_emb), 1},
+    {"decoder.token_embedding.weight", S_TOK, GW(tok_emb), GW(tok)},
     {"decoder.positional_embedding", S_TPOS, GW(dec_pos), 0},
     {"decoder.ln.weight", S_VEC, GW(dec_ln_w), 0},
     {"decoder.ln.bias", S_VEC, GW(dec_ln_b), 0},
@@ -55,32 +55,32 @@ static const wkv_tensor_def GLOBAL_DEFS[] = {
 #define N_GLOBAL ((int)(sizeof GLOBAL_DEFS / sizeof *GLOBAL_DEFS))
 
 /* Block tensors: the first N_ENC_BLOCK are the encoder's, all of them the decoder's.
- * The f16 flag only applies to the decoder's blocks. */
+ * The typed view only exists in the decoder's blocks. */
 static const wkv_tensor_def BLOCK_DEFS[] = {
     {"attn_ln.weight", S_VEC, LW(attn_ln_w), 0},
     {"attn_ln.bias", S_VEC, LW(attn_ln_b), 0},
-    {"attn.query.weight", S_MAT, LW(attn_q_w), 1},
+    {"attn.query.weight", S_MAT, LW(attn_q_w), LW(attn_q)},
     {"attn.query.bias", S_VEC, LW(attn_q_b), 0},
-    {"attn.key.weight", S_MAT, LW(attn_k_w), 1},
-    {"attn.value.weight", S_MAT, LW(attn_v_w), 1},
+    {"attn.key.weight", S_MAT, LW(attn_k_w), LW(attn_k)},
+    {"attn.value.weight", S_MAT, LW(attn_v_w), LW(attn_v)},
     {"attn.value.bias", S_VEC, LW(attn_v_b), 0},
-    {"attn.out.weight", S_MAT, LW(attn_o_w), 1},
+    {"attn.out.weight", S_MAT, LW(attn_o_w), LW(attn_o)},
     {"attn.out.bias", S_VEC, LW(attn_o_b), 0},
     {"mlp_ln.weight", S_VEC, LW(mlp_ln_w), 0},
     {"mlp_ln.bias", S_VEC, LW(mlp_ln_b), 0},
-    {"mlp.0.weight", S_MLP0, LW(mlp0_w), 1},
+    {"mlp.0.weight", S_MLP0, LW(mlp0_w), LW(mlp0)},
     {"mlp.0.bias", S_MLP0B, LW(mlp0_b), 0},
-    {"mlp.2.weight", S_MLP2, LW(mlp2_w), 1},
+    {"mlp.2.weight", S_MLP2, LW(mlp2_w), LW(mlp2)},
     {"mlp.2.bias", S_VEC, LW(mlp2_b), 0},
     /* decoder only */
     {"cross_attn_ln.weight", S_VEC, LW(cross_ln_w), 0},
     {"cross_attn_ln.bias", S_VEC, LW(cross_ln_b), 0},
-    {"cross_attn.query.weight", S_MAT, LW(cross_q_w), 1},
+    {"cross_attn.query.weight", S_MAT, LW(cross_q_w), LW(cross_q)},
     {"cross_attn.query.bias", S_VEC, LW(cross_q_b), 0},
     {"cross_attn.key.weight", S_MAT, LW(cross_k_w), 0},
     {"cross_attn.value.weight", S_MAT, LW(cross_v_w), 0},
     {"cross_attn.value.bias", S_VEC, LW(cross_v_b), 0},
-    {"cross_attn.out.weight", S_MAT, LW(cross_o_w), 1},
+    {"cross_attn.out.weight", S_MAT, LW(cross_o_w), LW(cross_o)},
     {"cross_attn.out.bias", S_VEC, LW(cross_o_b), 0},
 };
 #define N_DEC_BLOCK ((int)(sizeof BLOCK_DEFS / sizeof *BLOCK_DEFS))
@@ -141,7 +141,7 @@ int wkv_tensor_set_init(wkv_tensor_set *ts, const wkv_hparams *hp)
     for (k = 0; k < ts->n; k++) {
         expected_shape(&ts->e[k], hp);
         ts->e[k].slot = ts->e[k].def->slot;
-        ts->e[k].f16 = ts->e[k].def->f16;
+        ts->e[k].mat = ts->e[k].is_dec || ts->e[k].layer < 0 ? ts->e[k].def->mat : 0;
     }
     return 0;
 }

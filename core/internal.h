@@ -25,10 +25,20 @@
 #define WKV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 
+/* A weight matrix as the decoder reads it: type WKV_TYPE_F32 (float), WKV_TYPE_F16
+ * (IEEE half) or a quantized block type (quant.h: each row in / 32 blocks as the file
+ * stores them); out x in, row-major. */
+typedef struct {
+    int type;
+    const void *data;
+} wkv_mat;
+
 /* One transformer block's weights, f32, PyTorch layout (out x in, row-major).
- * Encoder blocks leave the cross_* pointers NULL.  In a decoder block of a non-f32
- * file the per-token matrices are kept as f16 instead (weights.c): their *_h pointer
- * is set and their f32 pointer is NULL; otherwise the *_h pointers are NULL. */
+ * Encoder blocks leave the cross_* pointers NULL.  A decoder block's per-token
+ * matrices (self-attention q/k/v/o, cross-attention q/o, MLP) are also given typed
+ * (attn_q ... mlp2): in an f32 file f32, the same data as *_w; in an f16 file f16
+ * (weights.c) and in a quantized file the file's blocks (model.c), their *_w pointer
+ * then NULL.  Encoder blocks leave the typed ones empty. */
 typedef struct {
     float *attn_ln_w, *attn_ln_b;
     float *attn_q_w, *attn_q_b, *attn_k_w, *attn_v_w, *attn_v_b, *attn_o_w, *attn_o_b;
@@ -38,21 +48,20 @@ typedef struct {
     float *mlp_ln_w, *mlp_ln_b;
     float *mlp0_w, *mlp0_b; /* [4d, d], [4d] */
     float *mlp2_w, *mlp2_b; /* [d, 4d], [d] */
-    const uint16_t *attn_q_h, *attn_k_h, *attn_v_h, *attn_o_h; /* f16 copies (into arena16) */
-    const uint16_t *cross_q_h, *cross_o_h, *mlp0_h, *mlp2_h;
+    wkv_mat attn_q, attn_k, attn_v, attn_o, cross_q, cross_o, mlp0, mlp2;
 } wkv_layer;
 
-/* All weights as f32 pointers into one arena (f16 and quantized files are widened at
- * load), except the decoder's per-token matrices of non-f32 files: those are f16 in
- * arena16 (see wkv_layer and tok_emb_h). */
+/* All weights as f32 pointers into one arena (f16 files are widened at load), except
+ * the decoder's per-token matrices of non-f32 files: f16 in arena16 or quantized
+ * blocks in arenaq (see wkv_layer; the token embedding likewise in tok). */
 typedef struct {
     float *conv1_w, *conv1_b; /* [d, n_mels, 3], [d] */
     float *conv2_w, *conv2_b; /* [d, d, 3], [d] */
     float *enc_pos;           /* [n_audio_ctx, d] */
     wkv_layer *enc;           /* n_audio_layer */
     float *enc_ln_w, *enc_ln_b;
-    float *tok_emb;           /* [n_vocab, d], also the output projection */
-    const uint16_t *tok_emb_h; /* the same as f16 (then tok_emb is NULL), or NULL */
+    float *tok_emb;           /* [n_vocab, d], also the output projection; or NULL */
+    wkv_mat tok;              /* the same, typed */
     float *dec_pos;           /* [n_text_ctx, d] */
     wkv_layer *dec;           /* n_text_layer */
     float *dec_ln_w, *dec_ln_b;
@@ -80,6 +89,8 @@ struct wkv_model {
     size_t arena_floats;
     uint16_t *arena16;       /* the f16 decoder matrices, or NULL (weights.c) */
     size_t arena16_halves;
+    uint8_t *arenaq;         /* the quantized decoder matrices' blocks, or NULL */
+    size_t arenaq_bytes;
     wkv_weights w;
 };
 
@@ -92,6 +103,9 @@ wkv_model *wkv_model_load_vocab_only(const char *path, char **error);
  * m->arena16 (exact for f16 files; quantized files are rounded to f16) and repacks the
  * rest into a smaller f32 arena.  0, or -1 (out of memory) with *error set. */
 int wkv_weights_keep_f16(wkv_model *m, char **error);
+/* weights.c: sets every decoder matrix's typed view (wkv_layer, tok) not set by the
+ * loader or wkv_weights_keep_f16 to its f32 data. */
+void wkv_weights_bind(wkv_model *m);
 
 /* error helpers (util.c) */
 char *wkv_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

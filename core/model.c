@@ -10,10 +10,11 @@
  * data.  Weights that would not fit in this process's memory are refused before the
  * arena is allocated, and every weight must be finite (docs/reliability.md, "Limits").
  *
- * Quantized files (q4_0, q4_1, q5_0, q5_1, q8_0) are dequantized here into the same
- * f32 arena, so the compute path never sees them.  Afterwards, for any non-f32 file,
- * weights.c keeps the decoder's per-token matrices in f16 instead
- * (wkv_weights_keep_f16). */
+ * Quantized files (q4_0, q4_1, q5_0, q5_1, q8_0): the decoder's per-token matrices
+ * (wkv_layer's typed views, the token embedding) are kept in their blocks as the file
+ * stores them (arenaq; gemv_q.c computes on them), every other matrix is dequantized
+ * into the f32 arena.  Afterwards, for f16 files, weights.c keeps the decoder's
+ * per-token matrices in f16 (wkv_weights_keep_f16). */
 #include "ggml_file.h"
 #include "quant.h"
 
@@ -61,27 +62,32 @@ static uint64_t element_offset(int type, size_t i)
     return (uint64_t)(i / WKV_QK) * wkv_quant_block_bytes(type);
 }
 
+#define CHUNK 16384 /* elements converted and checked at a time: whole blocks */
+
 /* Copies, widens or dequantizes one tensor into dst, a chunk at a time so that each
  * chunk is checked while it is in cache: every weight must be finite, and those the
- * decoder keeps in f16 (non-f32 files) must not overflow it. */
+ * decoder keeps in f16 (non-f32 files) must not overflow it.  With `scratch`, dst is
+ * one chunk's buffer reused for every chunk (a tensor kept in its blocks: checked
+ * only). */
 static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, const float *table,
-                       int to_f16)
+                       int to_f16, int scratch)
 {
-    const size_t chunk = 16384; /* a multiple of the quantization block */
+    const size_t chunk = CHUNK;
     const float limit = to_f16 ? 65520.0f : INFINITY; /* 65520 rounds to f16 infinity */
     const uint8_t *src = r->p + x->data_off;
     for (size_t at = 0; at < x->count; at += chunk) {
         size_t n = x->count - at < chunk ? x->count - at : chunk;
+        float *out = scratch ? dst : dst + at;
         if (x->type == WKV_TYPE_F32)
-            wkv_copy_f32(dst + at, src + 4 * at, n);
+            wkv_copy_f32(out, src + 4 * at, n);
         else if (x->type == WKV_TYPE_F16)
-            wkv_widen_f16(dst + at, src + 2 * at, n, table);
+            wkv_widen_f16(out, src + 2 * at, n, table);
         else /* a 2-D matrix of whole blocks: checked by wkv_scan_tensors */
-            wkv_dequantize(x->type, src + element_offset(x->type, at), dst + at, n / WKV_QK);
-        size_t i = wkv_first_out_of_range(dst + at, n, limit);
+            wkv_dequantize(x->type, src + element_offset(x->type, at), out, n / WKV_QK);
+        size_t i = wkv_first_out_of_range(out, n, limit);
         if (i < n) {
             char name[WKV_MAX_NAME_LEN + 32];
-            float v = dst[at + i];
+            float v = out[i];
             wkv_tensor_name(x, name, sizeof name);
             uint64_t off = x->data_off + element_offset(x->type, at + i);
             if (isnan(v) || isinf(v))
@@ -112,19 +118,30 @@ static void drop_pages(const uint8_t *p, uint64_t len)
 }
 
 /* Second pass: the arena, the pointers and the data. */
+/* A decoder matrix of a quantized file: kept in its blocks (arenaq), never widened. */
+static int kept_in_blocks(const wkv_tensor_rec *x)
+{
+    return x->mat && wkv_quant_block_bytes(x->type) > 0;
+}
+
 static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
 {
-    size_t total = 0;
+    size_t total = 0, qbytes = 0;
     for (int k = 0; k < ts->n; k++) {
-        if (ts->e[k].count > SIZE_MAX / sizeof(float) - total) {
-            wkv_fail(r, ts->e[k].hdr_off, "the weights do not fit in memory");
+        const wkv_tensor_rec *x = &ts->e[k];
+        if (kept_in_blocks(x)) { /* within the file: checked by wkv_scan_tensors */
+            qbytes += (size_t)element_offset(x->type, x->count);
+            continue;
+        }
+        if (x->count > SIZE_MAX / sizeof(float) - total) {
+            wkv_fail(r, x->hdr_off, "the weights do not fit in memory");
             return -1;
         }
-        total += ts->e[k].count;
+        total += x->count;
     }
     /* refuse before allocating: a file can be mapped (or sparse) and much larger than
      * memory, and an arena past it would only be paged out or killed while filled */
-    uint64_t bytes = (uint64_t)total * sizeof(float), lim = memory_limit();
+    uint64_t bytes = (uint64_t)total * sizeof(float) + qbytes, lim = memory_limit();
     if (bytes > lim) {
         wkv_fail(r, ts->e[0].hdr_off, "the weights need %" PRIu64 " MiB as f32, more than the %"
                                       PRIu64 " MiB of memory this process may use",
@@ -134,12 +151,17 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
     m->w.enc = calloc((size_t)m->hp.n_audio_layer, sizeof *m->w.enc);
     m->w.dec = calloc((size_t)m->hp.n_text_layer, sizeof *m->w.dec);
     m->arena = malloc(total * sizeof(float));
-    if (!m->w.enc || !m->w.dec || !m->arena) {
+    m->arenaq = qbytes ? malloc(qbytes) : NULL;
+    float *scratch = qbytes ? malloc(CHUNK * sizeof *scratch) : NULL;
+    if (!m->w.enc || !m->w.dec || !m->arena || (qbytes && (!m->arenaq || !scratch))) {
+        free(scratch);
         wkv_fail(r, ts->e[0].hdr_off, "out of memory allocating %zu MiB for the weights",
-                 total * sizeof(float) >> 20);
+                 (total * sizeof(float) + qbytes) >> 20);
         return -1;
     }
     m->arena_floats = total;
+    m->arenaq_bytes = qbytes;
+    uint8_t *qdst = m->arenaq;
     /* a conversion table pays off above a million f16 values */
     size_t n_f16 = 0;
     for (int k = 0; k < ts->n; k++)
@@ -157,14 +179,25 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
                      : x->is_dec  ? (char *)&m->w.dec[x->layer]
                                   : (char *)&m->w.enc[x->layer];
         float **slot = (float **)(void *)(base + x->slot);
+        if (kept_in_blocks(x)) {
+            size_t nb = (size_t)element_offset(x->type, x->count);
+            memcpy(qdst, r->p + x->data_off, nb);
+            *(wkv_mat *)(void *)(base + x->mat) = (wkv_mat){x->type, qdst};
+            qdst += nb;
+            rc = load_tensor(r, x, scratch, NULL, 0, 1);
+            if (rc == 0 && r->mapped)
+                drop_pages(r->p + x->data_off, nb);
+            continue;
+        }
         *slot = dst;
-        int to_f16 = f16_file && x->f16 && (x->layer < 0 || x->is_dec);
-        rc = load_tensor(r, x, dst, table, to_f16);
+        int to_f16 = f16_file && x->mat;
+        rc = load_tensor(r, x, dst, table, to_f16, 0);
         if (rc == 0 && r->mapped)
             drop_pages(r->p + x->data_off, element_offset(x->type, x->count));
         dst += x->count;
     }
     free(table);
+    free(scratch);
     return rc;
 }
 
@@ -198,6 +231,7 @@ static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, in
         if (wkv_scan_tensors(&r, &ts) || load_tensors(&r, m, &ts) ||
             wkv_weights_keep_f16(m, error))
             goto fail;
+        wkv_weights_bind(m);
     }
     if (wkv_vocab_init(m, error))
         goto fail;
@@ -254,6 +288,7 @@ void wkv_model_free(wkv_model *m)
     free(m->tok_bytes);
     free(m->arena);
     free(m->arena16);
+    free(m->arenaq);
     free(m->w.enc);
     free(m->w.dec);
     free(m);

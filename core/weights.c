@@ -1,4 +1,4 @@
-/* The decoder's per-token matrices in f16.
+/* The decoder's per-token matrices in f16, and every decoder matrix's typed view.
  *
  * A decoder step streams every decoder weight once per token, so its speed is the
  * memory bandwidth divided by the bytes of those weights.  After the loader has built
@@ -7,12 +7,14 @@
  * f16 in their own arena (m->arena16), sets their f32 pointers to NULL, and repacks the
  * remaining f32 tensors into a smaller arena, so the memory really drops.
  *
- * For f16 files this is exact: the f32 values were widened from f16.  For quantized
- * files the dequantized values are rounded to f16 (a relative change of at most 2^-11,
- * far below the quantization error).  f32 files are left alone.  The encoder and the
- * cross-attention K/V projections (used once per window, on sgemm) stay f32. */
+ * For f16 files this is exact: the f32 values were widened from f16.  In quantized
+ * files the loader has kept those matrices in their blocks already (they are not in
+ * the f32 arena); any that the file stores as f16 or f32 come here.  f32 files are
+ * left alone.  The encoder and the cross-attention K/V projections (used once per
+ * window, on sgemm) stay f32. */
 #include "internal.h"
 #include "gemv_f16.h"
+#include "quant.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -22,7 +24,7 @@
 
 typedef struct {
     float **slot;
-    const uint16_t **hslot; /* where its f16 copy goes, or NULL: stays f32 */
+    wkv_mat *mat;           /* where its f16 copy goes, or NULL: stays f32 */
     float *at;              /* its place in the old arena */
     size_t count;
 } tensor;
@@ -49,16 +51,16 @@ static const size_t layer_f32[LAYER_FIELDS] = {
     offsetof(wkv_layer, mlp2_w),     offsetof(wkv_layer, mlp2_b),
 };
 
-/* the decoder matrices kept in f16: f32 field -> f16 field */
+/* the decoder matrices kept in f16: f32 field -> typed view */
 static const size_t dec_f16[][2] = {
-    {offsetof(wkv_layer, attn_q_w), offsetof(wkv_layer, attn_q_h)},
-    {offsetof(wkv_layer, attn_k_w), offsetof(wkv_layer, attn_k_h)},
-    {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v_h)},
-    {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o_h)},
-    {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q_h)},
-    {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o_h)},
-    {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0_h)},
-    {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2_h)},
+    {offsetof(wkv_layer, attn_q_w), offsetof(wkv_layer, attn_q)},
+    {offsetof(wkv_layer, attn_k_w), offsetof(wkv_layer, attn_k)},
+    {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v)},
+    {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o)},
+    {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q)},
+    {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o)},
+    {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0)},
+    {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2)},
 };
 #define N_DEC_F16 ((int)(sizeof dec_f16 / sizeof *dec_f16))
 
@@ -72,11 +74,11 @@ static const size_t global_f32[] = {
 };
 #define N_GLOBAL ((int)(sizeof global_f32 / sizeof *global_f32))
 
-static void add(tensor *t, int *n, float **slot, const uint16_t **hslot)
+static void add(tensor *t, int *n, float **slot, wkv_mat *mat)
 {
-    if (!*slot)
+    if (!*slot) /* kept in its blocks by the loader */
         return;
-    t[*n] = (tensor){slot, hslot, *slot, 0};
+    t[*n] = (tensor){slot, mat, *slot, 0};
     ++*n;
 }
 
@@ -93,15 +95,15 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     wkv_weights *w = &m->w;
     for (int i = 0; i < N_GLOBAL; i++) {
         float **slot = (float **)(void *)((char *)w + global_f32[i]);
-        add(t, &n, slot, slot == &w->tok_emb ? &w->tok_emb_h : NULL);
+        add(t, &n, slot, slot == &w->tok_emb ? &w->tok : NULL);
     }
     for (int l = 0; l < n_enc + n_dec; l++) {
         wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int i = 0; i < LAYER_FIELDS; i++) {
-            const uint16_t **h = NULL;
+            wkv_mat *h = NULL;
             for (int k = 0; l >= n_enc && k < N_DEC_F16; k++)
                 if (dec_f16[k][0] == layer_f32[i])
-                    h = (const uint16_t **)(void *)((char *)L + dec_f16[k][1]);
+                    h = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
             add(t, &n, (float **)(void *)((char *)L + layer_f32[i]), h);
         }
     }
@@ -111,7 +113,7 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     for (int i = 0; i < n; i++) {
         float *end = i + 1 < n ? t[i + 1].at : m->arena + m->arena_floats;
         t[i].count = (size_t)(end - t[i].at);
-        if (t[i].hslot)
+        if (t[i].mat)
             n16 += t[i].count;
     }
     size_t n32 = m->arena_floats - n16;
@@ -130,15 +132,15 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     float *d32 = a32;
     const size_t chunk = (size_t)1 << 20;
     for (int i = 0; i < n; i++) {
-        if (t[i].hslot) {
-            *t[i].hslot = d16;
+        if (t[i].mat) {
+            *t[i].mat = (wkv_mat){WKV_TYPE_F16, d16};
             *t[i].slot = NULL;
         } else {
             *t[i].slot = d32;
         }
         for (size_t k = 0; k < t[i].count; k += chunk) {
             size_t c = t[i].count - k < chunk ? t[i].count - k : chunk;
-            if (t[i].hslot) {
+            if (t[i].mat) {
                 wkv_f32_to_f16_row(t[i].at + k, d16, c);
                 d16 += c;
             } else {
@@ -163,4 +165,17 @@ oom:
     free(t);
     wkv_set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
     return -1;
+}
+
+void wkv_weights_bind(wkv_model *m)
+{
+    wkv_weights *w = &m->w;
+    if (!w->tok.data)
+        w->tok = (wkv_mat){WKV_TYPE_F32, w->tok_emb};
+    for (int l = 0; w->dec && l < m->hp.n_text_layer; l++)
+        for (int k = 0; k < N_DEC_F16; k++) {
+            wkv_mat *v = (wkv_mat *)(void *)((char *)&w->dec[l] + dec_f16[k][1]);
+            if (!v->data)
+                *v = (wkv_mat){WKV_TYPE_F32, *(float **)(void *)((char *)&w->dec[l] + dec_f16[k][0])};
+        }
 }

@@ -262,27 +262,34 @@ static void check_bad_weights(void)
         free(data);
         gen_layout_free(&lay);
     }
-    /* q8_0 blocks: a scale of 65504 makes values up to 127 * 65504, finite in f32.  In a
-     * matrix the decoder keeps in f16 that overflows it: refused.  In an encoder matrix
-     * (kept in f32) it is a legal, if odd, weight: loaded as is. */
+    /* q8_0 blocks: a scale of 65504 makes values up to 127 * 65504, finite in f32: a
+     * legal, if odd, weight, loaded as is in an encoder matrix (dequantized to f32)
+     * and in a decoder matrix (kept in its blocks, computed in f32).  A NaN scale in a
+     * kept decoder matrix is refused like any non-finite weight. */
     if (build(7, &data, &size, &lay) == 0) {
-        bad_weight(data, size, &lay, "decoder.blocks.0.mlp.0.weight", 34 * 3, big16, 2,
-                   "overflows f16", "q8_0 overflowing f16");
+        bad_weight(data, size, &lay, "decoder.blocks.0.mlp.0.weight", 34 * 3, nan16, 2, "NaN",
+                   "q8_0 NaN scale, kept blocks");
         int t = gen_layout_find(&lay, "encoder.blocks.0.mlp.0.weight");
-        if (t >= 0) {
+        int td = gen_layout_find(&lay, "decoder.blocks.0.mlp.0.weight");
+        if (t >= 0 && td >= 0) {
             uint64_t off = lay.tensors[t].data_off + 34 * 3;
+            uint64_t offd = lay.tensors[td].data_off + 34 * 3;
             memcpy(data + off, big16, 2);
+            memcpy(data + offd, big16, 2);
             int8_t q0 = (int8_t)data[off + 2];
             char path[512];
             snprintf(path, sizeof path, "%s/big-scale.bin", g_dir);
             gen_write_file(path, data, size);
             char *err = NULL;
             wkv_model *m = wkv_model_load(path, &err);
-            CHECK(m != NULL, "q8_0 big scale in an f32 matrix: %s", err ? err : "?");
+            CHECK(m != NULL, "q8_0 big scale: %s", err ? err : "?");
             const float *w = m ? weight_for(m, "encoder.blocks.0.mlp.0.weight") : NULL;
             CHECK(w && w[3 * 32] == (float)q0 * 65504.0f,
                   "q8_0 big scale: element %g, expected %g", w ? w[3 * 32] : 0.0,
                   (float)q0 * 65504.0f);
+            const uint8_t *b = m ? blocks_for(m, "decoder.blocks.0.mlp.0.weight") : NULL;
+            CHECK(b && memcmp(b, data + lay.tensors[td].data_off, lay.tensors[td].data_bytes) == 0,
+                  "q8_0 big scale: the decoder matrix's blocks are not the file's");
             wkv_model_free(m);
             free(err);
             unlink(path);

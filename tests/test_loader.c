@@ -7,6 +7,7 @@
 #include "genlib.h"
 #include "internal.h"
 #include "loader_limits.h"
+#include "quant.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 
@@ -856,7 +857,8 @@ static void check_shared(void)
             CHECK(hp->n_vocab == 51864 + i && hp->n_audio_state == 64 && hp->n_audio_layer == 2 &&
                       hp->ftype == 1,
                   "%s: hparams", tv[i]);
-            CHECK(m->w.tok_emb_h && m->w.dec[1].mlp2_h && m->w.dec[1].cross_o_b &&
+            CHECK(m->w.tok.type == WKV_TYPE_F16 && m->w.tok.data &&
+                      m->w.dec[1].mlp2.type == WKV_TYPE_F16 && m->w.dec[1].cross_o_b &&
                       m->w.enc[1].mlp2_b && m->w.enc[1].mlp2_w,
                   "%s: pointers", tv[i]);
         }

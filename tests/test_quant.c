@@ -1,6 +1,6 @@
-/* quant: quantized whisper.cpp models (q8_0, q5_1, q5_0, q4_1, q4_0) load by
- * dequantizing into the f32 arena (the decoder's per-token matrices then rounded to
- * f16 by weights.c).  For each type a micro model is generated from the
+/* quant: quantized whisper.cpp models (q8_0, q5_1, q5_0, q4_1, q4_0) load with the
+ * decoder's per-token matrices kept in their blocks (byte for byte the file's) and
+ * the rest dequantized into the f32 arena.  For each type a micro model is generated from the
  * same seed as an f32 original (tests/genlib.c quantizes the f32 values the way
  * whisper.cpp's quantizer does); both are loaded and compared:
  *   (a) every weight: quantized matrices within their block's bound (below), the conv
@@ -21,6 +21,7 @@
  * a factor 2. */
 #include "genlib.h"
 #include "internal.h"
+#include "quant.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 
@@ -77,6 +78,7 @@ typedef struct {
     double max_abs;       /* max |x - x'| over quantized elements */
     double sum_sq, sum_ref_sq;
     size_t n_quant, n_clamped, n_bad, n_other_bad;
+    size_t n_kept, kept_bytes; /* elements and bytes of the matrices kept in blocks */
 } weight_stats;
 
 /* rel: the relative rounding the loaded copy may add on top of the dequantization
@@ -142,10 +144,21 @@ static void check_weights(const wkv_model *fm, const wkv_model *qm, const uint8_
             count *= (size_t)t->ne[i];
         const float *orig = weight_for(fm, t->name), *got = weight_for(qm, t->name);
         const uint16_t *half = half_for(qm, t->name);
+        const uint8_t *blocks = blocks_for(qm, t->name);
         float *wide = NULL;
         if (!got && half && (wide = malloc(count * sizeof *wide)) != NULL) {
             for (size_t i = 0; i < count; i++)
                 wide[i] = gen_f16_to_f32(half[i]);
+            got = wide;
+        }
+        if (!got && blocks && (wide = malloc(count * sizeof *wide)) != NULL) {
+            /* kept as the file stores them: the same bytes, in the blocks' arena */
+            CHECK(blocks >= qm->arenaq && blocks + t->data_bytes <= qm->arenaq + qm->arenaq_bytes &&
+                      memcmp(blocks, data + t->data_off, t->data_bytes) == 0,
+                  "%s: blocks differ from the file's or lie outside the arena", t->name);
+            wkv_dequantize(t->type, blocks, wide, count / 32);
+            st->n_kept += count;
+            st->kept_bytes += t->data_bytes;
             got = wide;
         }
         if (!orig || !got) {
@@ -155,7 +168,7 @@ static void check_weights(const wkv_model *fm, const wkv_model *qm, const uint8_
         }
         if (t->type == qtype) {
             CHECK(t->n_dims == 2, "%s: quantized with %d dims", t->name, t->n_dims);
-            check_quant_tensor(t, data, orig, got, wide ? ldexp(1.0, -11) : 0.0, st);
+            check_quant_tensor(t, data, orig, got, half ? ldexp(1.0, -11) : 0.0, st);
             n_q++;
         } else if (t->type == 1) {
             CHECK(t->n_dims == 3, "%s: f16 in a quantized file but not a conv weight",
@@ -258,12 +271,15 @@ static void check_type(const char *size, const qcase *qc, double *enc_err, doubl
     wkv_model *qm = load_built(&p, qname, &qdata, &qlay);
     if (fm && qm) {
         CHECK(qm->hp.ftype == 2000 + p.ftype, "ftype %d", qm->hp.ftype);
-        /* the decoder's per-token matrices are kept in f16 (weights.c) */
-        CHECK(qm->arena16_halves > 0 && qm->arena_floats + qm->arena16_halves == fm->arena_floats,
-              "arenas %zu floats + %zu halves, f32 model %zu floats", qm->arena_floats,
-              qm->arena16_halves, fm->arena_floats);
         weight_stats st;
         check_weights(fm, qm, qdata, &qlay, gen_quant_type(p.ftype), &st);
+        /* the decoder's per-token matrices are kept in their blocks (model.c), the
+         * rest is f32: nothing of the model twice, nothing in f16 */
+        CHECK(st.n_kept > 0 && qm->arena16_halves == 0 && qm->arenaq_bytes == st.kept_bytes &&
+                  qm->arena_floats + st.n_kept == fm->arena_floats,
+              "arenas %zu floats + %zu halves + %zu bytes of blocks (%zu elements), f32 model "
+              "%zu floats", qm->arena_floats, qm->arena16_halves, qm->arenaq_bytes, st.n_kept,
+              fm->arena_floats);
         printf("  weights: %zu quantized values, max error %.3f d inside the range, "
                "%zu clamped past it, max |x - x'| %.3g, rms relative %.3g\n",
                st.n_quant, st.max_err_d, st.n_clamped, st.max_abs,

@@ -1,5 +1,6 @@
 /* See weight_lookup.h. */
 #include "weight_lookup.h"
+#include "quant.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -58,23 +59,34 @@ const float *weight_for(const wkv_model *m, const char *name)
     return NULL;
 }
 
-const uint16_t *half_for(const wkv_model *m, const char *name)
+const wkv_mat *mat_for(const wkv_model *m, const char *name)
 {
-    static const slot_name halves[] = {
-        LS("attn.query.weight", attn_q_h),       LS("attn.key.weight", attn_k_h),
-        LS("attn.value.weight", attn_v_h),       LS("attn.out.weight", attn_o_h),
-        LS("cross_attn.query.weight", cross_q_h), LS("cross_attn.out.weight", cross_o_h),
-        LS("mlp.0.weight", mlp0_h),              LS("mlp.2.weight", mlp2_h),
+    static const slot_name mats[] = {
+        LS("attn.query.weight", attn_q),       LS("attn.key.weight", attn_k),
+        LS("attn.value.weight", attn_v),       LS("attn.out.weight", attn_o),
+        LS("cross_attn.query.weight", cross_q), LS("cross_attn.out.weight", cross_o),
+        LS("mlp.0.weight", mlp0),              LS("mlp.2.weight", mlp2),
     };
     if (strcmp(name, "decoder.token_embedding.weight") == 0)
-        return m->w.tok_emb_h;
+        return &m->w.tok;
     int layer, n = 0;
     if (sscanf(name, "decoder.blocks.%d.%n", &layer, &n) != 1 || n == 0)
         return NULL;
     const wkv_layer *l = &m->w.dec[layer];
-    for (size_t i = 0; i < sizeof halves / sizeof *halves; i++)
-        if (strcmp(name + n, halves[i].name) == 0)
-            return *(const uint16_t *const *)(const void *)((const char *)l + halves[i].off);
+    for (size_t i = 0; i < sizeof mats / sizeof *mats; i++)
+        if (strcmp(name + n, mats[i].name) == 0)
+            return (const wkv_mat *)(const void *)((const char *)l + mats[i].off);
     return NULL;
 }
 
+const uint16_t *half_for(const wkv_model *m, const char *name)
+{
+    const wkv_mat *v = mat_for(m, name);
+    return v && v->type == WKV_TYPE_F16 ? v->data : NULL;
+}
+
+const uint8_t *blocks_for(const wkv_model *m, const char *name)
+{
+    const wkv_mat *v = mat_for(m, name);
+    return v && wkv_quant_block_bytes(v->type) ? v->data : NULL;
+}

@@ -1,0 +1,89 @@
+/* Micro-benchmark of the decoder's weight kernels: one matrix of a decoder shape times
+ * 1 (a greedy step) or more input rows, on f16 (gemv_f16.c) and on each quantized
+ * block type (gemv_q.c), split over a pool of --threads.  Prints ms per product and
+ * the GB/s of weight bytes read (the figure a step is bound by), medians of --reps.
+ * The matrix is larger than the caches (base's vocabulary projection, 51865 x 512, by
+ * default), so every product streams it from memory.
+ *
+ *   whisperkv-gemv-bench [--threads N] [--reps N] [--rows N] [--out N] [--in N]
+ */
+#include "gemv_f16.h"
+#include "gemv_q.h"
+#include "internal.h"
+#include "pool.h"
+#include "quant.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 2, reps = 21, rows = 1, out = 51865, in = 512;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        int v = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--threads")) threads = v;
+        else if (!strcmp(argv[i], "--reps")) reps = v;
+        else if (!strcmp(argv[i], "--rows")) rows = v;
+        else if (!strcmp(argv[i], "--out")) out = v;
+        else if (!strcmp(argv[i], "--in")) in = v;
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (threads < 1 || reps < 1 || rows < 1 || out < 1 || in < 32 || in % 32 || reps > 1000) {
+        fprintf(stderr, "bad option value\n");
+        return 2;
+    }
+    static const int types[] = {WKV_TYPE_F16, WKV_TYPE_Q8_0, WKV_TYPE_Q5_1, WKV_TYPE_Q5_0,
+                                WKV_TYPE_Q4_1, WKV_TYPE_Q4_0};
+    wkv_pool *pool = threads > 1 ? wkv_pool_new(threads) : NULL;
+    const size_t n = (size_t)out * (size_t)in;
+    uint8_t *w = malloc(n * 2); /* the largest: f16 */
+    float *x = malloc((size_t)rows * in * sizeof *x), *y = malloc((size_t)rows * out * sizeof *y);
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!w || !x || !y || !t)
+        return 1;
+    for (size_t i = 0; i < n * 2; i++)
+        w[i] = (uint8_t)(i * 2654435761u >> 13);
+    for (size_t i = 0; i < (size_t)rows * in; i++)
+        x[i] = (float)(i % 17) * 0.01f - 0.08f;
+    printf("%d x %d weights, %d row(s), %d thread(s), kernels: %s, medians of %d\n", out, in,
+           rows, threads, wkv_gemv_f16_isa(), reps);
+    printf("| type | weight MB | ms per product | GB/s of weights |\n|---|---|---|---|\n");
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+        const int type = types[k];
+        size_t bytes = type == WKV_TYPE_F16 ? n * 2 : n / WKV_QK * wkv_quant_block_bytes(type);
+        if (type != WKV_TYPE_F16) /* valid blocks: finite f16 scales and minima */
+            for (size_t b = 0; b < n / WKV_QK; b++) {
+                uint8_t *p = w + b * wkv_quant_block_bytes(type);
+                p[0] = 0x00, p[1] = 0x20, p[2] = 0x00, p[3] = 0x20;
+            }
+        for (int r = -2; r < reps; r++) { /* two warm-up products */
+            double t0 = wkv_now_ms();
+            if (type == WKV_TYPE_F16)
+                wkv_gemv_f16(pool, x, rows, in, (const uint16_t *)(void *)w, NULL, out, y, 0);
+            else
+                wkv_gemv_q(pool, type, x, rows, in, w, NULL, out, y, 0);
+            if (r >= 0)
+                t[r] = wkv_now_ms() - t0;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        double ms = t[reps / 2];
+        printf("| %s | %.1f | %.3f | %.1f |\n", type == WKV_TYPE_F16 ? "f16" : wkv_quant_type_name(type),
+               (double)bytes / 1e6, ms, (double)bytes / 1e6 / ms);
+    }
+    wkv_pool_free(pool);
+    free(w);
+    free(x);
+    free(y);
+    free(t);
+    return 0;
+}

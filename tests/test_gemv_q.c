@@ -1,0 +1,168 @@
+/* gemv_q: the quantized-block kernels (core/gemv_q.c) against dequantize-then-f32.
+ *
+ * For each type (q8_0, q5_0, q5_1, q4_0, q4_1), every kernel this CPU can run
+ * (portable, AVX2, AVX-512) and the decoder's shapes (tiny and base: d x d, 4d x d,
+ * d x 4d, the vocabulary projection) plus odd ones (one block, 37 output rows, rows of
+ * 3 blocks), with 1 ... 9 input rows (a greedy step, beams, more than one kernel pass),
+ * with and without bias, overwriting and accumulating, on 1 and 2 threads: the output
+ * is compared with a double-precision product of wkv_dequantize's weights, as
+ * max |y - ref| / max |ref| <= 1e-5.  Weights are random blocks: random codes (every
+ * bit pattern is a valid block), random f16 scales and minima of both signs. */
+#include "gemv_f16.h"
+#include "gemv_q.h"
+#include "internal.h"
+#include "pool.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t next_u32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static float uniform(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(next_u32() & 0xffffff) / (float)0x1000000;
+}
+
+static void put_half(uint8_t *p, float v)
+{
+    uint16_t h = wkv_f32_to_f16(v);
+    p[0] = (uint8_t)(h & 0xff);
+    p[1] = (uint8_t)(h >> 8);
+}
+
+/* n_blocks random blocks of `type` */
+static void random_blocks(int type, uint8_t *w, size_t n_blocks)
+{
+    const size_t bb = wkv_quant_block_bytes(type);
+    const int has_m = type == WKV_TYPE_Q4_1 || type == WKV_TYPE_Q5_1;
+    for (size_t b = 0; b < n_blocks; b++, w += bb) {
+        for (size_t i = 0; i < bb; i++)
+            w[i] = (uint8_t)next_u32();
+        float d = uniform(0.002f, 0.05f);
+        put_half(w, next_u32() & 1 ? d : -d);
+        if (has_m)
+            put_half(w + 2, uniform(-0.5f, 0.5f));
+    }
+}
+
+static const int TYPES[] = {WKV_TYPE_Q8_0, WKV_TYPE_Q5_0, WKV_TYPE_Q5_1, WKV_TYPE_Q4_0,
+                            WKV_TYPE_Q4_1};
+
+typedef struct {
+    int out, in;
+    int max_rows; /* the rows tried: 1 ... max_rows */
+} shape;
+
+static const shape SHAPES[] = {
+    {384, 384, 9},   {1536, 384, 5}, {384, 1536, 5}, {512, 512, 9},
+    {2048, 512, 3},  {512, 2048, 3}, {51865, 384, 2}, /* tiny's logits */
+    {1, 32, 9},      {37, 96, 9},    {5, 64, 8},     {37, 2048, 4},
+};
+
+/* One (type, shape): reference per rows, then every kernel, pool and mode. */
+static void check_shape(int type, const shape *s, wkv_pool *pool2)
+{
+    const size_t nb = (size_t)s->in / WKV_QK, bb = wkv_quant_block_bytes(type);
+    const size_t n_w = (size_t)s->out * (size_t)s->in;
+    const int R = s->max_rows;
+    uint8_t *w = malloc((size_t)s->out * nb * bb);
+    float *wf = malloc(n_w * sizeof *wf);
+    float *x = malloc((size_t)R * s->in * sizeof *x);
+    float *bias = malloc((size_t)s->out * sizeof *bias);
+    float *y0 = malloc((size_t)R * s->out * sizeof *y0); /* accumulate's starting values */
+    float *y = malloc((size_t)R * s->out * sizeof *y);
+    float *ref = malloc((size_t)R * s->out * sizeof *ref);
+    if (!w || !wf || !x || !bias || !y0 || !y || !ref) {
+        CHECK(0, "out of memory");
+        goto done;
+    }
+    random_blocks(type, w, (size_t)s->out * nb);
+    wkv_dequantize(type, w, wf, (size_t)s->out * nb);
+    for (size_t i = 0; i < (size_t)R * s->in; i++)
+        x[i] = uniform(-1, 1);
+    for (int j = 0; j < s->out; j++)
+        bias[j] = uniform(-1, 1);
+    for (size_t i = 0; i < (size_t)R * s->out; i++)
+        y0[i] = uniform(-1, 1);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < s->out; j++) {
+            double acc = 0;
+            const float *xr = x + (size_t)r * s->in, *wr = wf + (size_t)j * s->in;
+            for (int k = 0; k < s->in; k++)
+                acc += (double)xr[k] * wr[k];
+            ref[(size_t)r * s->out + j] = (float)acc;
+        }
+    double worst = 0;
+    const char *worst_at = "";
+    static char where[160];
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv_gemv_isa(); isa++)
+        for (int rows = 1; rows <= R; rows++)
+            for (int mode = 0; mode < 3; mode++) { /* plain, + bias, accumulate + bias */
+                wkv_pool *pool = (rows + mode) % 2 ? pool2 : NULL;
+                const size_t ny = (size_t)rows * s->out;
+                memcpy(y, y0, ny * sizeof *y);
+                wkv_gemv_q_isa(isa, pool, type, x, rows, s->in, w, mode ? bias : NULL, s->out,
+                               y, mode == 2);
+                double num = 0, den = 0;
+                for (int r = 0; r < rows; r++)
+                    for (int j = 0; j < s->out; j++) {
+                        size_t i = (size_t)r * s->out + j;
+                        double want = ref[i] + (mode ? bias[j] : 0) + (mode == 2 ? y0[i] : 0);
+                        num = fmax(num, fabs(y[i] - want));
+                        den = fmax(den, fabs(want));
+                    }
+                double e = num / fmax(den, 1e-30);
+                if (e > worst) {
+                    worst = e;
+                    snprintf(where, sizeof where, "isa %d, %d rows, mode %d", isa, rows, mode);
+                    worst_at = where;
+                }
+                CHECK(e <= 1e-5, "%s %dx%d, isa %d, %d rows, mode %d: relative error %.3g",
+                      wkv_quant_type_name(type), s->out, s->in, isa, rows, mode, e);
+            }
+    printf("  %-5s %6d x %-5d rows 1..%d: worst %.2e (%s)\n", wkv_quant_type_name(type),
+           s->out, s->in, R, worst, worst_at);
+done:
+    free(w);
+    free(wf);
+    free(x);
+    free(bias);
+    free(y0);
+    free(y);
+    free(ref);
+}
+
+/* Rows in / 32 not a whole number of blocks, or an unknown type: nothing written. */
+static void check_refusals(void)
+{
+    uint8_t w[34 * 4] = {0};
+    float x[64] = {0}, y[4] = {1, 2, 3, 4};
+    wkv_gemv_q(NULL, WKV_TYPE_Q8_0, x, 1, 48, w, NULL, 2, y, 0);
+    wkv_gemv_q(NULL, WKV_TYPE_F16, x, 1, 32, w, NULL, 2, y, 0);
+    CHECK(y[0] == 1 && y[1] == 2, "a refused call wrote its output");
+}
+
+int main(void)
+{
+    printf("kernels up to isa %d (0 portable, 1 AVX2, 2 AVX-512)\n", wkv_gemv_isa());
+    wkv_pool *pool2 = wkv_pool_new(2);
+    for (size_t t = 0; t < sizeof TYPES / sizeof *TYPES; t++)
+        for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+            check_shape(TYPES[t], &SHAPES[s], pool2);
+    check_refusals();
+    wkv_pool_free(pool2);
+    return tu_finish("gemv_q");
+}
