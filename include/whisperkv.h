@@ -445,6 +445,13 @@ WKV_API void wkv_vad_map_segment(const wkv_vad_map *map, int64_t t0, int64_t t1,
  * raised to t0 + 1 if shorter. */
 WKV_API void wkv_vad_map_token(const wkv_vad_map *map, int64_t t0, int64_t t1,
                                int64_t *orig_t0, int64_t *orig_t1);
+/* A segment decoded from wkv_vad_filter's audio as reported on the input: *out is
+ * *seg with start and end mapped by wkv_vad_map_segment, seek (a mel frame: also a
+ * centisecond) by the same table, and its words, if any, written to `words` (room for
+ * seg->n_words; out->words points there) with times mapped by wkv_vad_map_token.  The
+ * CLI and the element report VAD transcriptions through this one function. */
+WKV_API void wkv_vad_map_result(const wkv_vad_map *map, const wkv_segment *seg,
+                                wkv_segment *out, wkv_word *words);
 
 /* ---------------------------------------------------------------- live stream */
 
