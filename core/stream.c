@@ -442,6 +442,13 @@ static int vad_commit(wkv_stream *st, int64_t end, double now, char **error)
     return rc;
 }
 
+/* Tells the caller that speech starts or ends at stream index `index`. */
+static void vad_event(wkv_stream *st, int speech, int64_t index)
+{
+    if (st->so.on_vad)
+        st->so.on_vad(speech, index > 0 ? index : 0, st->so.vad_user);
+}
+
 /* One chunk's probability on the hysteresis whisper.cpp's segmenter uses (speech at
  * p >= threshold, silence below threshold - 0.15 for min_silence): a speech end
  * commits at once, padded like a segment end; a short burst no run saw is dropped. */
@@ -459,6 +466,7 @@ static int vad_chunk(wkv_stream *st, float p, double now, char **error)
                 wkv_stream_drop(st, c - ms_samples(vp->speech_pad_ms));
             g->speaking = 1;
             g->start = c;
+            vad_event(st, 1, c - ms_samples(vp->speech_pad_ms));
         }
         return 0;
     }
@@ -471,6 +479,7 @@ static int vad_chunk(wkv_stream *st, float p, double now, char **error)
     g->speaking = 0;
     int64_t end = g->quiet + ms_samples(vp->speech_pad_ms);
     g->quiet = -1;
+    vad_event(st, 0, end);
     int unheard = st->last_run <= g->start && st->prev_hyp.n == 0;
     if (unheard && end - g->start < ms_samples(vp->min_speech_duration_ms)) {
         wkv_stream_drop(st, end);
@@ -545,6 +554,8 @@ int wkv_stream_finish(wkv_stream *st, double now, char **error)
     }
     if (st->vad.vs && !st->vad.speaking && st->prev_hyp.n == 0)
         wkv_stream_drop(st, st->base + st->n); /* silence: nothing to run on */
+    if (st->vad.vs && st->vad.speaking)
+        vad_event(st, 0, st->base + st->n);
     st->vad.speaking = 0;
     st->vad.quiet = -1;
     return finish_runs(st, now, error);

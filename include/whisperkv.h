@@ -533,6 +533,13 @@ typedef struct {
      * max_speech_duration_s and samples_overlap are offline-only. */
     const wkv_vad_model *vad_model;
     wkv_vad_params vad_params; /* wkv_vad_params_default's by default */
+    /* With VAD, called at each speech start (speech 1; index: the stream index of its
+     * first chunk less speech_pad_ms, at least 0) and end (speech 0; index: where the
+     * silence began plus speech_pad_ms, or the end of the audio at wkv_stream_finish),
+     * before any run or commit the change causes; starts and ends alternate.  May be
+     * NULL. */
+    void (*on_vad)(int speech, int64_t index, void *user);
+    void *vad_user;
 } wkv_stream_options;
 
 WKV_API void wkv_stream_options_default(wkv_stream_options *o);

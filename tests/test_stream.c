@@ -724,6 +724,96 @@ static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t pu
     free(pcm);
 }
 
+typedef struct {
+    int n, speech[64];
+    int64_t index[64];
+} vad_events;
+
+static void on_vad(int speech, int64_t index, void *user)
+{
+    vad_events *e = user;
+    if (e->n < 64) {
+        e->speech[e->n] = speech;
+        e->index[e->n] = index;
+    }
+    e->n++;
+}
+
+/* Whether stream index i lies inside [a, b) by more than `slack` either side. */
+static int inside(int64_t i, int64_t a, int64_t b, int64_t slack)
+{
+    return i > a + slack && i < b - slack;
+}
+
+/* on_vad on silence, jfk, 6 s of silence, jfk, silence: starts and ends alternate, the
+ * first start is the whole input's first segment's (wkv_vad_segments), the last end
+ * no earlier than its last one's (the live gate also reports bursts too short for a
+ * segment), no event falls in the zero stretches, and the pause is an end then a
+ * start. */
+static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
+{
+    const wav_data *w = &fx->clip[0];
+    const size_t lead = 3 * WKV_SAMPLE_RATE, pause = 6 * WKV_SAMPLE_RATE;
+    size_t n = lead + 2 * w->n + pause + lead;
+    float *pcm = calloc(n, sizeof *pcm);
+    memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
+    memcpy(pcm + lead + w->n + pause, w->samples, w->n * sizeof *pcm);
+    wkv_vad_params vp;
+    wkv_vad_params_default(&vp);
+    float *probs = NULL;
+    wkv_vad_segment *segs = NULL;
+    char *err = NULL;
+    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
+    int ns = np > 0 ? wkv_vad_segments(probs, np, &vp, &segs, &err) : -1;
+    CHECK(ns > 1, "speech segments: %d (%s)", ns, err ? err : "");
+    free(err);
+    rec r;
+    vad_events ev = {0};
+    memset(&r, 0, sizeof r);
+    wkv_stream_options so;
+    recording_options(&so, 1000, 8000, &r);
+    so.vad_model = vad;
+    so.on_vad = on_vad;
+    so.vad_user = &ev;
+    wkv_stream *st = ns > 1 ? wkv_stream_new(fx->ctx, &fx->opts, &so, on_segment, &r, NULL)
+                            : NULL;
+    if (st) {
+        feed(st, pcm, n, 4000);
+        finish(st);
+        int64_t chunk = WKV_VAD_CHUNK + WKV_SAMPLE_RATE / 100;
+        int64_t slack = chunk + (vp.min_silence_duration_ms + vp.speech_pad_ms) *
+                                    (int64_t)WKV_SAMPLE_RATE / 1000;
+        CHECK(ev.n >= 4 && ev.n <= 64 && ev.n % 2 == 0, "%d VAD events", ev.n);
+        int alternate = 1, in_zeros = 0, pause_end = 0, pause_start = 0;
+        int64_t j = (int64_t)w->n, a = (int64_t)lead, p = (int64_t)pause;
+        int64_t mid = a + j + p / 2;
+        for (int i = 0; i < ev.n && i < 64; i++) {
+            alternate &= ev.speech[i] == !(i % 2);
+            in_zeros += inside(ev.index[i], -slack, a, slack) ||
+                        inside(ev.index[i], a + j, a + j + p, slack) ||
+                        inside(ev.index[i], a + 2 * j + p, (int64_t)n + slack, slack);
+            if (i + 1 < ev.n && !ev.speech[i] && ev.index[i] < mid && ev.index[i + 1] > mid)
+                pause_end = pause_start = 1;
+        }
+        CHECK(alternate, "VAD events do not alternate start, end");
+        CHECK(in_zeros == 0, "%d VAD events in the zero stretches", in_zeros);
+        CHECK(pause_end && pause_start, "no end then start around the pause");
+        int64_t first = segs[0].start * WKV_SAMPLE_RATE / 100;
+        int64_t last = segs[ns - 1].end * WKV_SAMPLE_RATE / 100;
+        CHECK(ev.n > 0 && llabs(ev.index[0] - first) <= chunk, "first start %lld, want %lld",
+              (long long)(ev.n ? ev.index[0] : -1), (long long)first);
+        int k = ev.n < 64 ? ev.n - 1 : 63;
+        CHECK(ev.n > 0 && ev.index[k] >= last - chunk, "last end %lld, want %lld or later",
+              (long long)(ev.n ? ev.index[k] : -1), (long long)last);
+        printf("VAD events: %d (%d segments on the whole input)\n", ev.n, ns);
+        wkv_stream_free(st);
+    }
+    rec_free(&r);
+    free(probs);
+    free(segs);
+    free(pcm);
+}
+
 static void test_vad(fixture *fx)
 {
     char *err = NULL;
@@ -736,6 +826,7 @@ static void test_vad(fixture *fx)
     test_vad_quiet(fx, vad);
     test_vad_speech_end(fx, vad, 4000);
     test_vad_speech_end(fx, vad, SIZE_MAX); /* all at once: silence within one push */
+    test_vad_events(fx, vad);
     wkv_vad_model_free(vad);
 }
 

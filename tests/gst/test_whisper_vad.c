@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+static float *read_speech(const char *rel, gsize *n);
 static gchar *vad_path;   /* shared/models/for-tests-silero-v6.2.0-ggml.bin */
 static gchar *micro_en;   /* shared/testvectors/micro-en/model.bin */
 static float *pauses;     /* jfk, 15 s of zeros, LDC93S1, 15 s of zeros, jfk */
@@ -312,6 +313,161 @@ GST_START_TEST(test_vad_no_speech_offline)
 }
 GST_END_TEST
 
+GST_START_TEST(test_vad_no_speech_live)
+{
+    check_no_text(2000);
+}
+GST_END_TEST
+
+/* ------------------------------------------------------------------ messages */
+
+/* The pauses recording through the element (step 0: offline) with post-vad-messages:
+ * the whisper-vad messages' speech flags and timestamps, in the order posted. */
+static GArray *vad_messages(guint step, GArray **speech)
+{
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, "vad-model", vad_path, "post-vad-messages", TRUE, "step",
+             step, NULL);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(wh.element, bus);
+    wh_push_pcm(&wh, pauses, n_pauses, 1600, 0, FALSE, FALSE);
+    g_ptr_array_unref(wh_finish(&wh));
+    GArray *ts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
+    *speech = g_array_new(FALSE, FALSE, sizeof(gboolean));
+    GstMessage *m;
+    while ((m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT))) {
+        const GstStructure *s = gst_message_get_structure(m);
+        if (gst_structure_has_name(s, "whisper-vad")) {
+            gboolean sp;
+            guint64 t, running;
+            fail_unless(gst_structure_get(s, "speech", G_TYPE_BOOLEAN, &sp, "timestamp",
+                                          G_TYPE_UINT64, &t, "running-time", G_TYPE_UINT64,
+                                          &running, NULL));
+            fail_unless(running == t, "running-time %" G_GUINT64_FORMAT ", timestamp %"
+                        G_GUINT64_FORMAT " (the segment starts at 0)", running, t);
+            GstClockTime ct = t;
+            g_array_append_val(ts, ct);
+            g_array_append_val(*speech, sp);
+        }
+        gst_message_unref(m);
+    }
+    gst_element_set_bus(wh.element, NULL);
+    gst_object_unref(bus);
+    wh_teardown(&wh);
+    return ts;
+}
+
+/* The whole input's speech segments (wkv_vad_segments), in GstClockTime. */
+static GArray *offline_speech(void)
+{
+    char *err = NULL;
+    wkv_vad_model *vm = wkv_vad_model_load(vad_path, &err);
+    fail_unless(vm != NULL, "%s", err);
+    wkv_vad_params p;
+    wkv_vad_params_default(&p);
+    float *probs = NULL;
+    wkv_vad_segment *vs = NULL;
+    int64_t np = wkv_vad_probs(vm, pauses, n_pauses, &probs, &err);
+    int ns = np > 0 ? wkv_vad_segments(probs, np, &p, &vs, &err) : -1;
+    fail_unless(ns > 2, "%d segments: %s", ns, err);
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
+    GstClockTime end = gst_util_uint64_scale_int(n_pauses, GST_SECOND, 16000);
+    for (int i = 0; i < ns; i++) {
+        GstClockTime t[2] = {MIN(end, (GstClockTime)vs[i].start * 10 * GST_MSECOND),
+                             MIN(end, (GstClockTime)vs[i].end * 10 * GST_MSECOND)};
+        g_array_append_vals(a, t, 2);
+    }
+    free(probs);
+    free(vs);
+    wkv_vad_model_free(vm);
+    return a;
+}
+
+/* Speech, 15 s of zeros, speech, 15 s of zeros, speech: the messages alternate start
+ * and end, in time order; none falls inside a zero stretch (beyond `slack`), each zero
+ * stretch is an end then a start.  Offline they are the whole input's segments exactly. */
+static void check_messages(guint step)
+{
+    GArray *speech;
+    GArray *ts = vad_messages(step, &speech);
+    GArray *want = offline_speech();
+    const GstClockTime slack = 200 * GST_MSECOND; /* min silence, pad, chunks */
+    fail_unless(ts->len >= 6 && ts->len % 2 == 0, "%u messages", ts->len);
+    GstClockTime zeros[2][2];
+    gsize nj = 0, nl = 0;
+    free(read_speech("speech/jfk/jfk.wav", &nj));
+    free(read_speech("speech/ldc93s1/LDC93S1.wav", &nl));
+    GstClockTime a = gst_util_uint64_scale_int(nj, GST_SECOND, 16000);
+    GstClockTime l = gst_util_uint64_scale_int(nl, GST_SECOND, 16000);
+    zeros[0][0] = a;
+    zeros[0][1] = a + 15 * GST_SECOND;
+    zeros[1][0] = zeros[0][1] + l;
+    zeros[1][1] = zeros[1][0] + 15 * GST_SECOND;
+    gboolean straddled[2] = {FALSE, FALSE};
+    for (guint i = 0; i < ts->len; i++) {
+        GstClockTime t = g_array_index(ts, GstClockTime, i);
+        gboolean sp = g_array_index(speech, gboolean, i);
+        fail_unless(sp == !(i % 2), "message %u: speech=%d out of turn", i, sp);
+        fail_unless(i == 0 || t >= g_array_index(ts, GstClockTime, i - 1), "message %u goes "
+                    "back in time", i);
+        for (int z = 0; z < 2; z++) {
+            fail_unless(t <= zeros[z][0] + slack || t + slack >= zeros[z][1],
+                        "message %u (speech=%d) at %" GST_TIME_FORMAT " inside the zeros", i, sp,
+                        GST_TIME_ARGS(t));
+            if (!sp && i + 1 < ts->len && t <= zeros[z][0] + slack &&
+                g_array_index(ts, GstClockTime, i + 1) + slack >= zeros[z][1])
+                straddled[z] = TRUE;
+        }
+        g_print("step %u: whisper-vad speech=%d at %" GST_TIME_FORMAT "\n", step, sp,
+                GST_TIME_ARGS(t));
+    }
+    fail_unless(straddled[0] && straddled[1], "a zero stretch is not an end then a start");
+    if (step == 0) {
+        fail_unless_equals_int(ts->len, want->len);
+        for (guint i = 0; i < ts->len; i++)
+            fail_unless_equals_uint64(g_array_index(ts, GstClockTime, i),
+                                      g_array_index(want, GstClockTime, i));
+    }
+    g_array_unref(ts);
+    g_array_unref(speech);
+    g_array_unref(want);
+}
+
+GST_START_TEST(test_vad_messages_offline)
+{
+    check_messages(0);
+}
+GST_END_TEST
+
+GST_START_TEST(test_vad_messages_live)
+{
+    check_messages(2000);
+}
+GST_END_TEST
+
+/* Without post-vad-messages there are none. */
+GST_START_TEST(test_vad_messages_opt_in)
+{
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, "vad-model", vad_path, NULL);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(wh.element, bus);
+    gsize nj;
+    float *jfk = read_speech("speech/jfk/jfk.wav", &nj);
+    wh_push_pcm(&wh, jfk, 16000 * 3, 1600, 0, FALSE, FALSE);
+    g_ptr_array_unref(wh_finish(&wh));
+    GstMessage *m;
+    while ((m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT))) {
+        fail_if(gst_structure_has_name(gst_message_get_structure(m), "whisper-vad"));
+        gst_message_unref(m);
+    }
+    gst_element_set_bus(wh.element, NULL);
+    gst_object_unref(bus);
+    wh_teardown(&wh);
+    free(jfk);
+}
+GST_END_TEST
+
 static Suite *vad_suite(void)
 {
     Suite *s = suite_create("whisper-vad");
@@ -324,6 +480,10 @@ static Suite *vad_suite(void)
     tcase_add_test(tc, test_vad_offline_pauses);
     tcase_add_test(tc, test_vad_offline_gb0);
     tcase_add_test(tc, test_vad_no_speech_offline);
+    tcase_add_test(tc, test_vad_no_speech_live);
+    tcase_add_test(tc, test_vad_messages_offline);
+    tcase_add_test(tc, test_vad_messages_live);
+    tcase_add_test(tc, test_vad_messages_opt_in);
     return s;
 }
 
