@@ -528,8 +528,11 @@ typedef struct {
      * costs only VAD chunks and is dropped unheard (all but speech_pad_ms before a
      * speech start).  A speech end (probabilities below threshold - 0.15 for
      * min_silence_duration_ms, plus speech_pad_ms) commits everything before it at
-     * once, as wkv_stream_finish does, and drops that audio; a burst shorter than
-     * min_speech_duration_ms that no run has seen is dropped unheard.
+     * once, as wkv_stream_finish does, and drops that audio (when the last run decoded
+     * the audio up to where the speech went quiet and committed nothing, its hypothesis
+     * is committed as it is, without a run); a burst shorter than
+     * min_speech_duration_ms that no run has seen, or that ends the stream at
+     * wkv_stream_finish with nothing uncommitted, is dropped unheard.
      * max_speech_duration_s and samples_overlap are offline-only. */
     const wkv_vad_model *vad_model;
     wkv_vad_params vad_params; /* wkv_vad_params_default's by default */

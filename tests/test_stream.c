@@ -745,11 +745,42 @@ static int inside(int64_t i, int64_t a, int64_t b, int64_t slack)
     return i > a + slack && i < b - slack;
 }
 
+/* A speech end whose audio the run before it decoded (up to where the speech went
+ * quiet) commits that run's hypothesis without decoding again: such a commit is an
+ * at_end run on the same samples with the same pieces, and the context decoded one
+ * window fewer than the runs reported for each.  Returns how many there were. */
+static int check_replays(const rec *r, const vad_events *ev, int64_t windows, int64_t pad)
+{
+    int replays = 0;
+    for (int i = 1; i < r->n_runs; i++) {
+        const run_rec *a = &r->runs[i - 1], *b = &r->runs[i];
+        if (!b->at_end || a->at_end || a->n_commit > 0 || a->base != b->base || a->n != b->n)
+            continue;
+        replays++;
+        int same = a->n_pieces == b->n_pieces && b->n_commit == b->n_pieces;
+        for (int k = 0; same && k < a->n_pieces; k++)
+            same = !strcmp(a->pieces[k].text, b->pieces[k].text);
+        CHECK(same, "run %d commits other pieces than run %d decoded", i, i - 1);
+        /* the speech end that caused it: the first end event after the run's audio */
+        int covered = 0;
+        for (int k = 0; k < ev->n && k < 64; k++)
+            if (!ev->speech[k] && ev->index[k] > a->base) {
+                covered = a->base + a->n >= ev->index[k] - pad;
+                break;
+            }
+        CHECK(covered, "run %d committed run %d's hypothesis, which ends before the speech",
+              i, i - 1);
+    }
+    CHECK(windows == r->n_runs - replays, "%lld windows decoded for %d runs, %d of them "
+          "commits without decoding", (long long)windows, r->n_runs, replays);
+    return replays;
+}
+
 /* on_vad on silence, jfk, 6 s of silence, jfk, silence: starts and ends alternate, the
  * first start is the whole input's first segment's (wkv_vad_segments), the last end
  * no earlier than its last one's (the live gate also reports bursts too short for a
  * segment), no event falls in the zero stretches, and the pause is an end then a
- * start. */
+ * start.  Then check_replays. */
 static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
 {
     const wav_data *w = &fx->clip[0];
@@ -778,8 +809,12 @@ static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
     wkv_stream *st = ns > 1 ? wkv_stream_new(fx->ctx, &fx->opts, &so, on_segment, &r, NULL)
                             : NULL;
     if (st) {
+        int64_t windows0 = wkv_context_stats(fx->ctx)->windows;
         feed(st, pcm, n, 4000);
         finish(st);
+        int64_t windows = wkv_context_stats(fx->ctx)->windows - windows0;
+        int replays = check_replays(&r, &ev, windows, (int64_t)vp.speech_pad_ms * 16);
+        CHECK(replays > 0, "no speech end committed without decoding: the check is void");
         int64_t chunk = WKV_VAD_CHUNK + WKV_SAMPLE_RATE / 100;
         int64_t slack = chunk + (vp.min_silence_duration_ms + vp.speech_pad_ms) *
                                     (int64_t)WKV_SAMPLE_RATE / 1000;
@@ -805,7 +840,8 @@ static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
         int k = ev.n < 64 ? ev.n - 1 : 63;
         CHECK(ev.n > 0 && ev.index[k] >= last - chunk, "last end %lld, want %lld or later",
               (long long)(ev.n ? ev.index[k] : -1), (long long)last);
-        printf("VAD events: %d (%d segments on the whole input)\n", ev.n, ns);
+        printf("VAD events: %d (%d segments on the whole input); %d runs, %d of them "
+               "commits without decoding\n", ev.n, ns, r.n_runs, replays);
         wkv_stream_free(st);
     }
     rec_free(&r);
