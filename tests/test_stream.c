@@ -668,6 +668,24 @@ static void test_vad_quiet(fixture *fx, const wkv_vad_model *vad)
     free(pcm);
 }
 
+/* The whole input's speech segments (wkv_vad_probs, wkv_vad_segments with the
+ * default parameters, in *vp) into *segs; their number, or -1. */
+static int whole_segments(const wkv_vad_model *vad, const float *pcm, size_t n,
+                          wkv_vad_params *vp, wkv_vad_segment **segs)
+{
+    wkv_vad_params_default(vp);
+    float *probs = NULL;
+    char *err = NULL;
+    *segs = NULL;
+    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
+    int ns = np > 0 ? wkv_vad_segments(probs, np, vp, segs, &err) : -1;
+    if (ns < 0)
+        fprintf(stderr, "VAD: %s\n", err ? err : "?");
+    free(err);
+    free(probs);
+    return ns;
+}
+
 /* Silence, jfk, silence: the leading silence is never decoded; the end of the last
  * speech segment (as wkv_vad_segments finds it on the whole input) commits everything
  * at once, within the minimum silence, padding and a push of the speech's end; the
@@ -680,14 +698,9 @@ static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t pu
     float *pcm = calloc(n, sizeof *pcm);
     memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
     wkv_vad_params vp;
-    wkv_vad_params_default(&vp);
-    float *probs = NULL;
     wkv_vad_segment *segs = NULL;
-    char *err = NULL;
-    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
-    int ns = np > 0 ? wkv_vad_segments(probs, np, &vp, &segs, &err) : -1;
-    CHECK(ns > 0, "no speech found in jfk: %s", err ? err : "?");
-    free(err);
+    int ns = whole_segments(vad, pcm, n, &vp, &segs);
+    CHECK(ns > 0, "no speech found in jfk");
     rec r;
     wkv_stream *st = ns > 0 ? open_vad_stream(fx, vad, &r) : NULL;
     if (st) {
@@ -719,7 +732,6 @@ static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t pu
         wkv_stream_free(st);
         rec_free(&r);
     }
-    free(probs);
     free(segs);
     free(pcm);
 }
@@ -790,14 +802,9 @@ static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
     memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
     memcpy(pcm + lead + w->n + pause, w->samples, w->n * sizeof *pcm);
     wkv_vad_params vp;
-    wkv_vad_params_default(&vp);
-    float *probs = NULL;
     wkv_vad_segment *segs = NULL;
-    char *err = NULL;
-    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
-    int ns = np > 0 ? wkv_vad_segments(probs, np, &vp, &segs, &err) : -1;
-    CHECK(ns > 1, "speech segments: %d (%s)", ns, err ? err : "");
-    free(err);
+    int ns = whole_segments(vad, pcm, n, &vp, &segs);
+    CHECK(ns > 1, "speech segments: %d", ns);
     rec r;
     vad_events ev = {0};
     memset(&r, 0, sizeof r);
@@ -845,7 +852,6 @@ static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
         wkv_stream_free(st);
     }
     rec_free(&r);
-    free(probs);
     free(segs);
     free(pcm);
 }

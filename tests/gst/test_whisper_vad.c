@@ -162,6 +162,24 @@ static int vad_core_cb(const wkv_segment *seg, void *user)
     return 0;
 }
 
+/* The speech segments of pcm[0..n) (wkv_vad_probs, wkv_vad_segments, default
+ * parameters in *p) into *vs; their number. */
+static int speech_segments(const float *pcm, gsize n, wkv_vad_params *p, wkv_vad_segment **vs)
+{
+    char *err = NULL;
+    wkv_vad_model *vm = wkv_vad_model_load(vad_path, &err);
+    fail_unless(vm != NULL, "%s", err);
+    wkv_vad_params_default(p);
+    float *probs = NULL;
+    int64_t n_probs = wkv_vad_probs(vm, pcm, n, &probs, &err);
+    fail_unless(n_probs > 0, "%s", err);
+    int ns = wkv_vad_segments(probs, n_probs, p, vs, &err);
+    fail_unless(ns >= 0, "%s", err);
+    free(probs);
+    wkv_vad_model_free(vm);
+    return ns;
+}
+
 /* The CLI's `--vad-model V --mel-norm window` transcription of pcm[0..n) with `model`
  * (examples/cli_vad.c: probabilities, segments, the filtered audio, the long form on
  * it, each segment mapped back); the speech kept in *n_speech, the windows decoded in
@@ -170,16 +188,9 @@ static GPtrArray *core_vad_segments(const gchar *model, const float *pcm, gsize 
                                     gsize *n_speech, gint64 *windows)
 {
     char *err = NULL;
-    wkv_vad_model *vm = wkv_vad_model_load(vad_path, &err);
-    fail_unless(vm != NULL, "%s", err);
     wkv_vad_params p;
-    wkv_vad_params_default(&p);
-    float *probs = NULL;
-    int64_t n_probs = wkv_vad_probs(vm, pcm, n, &probs, &err);
-    fail_unless(n_probs > 0, "%s", err);
     wkv_vad_segment *vs = NULL;
-    int n_vs = wkv_vad_segments(probs, n_probs, &p, &vs, &err);
-    fail_unless(n_vs >= 0, "%s", err);
+    int n_vs = speech_segments(pcm, n, &p, &vs);
     float *speech = NULL;
     size_t ns = 0;
     wkv_vad_map *map = NULL;
@@ -194,9 +205,7 @@ static GPtrArray *core_vad_segments(const gchar *model, const float *pcm, gsize 
     *n_speech = ns;
     free(speech);
     free(vs);
-    free(probs);
     wkv_vad_map_free(map);
-    wkv_vad_model_free(vm);
     return c.segs;
 }
 
@@ -360,16 +369,10 @@ static GArray *vad_messages(guint step, GArray **speech)
 /* The whole input's speech segments (wkv_vad_segments), in GstClockTime. */
 static GArray *offline_speech(void)
 {
-    char *err = NULL;
-    wkv_vad_model *vm = wkv_vad_model_load(vad_path, &err);
-    fail_unless(vm != NULL, "%s", err);
     wkv_vad_params p;
-    wkv_vad_params_default(&p);
-    float *probs = NULL;
     wkv_vad_segment *vs = NULL;
-    int64_t np = wkv_vad_probs(vm, pauses, n_pauses, &probs, &err);
-    int ns = np > 0 ? wkv_vad_segments(probs, np, &p, &vs, &err) : -1;
-    fail_unless(ns > 2, "%d segments: %s", ns, err);
+    int ns = speech_segments(pauses, n_pauses, &p, &vs);
+    fail_unless(ns > 2, "%d segments", ns);
     GArray *a = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
     GstClockTime end = gst_util_uint64_scale_int(n_pauses, GST_SECOND, 16000);
     for (int i = 0; i < ns; i++) {
@@ -377,9 +380,7 @@ static GArray *offline_speech(void)
                              MIN(end, (GstClockTime)vs[i].end * 10 * GST_MSECOND)};
         g_array_append_vals(a, t, 2);
     }
-    free(probs);
     free(vs);
-    wkv_vad_model_free(vm);
     return a;
 }
 
