@@ -19,6 +19,7 @@ typedef struct {
     int speaking;
     int64_t start;       /* where the speech began */
     int64_t quiet;       /* where the probabilities fell below threshold - 0.15; -1: not */
+    struct vad_last *last; /* the last run, while it committed nothing (vad_keep) */
 } vad_gate;
 
 struct wkv_stream {
@@ -126,6 +127,8 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     return st;
 }
 
+static void vad_forget(wkv_stream *st);
+
 void wkv_stream_free(wkv_stream *st)
 {
     if (!st)
@@ -137,6 +140,7 @@ void wkv_stream_free(wkv_stream *st)
     free(st->seed);
     free(st->win);
     wkv_vad_stream_free(st->vad.vs);
+    vad_forget(st);
     free(st);
 }
 
@@ -352,6 +356,8 @@ static void run_state_clear(run_state *rs)
     wkv_window_result_clear(&rs->r);
 }
 
+static int vad_keep(wkv_stream *st, run_state *rs, int64_t base);
+
 /* One run on the audio held; `closing`: no more audio will come before it is all
  * committed.  0 or -1. */
 static int stream_run(wkv_stream *st, double now, int closing, char **error)
@@ -393,7 +399,8 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
         wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
     if (rc == 0)
         report_run(st, &rs, now, base);
-    run_state_clear(&rs);
+    if (!(rc == 0 && vad_keep(st, &rs, base)))
+        run_state_clear(&rs);
     return rc;
 }
 
@@ -416,9 +423,67 @@ static int64_t ms_samples(int ms)
     return (int64_t)ms * WKV_SAMPLE_RATE / 1000;
 }
 
+/* The last run, kept while it committed nothing: a speech end that its audio already
+ * covers commits its hypothesis as it is, without another run on the same words. */
+struct vad_last {
+    run_state rs;
+    int64_t base;
+};
+
+static void vad_forget(wkv_stream *st)
+{
+    if (st->vad.last)
+        run_state_clear(&st->vad.last->rs);
+    free(st->vad.last);
+    st->vad.last = NULL;
+}
+
+/* After a run (with VAD): keeps it (returns 1, the caller must not clear it) when it
+ * committed nothing and left its audio where it started; forgets the one before. */
+static int vad_keep(wkv_stream *st, run_state *rs, int64_t base)
+{
+    vad_forget(st);
+    if (!st->vad.vs || rs->n_commit > 0 || rs->at_end || rs->silent || rs->np == 0 ||
+        st->base != base || !(st->vad.last = malloc(sizeof *st->vad.last)))
+        return 0;
+    st->vad.last->rs = *rs;
+    st->vad.last->base = base;
+    return 1;
+}
+
+/* At a speech end (the silence from `quiet`): when the kept run decoded every sample
+ * held up to `quiet` and nothing changed since, commits its whole hypothesis as the
+ * last run of wkv_stream_finish would and drops the audio held (the first `head`
+ * samples are up to the speech end).  Returns 1 when it did. */
+static int vad_replay(wkv_stream *st, int64_t quiet, double now)
+{
+    struct vad_last *l = st->vad.last;
+    if (!l || l->base != st->base || l->base + l->rs.n < quiet || st->prev_hyp.n == 0)
+        return 0;
+    run_state *rs = &l->rs;
+    rs->at_end = rs->forced = 1;
+    rs->n_commit = rs->np;
+    rs->busy_ms = 0; /* no compute */
+    rs->pending = st->n;
+    free((char *)rs->seg[rs->np].text); /* its partial went out already */
+    memset(&rs->seg[rs->np], 0, sizeof rs->seg[rs->np]);
+    for (int i = 0; i < rs->np; i++) {
+        rs->seg[i].forced = 1;
+        rs->seg[i].committed_at = now;
+    }
+    int64_t base = st->base;
+    if (commit_run(st, rs) != 0) {
+        vad_forget(st);
+        return -1;
+    }
+    report_run(st, rs, now, base);
+    vad_forget(st);
+    return 1;
+}
+
 /* Commits everything held before stream index `end` as wkv_stream_finish does and
- * keeps the samples after it.  0 or -1. */
-static int vad_commit(wkv_stream *st, int64_t end, double now, char **error)
+ * keeps the samples after it; the speech went quiet at `quiet`.  0 or -1. */
+static int vad_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, char **error)
 {
     int64_t head = end - st->base < st->n ? end - st->base : st->n;
     if (head <= 0)
@@ -432,7 +497,10 @@ static int vad_commit(wkv_stream *st, int64_t end, double now, char **error)
     if (tail)
         memcpy(rest, st->buf + head, (size_t)tail * sizeof *rest);
     st->n = head;
-    int rc = finish_runs(st, now, error) < 0 ? -1 : 0;
+    int replayed = vad_replay(st, quiet, now);
+    if (replayed < 0)
+        wkv_set_error(error, "out of memory");
+    int rc = replayed < 0 || (!replayed && finish_runs(st, now, error) < 0) ? -1 : 0;
     wkv_stream_drop(st, end); /* finish keeps nothing; after an error, neither do we */
     if (tail)
         memcpy(st->buf + st->n, rest, (size_t)tail * sizeof *rest);
@@ -440,6 +508,13 @@ static int vad_commit(wkv_stream *st, int64_t end, double now, char **error)
     st->last_run = st->base; /* the runs ended there: what follows is unheard */
     free(rest);
     return rc;
+}
+
+/* Tells the caller that speech starts or ends at stream index `index`. */
+static void vad_event(wkv_stream *st, int speech, int64_t index)
+{
+    if (st->so.on_vad)
+        st->so.on_vad(speech, index > 0 ? index : 0, st->so.vad_user);
 }
 
 /* One chunk's probability on the hysteresis whisper.cpp's segmenter uses (speech at
@@ -459,6 +534,7 @@ static int vad_chunk(wkv_stream *st, float p, double now, char **error)
                 wkv_stream_drop(st, c - ms_samples(vp->speech_pad_ms));
             g->speaking = 1;
             g->start = c;
+            vad_event(st, 1, c - ms_samples(vp->speech_pad_ms));
         }
         return 0;
     }
@@ -469,14 +545,15 @@ static int vad_chunk(wkv_stream *st, float p, double now, char **error)
     if (c - g->quiet < ms_samples(vp->min_silence_duration_ms))
         return 0;
     g->speaking = 0;
-    int64_t end = g->quiet + ms_samples(vp->speech_pad_ms);
+    int64_t quiet = g->quiet, end = quiet + ms_samples(vp->speech_pad_ms);
     g->quiet = -1;
+    vad_event(st, 0, end);
     int unheard = st->last_run <= g->start && st->prev_hyp.n == 0;
     if (unheard && end - g->start < ms_samples(vp->min_speech_duration_ms)) {
         wkv_stream_drop(st, end);
         return 0;
     }
-    return vad_commit(st, end, now, error);
+    return vad_commit(st, quiet, end, now, error);
 }
 
 /* Scores the n samples just appended (the last n held); 0 or -1. */
@@ -545,6 +622,14 @@ int wkv_stream_finish(wkv_stream *st, double now, char **error)
     }
     if (st->vad.vs && !st->vad.speaking && st->prev_hyp.n == 0)
         wkv_stream_drop(st, st->base + st->n); /* silence: nothing to run on */
+    if (st->vad.vs && st->vad.speaking) {
+        vad_event(st, 0, st->base + st->n);
+        /* a burst too short for a segment (whisper.cpp's segmenter drops it at the end
+         * too) with nothing uncommitted: dropped, as at a speech end (vad_chunk) */
+        if (st->prev_hyp.n == 0 &&
+            st->base + st->n - st->vad.start < ms_samples(st->so.vad_params.min_speech_duration_ms))
+            wkv_stream_drop(st, st->base + st->n);
+    }
     st->vad.speaking = 0;
     st->vad.quiet = -1;
     return finish_runs(st, now, error);

@@ -6,6 +6,7 @@
  * centiseconds. */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,4 +213,29 @@ void wkv_vad_map_token(const wkv_vad_map *m, int64_t t0, int64_t t1, int64_t *o0
     *o1 = map_by_segment(m, t1);
     if (m->n_segs > 0 && *o1 < *o0 + 1)
         *o1 = *o0 + 1;
+}
+
+static int64_t to_cs(double s)
+{
+    return llround(s * 100.0);
+}
+
+void wkv_vad_map_result(const wkv_vad_map *m, const wkv_segment *seg, wkv_segment *out,
+                        wkv_word *words)
+{
+    *out = *seg;
+    int64_t a, b, unused;
+    wkv_vad_map_segment(m, to_cs(seg->start), to_cs(seg->end), &a, &b);
+    out->start = (double)a / 100.0;
+    out->end = (double)b / 100.0;
+    wkv_vad_map_segment(m, seg->seek, seg->seek, &out->seek, &unused);
+    if (seg->n_words <= 0 || !words)
+        return;
+    for (int i = 0; i < seg->n_words; i++) {
+        words[i] = seg->words[i];
+        wkv_vad_map_token(m, to_cs(seg->words[i].start), to_cs(seg->words[i].end), &a, &b);
+        words[i].start = (double)a / 100.0;
+        words[i].end = (double)b / 100.0;
+    }
+    out->words = words;
 }

@@ -319,23 +319,16 @@ int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg)
     return 0;
 }
 
-void wkv_cli_vad_map_segment(wkv_segment *seg)
+const wkv_segment *wkv_cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,
+                                   wkv_word **words)
 {
+    *words = NULL;
     if (!map)
-        return;
-    int64_t t0, t1, seek, unused;
-    wkv_vad_map_segment(map, llround(seg->start * 100.0), llround(seg->end * 100.0), &t0, &t1);
-    seg->start = (double)t0 / 100.0;
-    seg->end = (double)t1 / 100.0;
-    /* the window's first mel frame: frames are centiseconds too */
-    wkv_vad_map_segment(map, seg->seek, seg->seek, &seek, &unused);
-    seg->seek = seek;
-}
-
-void wkv_cli_vad_map_token(int64_t *t0, int64_t *t1)
-{
-    if (map)
-        wkv_vad_map_token(map, *t0, *t1, t0, t1);
+        return seg;
+    if (seg->n_words > 0)
+        *words = g_new(wkv_word, seg->n_words);
+    wkv_vad_map_result(map, seg, mapped, *words);
+    return mapped;
 }
 
 int wkv_cli_vad_live(wkv_stream_options *so, char **msg)

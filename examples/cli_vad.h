@@ -25,12 +25,10 @@ int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *outpu
  * speech only; possibly none: *n = 0) and keeps the mapping.  Returns 0, or 1 with a
  * message in *msg (g_free it). */
 int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg);
-/* A segment's start, end and seek (its window's first mel frame) onto the input's
- * timeline (nothing without VAD). */
-void wkv_cli_vad_map_segment(wkv_segment *seg);
-/* Token times (centiseconds of the transcribed audio) onto the input's, the way
- * whisper.cpp maps token times (for word timestamps; nothing without VAD). */
-void wkv_cli_vad_map_token(int64_t *t0, int64_t *t1);
+/* The segment as on the input's timeline (wkv_vad_map_result into *mapped, its words
+ * into a new *words to g_free), or seg itself without VAD (*words NULL). */
+const wkv_segment *wkv_cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,
+                                   wkv_word **words);
 /* --live: the stream gates itself (whisperkv.h, wkv_stream_options.vad_model); loads
  * the model into so (nothing without VAD).  Returns 0, or 1 with a message in *msg. */
 int wkv_cli_vad_live(wkv_stream_options *so, char **msg);

@@ -345,23 +345,10 @@ static int on_segment(const wkv_segment *seg, void *user)
         p->line_open = FALSE;
         p->last_percent = -1;
     }
-    wkv_segment mapped = *seg;
-    wkv_cli_vad_map_segment(&mapped); /* with VAD: onto the input's timeline */
-    wkv_word *words = NULL;
-    if (seg->n_words > 0 && wkv_cli_vad_enabled()) {
-        /* the words too, in centiseconds as whisper.cpp maps its token times */
-        words = g_new(wkv_word, seg->n_words);
-        for (int i = 0; i < seg->n_words; i++) {
-            int64_t a = llround(seg->words[i].start * 100.0);
-            int64_t b = llround(seg->words[i].end * 100.0);
-            wkv_cli_vad_map_token(&a, &b);
-            words[i] = seg->words[i];
-            words[i].start = (double)a / 100.0;
-            words[i].end = (double)b / 100.0;
-        }
-        mapped.words = words;
-    }
-    wkv_output_segment(out, &mapped);
+    wkv_segment mapped;
+    wkv_word *words;
+    /* with VAD: onto the input's timeline */
+    wkv_output_segment(out, wkv_cli_vad_map(seg, &mapped, &words));
     g_free(words);
     return 0;
 }

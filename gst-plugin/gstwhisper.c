@@ -49,6 +49,14 @@ enum {
     PROP_MAX_LINE_WIDTH,
     PROP_MAX_LINE_COUNT,
     PROP_MAX_WORDS_PER_LINE,
+    PROP_VAD_MODEL,
+    PROP_VAD_THRESHOLD,
+    PROP_VAD_MIN_SPEECH,
+    PROP_VAD_MIN_SILENCE,
+    PROP_VAD_SPEECH_PAD,
+    PROP_VAD_MAX_SPEECH,
+    PROP_VAD_SAMPLES_OVERLAP,
+    PROP_POST_VAD_MESSAGES,
     PROP_WINDOWS,
     PROP_TOKENS,
     PROP_ENCODER_MS,
@@ -84,6 +92,14 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_MAX_LINE_WIDTH] = FIELD(cue.max_line_width),
     [PROP_MAX_LINE_COUNT] = FIELD(cue.max_line_count),
     [PROP_MAX_WORDS_PER_LINE] = FIELD(cue.max_words_per_line),
+    [PROP_VAD_MODEL] = FIELD(vad_model_path),
+    [PROP_VAD_THRESHOLD] = FIELD(vad_threshold),
+    [PROP_VAD_MIN_SPEECH] = FIELD(vad_min_speech_ms),
+    [PROP_VAD_MIN_SILENCE] = FIELD(vad_min_silence_ms),
+    [PROP_VAD_SPEECH_PAD] = FIELD(vad_speech_pad_ms),
+    [PROP_VAD_MAX_SPEECH] = FIELD(vad_max_speech_s),
+    [PROP_VAD_SAMPLES_OVERLAP] = FIELD(vad_samples_overlap),
+    [PROP_POST_VAD_MESSAGES] = FIELD(post_vad_messages),
 };
 
 static GParamSpec *properties[N_PROPS];
@@ -233,6 +249,51 @@ static void snapshot_options(GstWhisper *self, gchar **path, gchar **language, g
     memset(&self->stats, 0, sizeof self->stats);
 }
 
+/* The VAD settings into w.vad_params; returns the model path (g_free; NULL: VAD off).
+ * Object lock held. */
+static gchar *snapshot_vad(GstWhisper *self)
+{
+    const GstWhisperProps *p = &self->props;
+    wkv_vad_params *v = &self->w.vad_params;
+    wkv_vad_params_default(v);
+    v->threshold = p->vad_threshold;
+    v->min_speech_duration_ms = p->vad_min_speech_ms;
+    v->min_silence_duration_ms = p->vad_min_silence_ms;
+    v->speech_pad_ms = p->vad_speech_pad_ms;
+    v->max_speech_duration_s = p->vad_max_speech_s;
+    v->samples_overlap = p->vad_samples_overlap;
+    self->w.post_vad = p->post_vad_messages;
+    return p->vad_model_path && *p->vad_model_path ? g_strdup(p->vad_model_path) : NULL;
+}
+
+/* vad-model set: the shared VAD model, parameters checked.  FALSE after an error. */
+static gboolean load_vad(GstWhisper *self)
+{
+    GST_OBJECT_LOCK(self);
+    gchar *path = snapshot_vad(self);
+    GST_OBJECT_UNLOCK(self);
+    if (!path)
+        return TRUE;
+    const char *bad = wkv_vad_params_check(&self->w.vad_params);
+    if (bad) {
+        GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Bad VAD settings"), ("%s", bad));
+        g_free(path);
+        return FALSE;
+    }
+    GError *gerr = NULL;
+    self->w.vad = gst_whisper_vad_model_acquire(path, &gerr);
+    if (!self->w.vad) {
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                          ("Could not load the VAD model '%s'", path), ("%s", gerr->message));
+        g_clear_error(&gerr);
+        g_free(path);
+        return FALSE;
+    }
+    GST_INFO_OBJECT(self, "voice activity detection with %s", path);
+    g_free(path);
+    return TRUE;
+}
+
 /* The decoding context on the loaded model; NULL with a message (g_free) in *err. */
 static wkv_context *open_context(GstWhisper *self, const gchar *language, gint threads,
                                  gchar **err)
@@ -317,6 +378,11 @@ static gboolean load_model(GstWhisper *self)
         return FALSE;
     }
 
+    if (!load_vad(self)) {
+        g_free(path);
+        g_free(language);
+        return FALSE;
+    }
     post_load_progress(self, GST_PROGRESS_TYPE_START, path ? path : "(no model)");
     GError *gerr = NULL;
     gchar *err = NULL;
@@ -369,12 +435,15 @@ static void unload_model(GstWhisper *self)
     wkv_longform_free(w->lf);
     w->lf = NULL;
     w->lf_item = NULL;
+    gst_whisper_vad_forget(self);
     gst_whisper_worker_forget_cues(self);
     gst_whisper_live_free(self); /* runs on the context */
     wkv_context_free(w->ctx);
     w->ctx = NULL;
     gst_whisper_model_release(w->model);
     w->model = NULL;
+    gst_whisper_model_release(w->vad);
+    w->vad = NULL;
     g_clear_pointer(&w->win, g_free);
     g_clear_pointer(&w->scratch, g_free);
     w->scratch_cap = 0;
@@ -539,6 +608,7 @@ static void gst_whisper_finalize(GObject *object)
     g_free(self->props.language);
     g_free(self->props.initial_prompt);
     g_free(self->props.alignment_heads);
+    g_free(self->props.vad_model_path);
     g_free(self->w.opt_heads);
     g_free(self->w.opt_language);
     g_free(self->w.opt_prompt);
@@ -698,6 +768,40 @@ static void make_word_props(const wkv_options *d)
         "reference's max_words_per_line)", 0, 100000, 0, rw_ready);
 }
 
+/* Voice activity: defaults from the core's wkv_vad_params_default (whisper.cpp's). */
+static void make_vad_props(void)
+{
+    const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                 GST_PARAM_MUTABLE_READY;
+    wkv_vad_params d;
+    wkv_vad_params_default(&d);
+    properties[PROP_VAD_MODEL] = g_param_spec_string("vad-model", "VAD model",
+        "Voice activity detection with this Silero VAD model (whisper.cpp's "
+        "ggml-silero-v6.2.0.bin): only speech is transcribed, silence goes out as GAP "
+        "events. Elements naming the same file share one loaded copy; NULL: off",
+        NULL, rw_ready);
+    properties[PROP_VAD_THRESHOLD] = g_param_spec_float("vad-threshold", "VAD threshold",
+        "VAD: speech probability threshold", 0.0f, 1.0f, d.threshold, rw_ready);
+    properties[PROP_VAD_MIN_SPEECH] = g_param_spec_int("vad-min-speech-ms",
+        "VAD minimum speech", "VAD: shortest speech segment kept, ms", 0, 3600000,
+        d.min_speech_duration_ms, rw_ready);
+    properties[PROP_VAD_MIN_SILENCE] = g_param_spec_int("vad-min-silence-ms",
+        "VAD minimum silence", "VAD: silence that ends a segment, ms", 0, 3600000,
+        d.min_silence_duration_ms, rw_ready);
+    properties[PROP_VAD_SPEECH_PAD] = g_param_spec_int("vad-speech-pad-ms", "VAD speech pad",
+        "VAD: padding added around each speech segment, ms", 0, 3600000, d.speech_pad_ms,
+        rw_ready);
+    properties[PROP_VAD_MAX_SPEECH] = g_param_spec_float("vad-max-speech-s",
+        "VAD maximum speech", "VAD, offline: split speech segments longer than this, s "
+        "(the maximum: no limit)", 0.0f, G_MAXFLOAT, d.max_speech_duration_s, rw_ready);
+    properties[PROP_VAD_SAMPLES_OVERLAP] = g_param_spec_float("vad-samples-overlap",
+        "VAD samples overlap", "VAD, offline: seconds of audio kept after each speech "
+        "segment when transcribing", 0.0f, 10.0f, d.samples_overlap, rw_ready);
+    properties[PROP_POST_VAD_MESSAGES] = g_param_spec_boolean("post-vad-messages",
+        "Post VAD messages", "VAD: post a whisper-vad element message at each start and "
+        "end of speech", FALSE, rw_ready);
+}
+
 static void make_stats_props(void)
 {
     const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
@@ -737,6 +841,7 @@ static void gst_whisper_class_init(GstWhisperClass *klass)
     make_stream_props();
     make_decoding_props(&d);
     make_word_props(&d);
+    make_vad_props();
     make_stats_props();
     g_object_class_install_properties(gobject_class, N_PROPS, properties);
 

@@ -77,6 +77,14 @@ static void live_on_segment(const wkv_stream_segment *seg, void *user)
     g_ptr_array_add(b->segs, w);
 }
 
+/* vad-model: a speech start or end (post-vad-messages). */
+static void live_on_vad(int speech, int64_t index, void *user)
+{
+    LiveCall *c = *(LiveCall **)user;
+    GstClockTime ts = c->t0 + gst_whisper_samples_to_ns(MAX(0, index - c->offset));
+    gst_whisper_vad_post(c->self, speech, ts);
+}
+
 void gst_whisper_live_init(GstWhisper *self)
 {
     memset(&self->live, 0, sizeof self->live);
@@ -111,6 +119,10 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
         so.latency_ms = live_ms(gst_whisper_props_latency(self));
         so.on_run = live_on_run;
         so.run_user = &l->call;
+        so.vad_model = gst_whisper_vad_model_get(self->w.vad); /* NULL: off */
+        so.vad_params = self->w.vad_params;
+        so.on_vad = live_on_vad;
+        so.vad_user = &l->call;
         char *err = NULL;
         l->stream = wkv_stream_new(self->w.ctx, &self->w.opts, &so, live_on_segment,
                                    &l->call, &err);

@@ -1,4 +1,5 @@
-/* Shared, refcounted models keyed by their canonical path. */
+/* Shared, refcounted models keyed by their canonical path (VAD models apart: the
+ * same file cannot be both, and each kind's loader refuses the other's). */
 #include "gstwhispermodel.h"
 
 #include <stdlib.h>
@@ -6,7 +7,8 @@
 struct _GstWhisperModel {
     gchar *key;       /* canonical path */
     gchar *path;      /* as first given */
-    wkv_model *model; /* immutable once loaded */
+    wkv_model *model; /* immutable once loaded; or */
+    wkv_vad_model *vad;
     guint refs;       /* under cache_lock */
 };
 
@@ -15,22 +17,23 @@ static GHashTable *cache; /* key -> GstWhisperModel* */
 
 G_DEFINE_QUARK(gst-whisper-model-error-quark, gst_whisper_model_error)
 
-static gchar *canonical_key(const gchar *path)
+static gchar *canonical_key(const gchar *path, gboolean vad)
 {
     char *real = realpath(path, NULL);
-    gchar *key = g_strdup(real ? real : path);
+    gchar *key = g_strconcat(vad ? "vad:" : "", real ? real : path, NULL);
     free(real);
     return key;
 }
 
-GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error)
+static GstWhisperModel *acquire(const gchar *path, gboolean vad, GError **error)
 {
     if (!path || !*path) {
         g_set_error(error, gst_whisper_model_error_quark(), 1,
-                    "no model: set the 'model' property or WHISPERKV_MODEL");
+                    vad ? "no VAD model file name" :
+                          "no model: set the 'model' property or WHISPERKV_MODEL");
         return NULL;
     }
-    gchar *key = canonical_key(path);
+    gchar *key = canonical_key(path, vad);
     g_mutex_lock(&cache_lock);
     if (!cache)
         cache = g_hash_table_new(g_str_hash, g_str_equal);
@@ -44,11 +47,12 @@ GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error)
     /* Loading under the lock: a second element asking for the same file waits for
      * this load instead of loading it twice. */
     char *err = NULL;
-    wkv_model *model = wkv_model_load(path, &err);
-    if (!model) {
+    wkv_model *model = vad ? NULL : wkv_model_load(path, &err);
+    wkv_vad_model *vad_model = vad ? wkv_vad_model_load(path, &err) : NULL;
+    if (!model && !vad_model) {
         g_mutex_unlock(&cache_lock);
-        g_set_error(error, gst_whisper_model_error_quark(), 2, "cannot load model '%s': %s",
-                    path, err ? err : "unknown error");
+        g_set_error(error, gst_whisper_model_error_quark(), 2, "cannot load %smodel '%s': %s",
+                    vad ? "VAD " : "", path, err ? err : "unknown error");
         free(err);
         g_free(key);
         return NULL;
@@ -57,10 +61,21 @@ GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error)
     m->key = key;
     m->path = g_strdup(path);
     m->model = model;
+    m->vad = vad_model;
     m->refs = 1;
     g_hash_table_insert(cache, m->key, m);
     g_mutex_unlock(&cache_lock);
     return m;
+}
+
+GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error)
+{
+    return acquire(path, FALSE, error);
+}
+
+GstWhisperModel *gst_whisper_vad_model_acquire(const gchar *path, GError **error)
+{
+    return acquire(path, TRUE, error);
 }
 
 void gst_whisper_model_release(GstWhisperModel *m)
@@ -71,6 +86,7 @@ void gst_whisper_model_release(GstWhisperModel *m)
     if (--m->refs == 0) {
         g_hash_table_remove(cache, m->key);
         wkv_model_free(m->model);
+        wkv_vad_model_free(m->vad);
         g_free(m->key);
         g_free(m->path);
         g_free(m);
@@ -81,6 +97,11 @@ void gst_whisper_model_release(GstWhisperModel *m)
 const wkv_model *gst_whisper_model_get(const GstWhisperModel *m)
 {
     return m ? m->model : NULL;
+}
+
+const wkv_vad_model *gst_whisper_vad_model_get(const GstWhisperModel *m)
+{
+    return m ? m->vad : NULL;
 }
 
 const gchar *gst_whisper_model_path(const GstWhisperModel *m)
@@ -98,7 +119,7 @@ guint gst_whisper_model_refcount(const GstWhisperModel *m)
 
 guint gst_whisper_model_users(const gchar *path)
 {
-    gchar *key = canonical_key(path);
+    gchar *key = canonical_key(path, FALSE);
     g_mutex_lock(&cache_lock);
     GstWhisperModel *m = cache ? g_hash_table_lookup(cache, key) : NULL;
     guint r = m ? m->refs : 0;

@@ -1,6 +1,6 @@
 /* The process-wide cache of loaded models: elements whose `model` property names the
  * same file share one immutable wkv_model (refcounted); each keeps its own
- * wkv_context. */
+ * wkv_context.  Silero VAD models (vad-model) are shared the same way. */
 #ifndef GST_WHISPER_MODEL_H
 #define GST_WHISPER_MODEL_H
 
@@ -16,9 +16,12 @@ typedef struct _GstWhisperModel GstWhisperModel;
  * set to a message naming the path and the reason.  (Threads belong to each element's
  * decoding context: the core keeps OpenBLAS single-threaded.) */
 GstWhisperModel *gst_whisper_model_acquire(const gchar *path, GError **error);
+/* The same for a Silero VAD model (vad-model): shared apart from Whisper models. */
+GstWhisperModel *gst_whisper_vad_model_acquire(const gchar *path, GError **error);
 /* Drops one reference; the last one frees the model. */
 void gst_whisper_model_release(GstWhisperModel *model);
 const wkv_model *gst_whisper_model_get(const GstWhisperModel *model);
+const wkv_vad_model *gst_whisper_vad_model_get(const GstWhisperModel *model);
 const gchar *gst_whisper_model_path(const GstWhisperModel *model);
 /* How many elements hold this model (tests). */
 guint gst_whisper_model_refcount(const GstWhisperModel *model);

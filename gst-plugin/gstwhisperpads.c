@@ -134,6 +134,7 @@ static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
     wkv_longform_free(self->w.lf);
     self->w.lf = NULL;
     self->w.lf_item = NULL;
+    gst_whisper_vad_forget(self);
     gst_whisper_worker_forget_cues(self);
     gst_whisper_text_reset(self);
     gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));

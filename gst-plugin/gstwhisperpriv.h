@@ -106,6 +106,11 @@ typedef struct {
     gchar *alignment_heads;
     gint text_unit;          /* GstWhisperTextUnit */
     wkv_cue_cut_options cue; /* text-unit=cue */
+    /* voice activity: vad-* (the core's wkv_vad_params), post-vad-messages */
+    gchar *vad_model_path;
+    gfloat vad_threshold, vad_max_speech_s, vad_samples_overlap;
+    gint vad_min_speech_ms, vad_min_silence_ms, vad_speech_pad_ms;
+    gboolean post_vad_messages;
 } GstWhisperProps;
 
 /* Statistics since the model was loaded: under the object lock. */
@@ -162,6 +167,15 @@ typedef struct {
     GPtrArray *cue_out;       /* where complete cues go (WSeg*), while cutting */
     GstClockTime cue_t0, cue_limit; /* as CollectCtx's, for the cues being cut */
     guint cue_lateness;
+    /* voice activity (vad-model set): the shared model and the parameters */
+    GstWhisperModel *vad;
+    wkv_vad_params vad_params;
+    gboolean post_vad;
+    /* offline VAD, for lf_item: its audio was replaced by its speech (vad_filtered),
+     * vad_len samples long before; the speech's times map back through vad_map */
+    gboolean vad_filtered;
+    gint64 vad_len;
+    wkv_vad_map *vad_map;
 } GstWhisperWorker;
 
 /* The live driver's (worker-only): the core's live stream, one per activation. */
@@ -276,6 +290,20 @@ void gst_whisper_worker_forget_cues(GstWhisper *self);
 /* After text went out with flow `ret`: takes `q.lock` back and reports a fatal flow
  * as an element error (then FALSE). */
 gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret);
+
+/* gstwhispervad.c: voice activity (worker-only). */
+/* A whisper-vad message (post-vad-messages on): speech starts or ends at text time ts. */
+void gst_whisper_vad_post(GstWhisper *self, gboolean speech, GstClockTime ts);
+/* Offline, `it` has ended: replaces its audio by the speech the CLI would transcribe
+ * (wkv_vad_filter) and keeps the map.  Lock held on entry and exit (dropped while it
+ * computes).  FALSE on an error (reported). */
+gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it);
+/* Forgets the current stretch's map. */
+void gst_whisper_vad_forget(GstWhisper *self);
+/* The stretch's length in samples as it came (before the filter). */
+gint64 gst_whisper_vad_length(GstWhisper *self, const WItem *it);
+/* Text time of mel frame `frame` of the audio transcribed (through the map, if any). */
+GstClockTime gst_whisper_vad_frame_time(GstWhisper *self, GstClockTime t0, gint64 frame);
 
 /* gstwhisperlive.c: the live driver, glue to wkv_stream (all worker-only). */
 void gst_whisper_live_init(GstWhisper *self);

@@ -245,8 +245,9 @@ void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *d
             q->text_end = text_end;
         g_cond_signal(&q->cond);
         /* offline: wait while the worker holds enough audio (see OFFLINE_MAX_SAMPLES);
-         * `it` may be freed meanwhile (a flush) */
-        gboolean item_live = it->live;
+         * `it` may be freed meanwhile (a flush).  Offline VAD needs the whole stretch
+         * before its first window (w.vad is set before the pads are active). */
+        gboolean item_live = it->live || self->w.vad;
         while (!item_live && !q->flushing && held_samples(self) > OFFLINE_MAX_SAMPLES)
             g_cond_wait(&q->space, &q->lock);
     }

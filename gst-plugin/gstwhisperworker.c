@@ -99,10 +99,19 @@ static void collect_cue(const wkv_cue_word *words, guint n, void *user)
           w->cue_out);
 }
 
-static int collect_segment(const wkv_segment *seg, void *user)
+static int collect_segment(const wkv_segment *speech_seg, void *user)
 {
     CollectCtx *c = user;
     GstWhisperWorker *w = &c->self->w;
+    /* with VAD: onto the stretch's timeline, as the CLI reports it */
+    wkv_segment mapped;
+    const wkv_segment *seg = speech_seg;
+    g_autofree wkv_word *mapped_words = NULL;
+    if (w->vad_map) {
+        mapped_words = g_new(wkv_word, MAX(1, speech_seg->n_words));
+        wkv_vad_map_result(w->vad_map, speech_seg, &mapped, mapped_words);
+        seg = &mapped;
+    }
     WSeg *s = g_new0(WSeg, 1);
     s->text = g_strdup(seg->text);
     s->avg_logprob = seg->avg_logprob;
@@ -222,8 +231,9 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     gint64 hi = it->closed ? it->len : MIN(it->len, (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2);
     gint64 stream_len = it->closed ? it->len : -1;
     GstClockTime t0 = it->t0;
-    GstClockTime limit = it->closed && !it->eos ? t0 + gst_whisper_samples_to_ns(it->len)
-                                                : GST_CLOCK_TIME_NONE;
+    GstClockTime limit = it->closed && !it->eos
+                             ? t0 + gst_whisper_samples_to_ns(gst_whisper_vad_length(self, it))
+                             : GST_CLOCK_TIME_NONE;
     if (hi < lo)
         hi = lo;
     float *pcm = gst_whisper_worker_scratch(self, (gsize)(hi - lo) + 1);
@@ -265,7 +275,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
 
     /* nothing can start before the next window any more (a seek past the end of a
      * stretch that a discontinuity closed stops at its end: the next one starts there) */
-    GstClockTime until = t0 + gst_whisper_samples_to_ns(next * WKV_HOP);
+    GstClockTime until = gst_whisper_vad_frame_time(self, t0, next);
     if (GST_CLOCK_TIME_IS_VALID(limit))
         until = MIN(until, limit);
     GstClockTime hold = cue_hold(&self->w); /* the open cue's words start there */
@@ -285,6 +295,7 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
     wkv_longform_free(w->lf);
     w->lf = NULL;
     w->lf_item = it;
+    gst_whisper_vad_forget(self);
     if (it->live)
         return gst_whisper_live_begin(self);
     char *err = NULL;
@@ -313,12 +324,13 @@ static void item_done(GstWhisper *self, WItem *it)
 {
     GstWhisperWorker *w = &self->w;
     g_queue_pop_head(&self->q.items);
-    GstClockTime end = it->t0 + gst_whisper_samples_to_ns(it->len);
+    GstClockTime end = it->t0 + gst_whisper_samples_to_ns(gst_whisper_vad_length(self, it));
     w->cue_limit = !it->eos ? end : GST_CLOCK_TIME_NONE;
     if (w->lf_item == it) {
         wkv_longform_free(w->lf);
         w->lf = NULL;
         w->lf_item = NULL;
+        gst_whisper_vad_forget(self);
     }
     witem_free(it);
     g_cond_broadcast(&self->q.space);
@@ -402,6 +414,13 @@ void gst_whisper_worker_loop(gpointer data)
                 continue;
             }
             ok = gst_whisper_live_run(self, it);
+        } else if (self->w.vad && !self->w.vad_filtered) {
+            /* VAD offline: the speech segments need the whole stretch (as the CLI's) */
+            if (!it->closed) {
+                g_cond_wait(&self->q.cond, &self->q.lock);
+                continue;
+            }
+            ok = gst_whisper_vad_filter(self, it);
         } else {
             int size = offline_next_size(it);
             if (size < 0) {

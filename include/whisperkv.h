@@ -445,6 +445,13 @@ WKV_API void wkv_vad_map_segment(const wkv_vad_map *map, int64_t t0, int64_t t1,
  * raised to t0 + 1 if shorter. */
 WKV_API void wkv_vad_map_token(const wkv_vad_map *map, int64_t t0, int64_t t1,
                                int64_t *orig_t0, int64_t *orig_t1);
+/* A segment decoded from wkv_vad_filter's audio as reported on the input: *out is
+ * *seg with start and end mapped by wkv_vad_map_segment, seek (a mel frame: also a
+ * centisecond) by the same table, and its words, if any, written to `words` (room for
+ * seg->n_words; out->words points there) with times mapped by wkv_vad_map_token.  The
+ * CLI and the element report VAD transcriptions through this one function. */
+WKV_API void wkv_vad_map_result(const wkv_vad_map *map, const wkv_segment *seg,
+                                wkv_segment *out, wkv_word *words);
 
 /* ---------------------------------------------------------------- live stream */
 
@@ -521,11 +528,21 @@ typedef struct {
      * costs only VAD chunks and is dropped unheard (all but speech_pad_ms before a
      * speech start).  A speech end (probabilities below threshold - 0.15 for
      * min_silence_duration_ms, plus speech_pad_ms) commits everything before it at
-     * once, as wkv_stream_finish does, and drops that audio; a burst shorter than
-     * min_speech_duration_ms that no run has seen is dropped unheard.
+     * once, as wkv_stream_finish does, and drops that audio (when the last run decoded
+     * the audio up to where the speech went quiet and committed nothing, its hypothesis
+     * is committed as it is, without a run); a burst shorter than
+     * min_speech_duration_ms that no run has seen, or that ends the stream at
+     * wkv_stream_finish with nothing uncommitted, is dropped unheard.
      * max_speech_duration_s and samples_overlap are offline-only. */
     const wkv_vad_model *vad_model;
     wkv_vad_params vad_params; /* wkv_vad_params_default's by default */
+    /* With VAD, called at each speech start (speech 1; index: the stream index of its
+     * first chunk less speech_pad_ms, at least 0) and end (speech 0; index: where the
+     * silence began plus speech_pad_ms, or the end of the audio at wkv_stream_finish),
+     * before any run or commit the change causes; starts and ends alternate.  May be
+     * NULL. */
+    void (*on_vad)(int speech, int64_t index, void *user);
+    void *vad_user;
 } wkv_stream_options;
 
 WKV_API void wkv_stream_options_default(wkv_stream_options *o);

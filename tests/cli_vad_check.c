@@ -9,6 +9,13 @@
  *                                      end inside one or within 0.1 s after it; so do
  *                                      their words (start within 0.1 s after one too)
  *   cli_vad_check probs DUMP.f32 REF.f32  max |diff| <= 1e-3, same count
+ *   cli_vad_check pauses JFK LDC OUT.wav  writes scripts/pauses-wav.py's recording
+ *                                      (JFK, 15 s of zeros, LDC, 15 s of zeros, JFK)
+ *                                      and prints its zero stretches "A-B C-D" (s)
+ *   cli_vad_check quiet OUT.json A-B [C-D ...]
+ *                                      --live JSON: it has a "live" summary with runs,
+ *                                      at least one segment, and no segment starts or
+ *                                      ends inside a stretch (0.2 s in from its edges)
  * SEGMENTS is "start-end start-end ..." in seconds with two decimals.  Exit status 0
  * when all holds, 1 otherwise. */
 #include <math.h>
@@ -17,6 +24,8 @@
 #include <string.h>
 
 #include <json-glib/json-glib.h>
+
+#include "wav.h"
 
 static JsonObject *load(JsonParser *p, const char *path)
 {
@@ -167,8 +176,97 @@ static int probs(const char *dump, const char *ref)
     return !(max <= 1e-3);
 }
 
+static int put_le(FILE *f, unsigned v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        if (fputc((int)((v >> (8 * i)) & 0xff), f) == EOF)
+            return -1;
+    return 0;
+}
+
+static int pauses(const char *jfk_path, const char *ldc_path, const char *out)
+{
+    wav_data jfk, ldc;
+    char err[256];
+    if (wav_read(jfk_path, &jfk, err, sizeof err) || wav_read(ldc_path, &ldc, err, sizeof err)) {
+        fprintf(stderr, "cli_vad_check: %s\n", err);
+        return 1;
+    }
+    const size_t gap = 15 * 16000;
+    const size_t n = 2 * jfk.n + ldc.n + 2 * gap;
+    const float *parts[5] = {jfk.samples, NULL, ldc.samples, NULL, jfk.samples};
+    const size_t lens[5] = {jfk.n, gap, ldc.n, gap, jfk.n};
+    FILE *f = fopen(out, "wb");
+    int bad = !f || fputs("RIFF", f) == EOF || put_le(f, (unsigned)(36 + 2 * n), 4) ||
+              fputs("WAVEfmt ", f) == EOF || put_le(f, 16, 4) || put_le(f, 1, 2) ||
+              put_le(f, 1, 2) || put_le(f, 16000, 4) || put_le(f, 32000, 4) ||
+              put_le(f, 2, 2) || put_le(f, 16, 2) || fputs("data", f) == EOF ||
+              put_le(f, (unsigned)(2 * n), 4);
+    for (int p = 0; p < 5 && !bad; p++)
+        for (size_t i = 0; i < lens[p] && !bad; i++) {
+            /* the reader gave s16 / 32768: back to the same s16 */
+            long v = parts[p] ? lround(parts[p][i] * 32768.0) : 0;
+            bad = put_le(f, (unsigned)(v < -32768 ? -32768 : v > 32767 ? 32767 : v) & 0xffff,
+                         2);
+        }
+    if (f && fclose(f) != 0)
+        bad = 1;
+    if (bad)
+        fprintf(stderr, "cli_vad_check: cannot write %s\n", out);
+    else
+        printf("%.4f-%.4f %.4f-%.4f\n", jfk.n / 16000.0, (jfk.n + gap) / 16000.0,
+               (jfk.n + gap + ldc.n) / 16000.0, (jfk.n + 2 * gap + ldc.n) / 16000.0);
+    wav_free(&jfk);
+    wav_free(&ldc);
+    return bad;
+}
+
+static int quiet(const char *path, int n_spans, char **spans)
+{
+    JsonParser *p = json_parser_new();
+    JsonObject *root = load(p, path);
+    int bad = 0;
+    if (!json_object_has_member(root, "live") ||
+        !json_object_has_member(json_object_get_object_member(root, "live"), "runs")) {
+        fprintf(stderr, "cli_vad_check: %s: no live summary with runs\n", path);
+        bad = 1;
+    }
+    JsonArray *segs = json_object_has_member(root, "segments")
+                          ? json_object_get_array_member(root, "segments") : NULL;
+    guint n = segs ? json_array_get_length(segs) : 0;
+    if (n == 0) {
+        fprintf(stderr, "cli_vad_check: %s: no segment\n", path);
+        bad = 1;
+    }
+    for (int k = 0; k < n_spans; k++) {
+        double a, b;
+        if (sscanf(spans[k], "%lf-%lf", &a, &b) != 2) {
+            fprintf(stderr, "cli_vad_check: bad stretch '%s'\n", spans[k]);
+            bad = 1;
+            continue;
+        }
+        for (guint i = 0; i < n; i++) {
+            JsonObject *s = json_array_get_object_element(segs, i);
+            double t[2] = {json_object_get_double_member(s, "start"),
+                           json_object_get_double_member(s, "end")};
+            for (int j = 0; j < 2; j++)
+                if (t[j] > a + 0.2 && t[j] < b - 0.2) {
+                    fprintf(stderr, "cli_vad_check: segment %u (%.2f-%.2f '%s') in %s\n", i,
+                            t[0], t[1], json_object_get_string_member(s, "text"), spans[k]);
+                    bad = 1;
+                }
+        }
+    }
+    g_object_unref(p);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && !strcmp(argv[1], "pauses"))
+        return pauses(argv[2], argv[3], argv[4]);
+    if (argc >= 4 && !strcmp(argv[1], "quiet"))
+        return quiet(argv[2], argc - 3, argv + 3);
     if (argc == 3 && !strcmp(argv[1], "runs"))
         return runs(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "speech"))
@@ -177,6 +275,6 @@ int main(int argc, char **argv)
         return within(argv[2], argv[3]);
     if (argc == 4 && !strcmp(argv[1], "probs"))
         return probs(argv[2], argv[3]);
-    fprintf(stderr, "usage: cli_vad_check runs|speech|within|probs ...\n");
+    fprintf(stderr, "usage: cli_vad_check runs|speech|within|probs|pauses|quiet ...\n");
     return 2;
 }

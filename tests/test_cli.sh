@@ -483,6 +483,28 @@ else
     bad "silence with VAD (status $rc)" "$tmp/err" "$tmp/out"
 fi
 
+# --live with VAD on the pauses recording (scripts/pauses-wav.py's): no final inside
+# the 15-s zero stretches (the random model writes text there without VAD) and the
+# JSON live summary
+if spans=$("$VCHECK" pauses "$JFK" "$LDC" "$tmp/pauses.wav" 2>"$tmp/err"); then
+    # shellcheck disable=SC2086 # the stretches are split on purpose
+    run -m "$MODEL" -t 1 --live --mel-norm window -o json $NF "$tmp/pauses.wav"
+    if [ "$rc" -eq 0 ] && ! "$VCHECK" quiet "$tmp/out" $spans 2>/dev/null; then
+        ok "--live without VAD writes text in the zero stretches ($spans)"
+    else
+        bad "--live pauses.wav without VAD: no text in the zeros (status $rc), the next check proves nothing" "$tmp/err"
+    fi
+    run -m "$MODEL" -t 1 --live --mel-norm window -o json $NF --vad-model "$VAD_MODEL" "$tmp/pauses.wav"
+    # shellcheck disable=SC2086
+    if [ "$rc" -eq 0 ] && "$VCHECK" quiet "$tmp/out" $spans 2>>"$tmp/err"; then
+        ok "--live --vad-model on pauses.wav: no final in the zero stretches, live summary ($(grep "live:" "$tmp/err"))"
+    else
+        bad "--live --vad-model pauses.wav (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+else
+    bad "cannot make pauses.wav" "$tmp/err"
+fi
+
 run --vad-model "$MODEL" --vad-only "$JFK"
 if one_error_line 1 && grep -q "micro.bin.*Whisper model" "$tmp/err"; then
     ok "a Whisper model as VAD model: status 1, $(cat "$tmp/err")"

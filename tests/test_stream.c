@@ -668,6 +668,24 @@ static void test_vad_quiet(fixture *fx, const wkv_vad_model *vad)
     free(pcm);
 }
 
+/* The whole input's speech segments (wkv_vad_probs, wkv_vad_segments with the
+ * default parameters, in *vp) into *segs; their number, or -1. */
+static int whole_segments(const wkv_vad_model *vad, const float *pcm, size_t n,
+                          wkv_vad_params *vp, wkv_vad_segment **segs)
+{
+    wkv_vad_params_default(vp);
+    float *probs = NULL;
+    char *err = NULL;
+    *segs = NULL;
+    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
+    int ns = np > 0 ? wkv_vad_segments(probs, np, vp, segs, &err) : -1;
+    if (ns < 0)
+        fprintf(stderr, "VAD: %s\n", err ? err : "?");
+    free(err);
+    free(probs);
+    return ns;
+}
+
 /* Silence, jfk, silence: the leading silence is never decoded; the end of the last
  * speech segment (as wkv_vad_segments finds it on the whole input) commits everything
  * at once, within the minimum silence, padding and a push of the speech's end; the
@@ -680,14 +698,9 @@ static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t pu
     float *pcm = calloc(n, sizeof *pcm);
     memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
     wkv_vad_params vp;
-    wkv_vad_params_default(&vp);
-    float *probs = NULL;
     wkv_vad_segment *segs = NULL;
-    char *err = NULL;
-    int64_t np = wkv_vad_probs(vad, pcm, n, &probs, &err);
-    int ns = np > 0 ? wkv_vad_segments(probs, np, &vp, &segs, &err) : -1;
-    CHECK(ns > 0, "no speech found in jfk: %s", err ? err : "?");
-    free(err);
+    int ns = whole_segments(vad, pcm, n, &vp, &segs);
+    CHECK(ns > 0, "no speech found in jfk");
     rec r;
     wkv_stream *st = ns > 0 ? open_vad_stream(fx, vad, &r) : NULL;
     if (st) {
@@ -719,7 +732,126 @@ static void test_vad_speech_end(fixture *fx, const wkv_vad_model *vad, size_t pu
         wkv_stream_free(st);
         rec_free(&r);
     }
-    free(probs);
+    free(segs);
+    free(pcm);
+}
+
+typedef struct {
+    int n, speech[64];
+    int64_t index[64];
+} vad_events;
+
+static void on_vad(int speech, int64_t index, void *user)
+{
+    vad_events *e = user;
+    if (e->n < 64) {
+        e->speech[e->n] = speech;
+        e->index[e->n] = index;
+    }
+    e->n++;
+}
+
+/* Whether stream index i lies inside [a, b) by more than `slack` either side. */
+static int inside(int64_t i, int64_t a, int64_t b, int64_t slack)
+{
+    return i > a + slack && i < b - slack;
+}
+
+/* A speech end whose audio the run before it decoded (up to where the speech went
+ * quiet) commits that run's hypothesis without decoding again: such a commit is an
+ * at_end run on the same samples with the same pieces, and the context decoded one
+ * window fewer than the runs reported for each.  Returns how many there were. */
+static int check_replays(const rec *r, const vad_events *ev, int64_t windows, int64_t pad)
+{
+    int replays = 0;
+    for (int i = 1; i < r->n_runs; i++) {
+        const run_rec *a = &r->runs[i - 1], *b = &r->runs[i];
+        if (!b->at_end || a->at_end || a->n_commit > 0 || a->base != b->base || a->n != b->n)
+            continue;
+        replays++;
+        int same = a->n_pieces == b->n_pieces && b->n_commit == b->n_pieces;
+        for (int k = 0; same && k < a->n_pieces; k++)
+            same = !strcmp(a->pieces[k].text, b->pieces[k].text);
+        CHECK(same, "run %d commits other pieces than run %d decoded", i, i - 1);
+        /* the speech end that caused it: the first end event after the run's audio */
+        int covered = 0;
+        for (int k = 0; k < ev->n && k < 64; k++)
+            if (!ev->speech[k] && ev->index[k] > a->base) {
+                covered = a->base + a->n >= ev->index[k] - pad;
+                break;
+            }
+        CHECK(covered, "run %d committed run %d's hypothesis, which ends before the speech",
+              i, i - 1);
+    }
+    CHECK(windows == r->n_runs - replays, "%lld windows decoded for %d runs, %d of them "
+          "commits without decoding", (long long)windows, r->n_runs, replays);
+    return replays;
+}
+
+/* on_vad on silence, jfk, 6 s of silence, jfk, silence: starts and ends alternate, the
+ * first start is the whole input's first segment's (wkv_vad_segments), the last end
+ * no earlier than its last one's (the live gate also reports bursts too short for a
+ * segment), no event falls in the zero stretches, and the pause is an end then a
+ * start.  Then check_replays. */
+static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
+{
+    const wav_data *w = &fx->clip[0];
+    const size_t lead = 3 * WKV_SAMPLE_RATE, pause = 6 * WKV_SAMPLE_RATE;
+    size_t n = lead + 2 * w->n + pause + lead;
+    float *pcm = calloc(n, sizeof *pcm);
+    memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
+    memcpy(pcm + lead + w->n + pause, w->samples, w->n * sizeof *pcm);
+    wkv_vad_params vp;
+    wkv_vad_segment *segs = NULL;
+    int ns = whole_segments(vad, pcm, n, &vp, &segs);
+    CHECK(ns > 1, "speech segments: %d", ns);
+    rec r;
+    vad_events ev = {0};
+    memset(&r, 0, sizeof r);
+    wkv_stream_options so;
+    recording_options(&so, 1000, 8000, &r);
+    so.vad_model = vad;
+    so.on_vad = on_vad;
+    so.vad_user = &ev;
+    wkv_stream *st = ns > 1 ? wkv_stream_new(fx->ctx, &fx->opts, &so, on_segment, &r, NULL)
+                            : NULL;
+    if (st) {
+        int64_t windows0 = wkv_context_stats(fx->ctx)->windows;
+        feed(st, pcm, n, 4000);
+        finish(st);
+        int64_t windows = wkv_context_stats(fx->ctx)->windows - windows0;
+        int replays = check_replays(&r, &ev, windows, (int64_t)vp.speech_pad_ms * 16);
+        CHECK(replays > 0, "no speech end committed without decoding: the check is void");
+        int64_t chunk = WKV_VAD_CHUNK + WKV_SAMPLE_RATE / 100;
+        int64_t slack = chunk + (vp.min_silence_duration_ms + vp.speech_pad_ms) *
+                                    (int64_t)WKV_SAMPLE_RATE / 1000;
+        CHECK(ev.n >= 4 && ev.n <= 64 && ev.n % 2 == 0, "%d VAD events", ev.n);
+        int alternate = 1, in_zeros = 0, pause_end = 0, pause_start = 0;
+        int64_t j = (int64_t)w->n, a = (int64_t)lead, p = (int64_t)pause;
+        int64_t mid = a + j + p / 2;
+        for (int i = 0; i < ev.n && i < 64; i++) {
+            alternate &= ev.speech[i] == !(i % 2);
+            in_zeros += inside(ev.index[i], -slack, a, slack) ||
+                        inside(ev.index[i], a + j, a + j + p, slack) ||
+                        inside(ev.index[i], a + 2 * j + p, (int64_t)n + slack, slack);
+            if (i + 1 < ev.n && !ev.speech[i] && ev.index[i] < mid && ev.index[i + 1] > mid)
+                pause_end = pause_start = 1;
+        }
+        CHECK(alternate, "VAD events do not alternate start, end");
+        CHECK(in_zeros == 0, "%d VAD events in the zero stretches", in_zeros);
+        CHECK(pause_end && pause_start, "no end then start around the pause");
+        int64_t first = segs[0].start * WKV_SAMPLE_RATE / 100;
+        int64_t last = segs[ns - 1].end * WKV_SAMPLE_RATE / 100;
+        CHECK(ev.n > 0 && llabs(ev.index[0] - first) <= chunk, "first start %lld, want %lld",
+              (long long)(ev.n ? ev.index[0] : -1), (long long)first);
+        int k = ev.n < 64 ? ev.n - 1 : 63;
+        CHECK(ev.n > 0 && ev.index[k] >= last - chunk, "last end %lld, want %lld or later",
+              (long long)(ev.n ? ev.index[k] : -1), (long long)last);
+        printf("VAD events: %d (%d segments on the whole input); %d runs, %d of them "
+               "commits without decoding\n", ev.n, ns, r.n_runs, replays);
+        wkv_stream_free(st);
+    }
+    rec_free(&r);
     free(segs);
     free(pcm);
 }
@@ -736,6 +868,7 @@ static void test_vad(fixture *fx)
     test_vad_quiet(fx, vad);
     test_vad_speech_end(fx, vad, 4000);
     test_vad_speech_end(fx, vad, SIZE_MAX); /* all at once: silence within one push */
+    test_vad_events(fx, vad);
     wkv_vad_model_free(vad);
 }
 

@@ -110,6 +110,12 @@ GPtrArray *core_segments(const gchar *model_path, const float *pcm, gsize n, Gst
 void core_run(const gchar *model_path, const float *pcm, gsize n, const wkv_options *opts,
               wkv_segment_cb cb, void *user)
 {
+    core_run_windows(model_path, pcm, n, opts, cb, user);
+}
+
+gint64 core_run_windows(const gchar *model_path, const float *pcm, gsize n,
+                        const wkv_options *opts, wkv_segment_cb cb, void *user)
+{
     char *err = NULL;
     wkv_model *m = wkv_model_load(model_path, &err);
     fail_unless(m != NULL, "core: %s", err ? err : "");
@@ -123,9 +129,11 @@ void core_run(const gchar *model_path, const float *pcm, gsize n, const wkv_opti
         o.temperature_increment = 0.0f;
     int r = wkv_transcribe_mel(ctx, mel, &o, cb, NULL, user, &err);
     fail_unless(r >= 0, "core: %s", err ? err : "");
+    gint64 windows = wkv_context_stats(ctx)->windows;
     wkv_mel_free(mel);
     wkv_context_free(ctx);
     wkv_model_free(m);
+    return windows;
 }
 
 GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n,

@@ -31,6 +31,9 @@ GPtrArray *core_segments_opts(const gchar *model_path, const float *pcm, gsize n
  * WKV_MEL_WINDOW), every segment to `cb`. */
 void core_run(const gchar *model_path, const float *pcm, gsize n, const wkv_options *opts,
               wkv_segment_cb cb, void *user);
+/* The same, returning the windows it decoded (the context's statistics). */
+gint64 core_run_windows(const gchar *model_path, const float *pcm, gsize n,
+                        const wkv_options *opts, wkv_segment_cb cb, void *user);
 
 /* The same on a thread of its own (g_thread_join returns the GPtrArray*); pcm must
  * stay alive until then. */
