@@ -439,7 +439,7 @@ static void on_live_segment(const wkv_stream_segment *s, void *user)
         .tokens = s->tokens, .n_tokens = s->n_tokens, .text = s->text,
         .avg_logprob = s->avg_logprob, .no_speech_prob = s->no_speech_prob,
         .compression_ratio = s->compression_ratio, .temperature = s->temperature,
-        .language = s->language,
+        .language = s->language, .words = s->words, .n_words = s->n_words,
     };
     wkv_output_live_segment(user, &seg, s->committed_at);
 }
