@@ -711,25 +711,33 @@ static void check_vs_long(const rec *s, const rec *l, const char *what)
            s->n_runs, until);
 }
 
+/* Clip c at step 1 s with latency 4 s (runs taking `busy` ms) into s and 1000 s into
+ * l, both through the oracle and the force rule; their names into what_s, what_l. */
+static void clip_pair(fixture *fx, int c, double busy, const char *mode, rec *s, rec *l,
+                      char what_s[96], char what_l[96])
+{
+    const wav_data *w = &fx->clip[c];
+    snprintf(what_s, 96, "%s%s step 1 s latency 4 s", fx->clip_name[c], mode);
+    run_clip(fx, w, w->n, 1000, 4000, busy, s, what_s);
+    check_force_rule(s, 1000, 4000, what_s);
+    snprintf(what_l, 96, "%s%s step 1 s latency 1000 s", fx->clip_name[c], mode);
+    run_clip(fx, w, w->n, 1000, 1000000, 0, l, what_l);
+    check_force_rule(l, 1000, 1000000, what_l);
+}
+
 static void test_clips(fixture *fx, int eot)
 {
     int agreed = 0, forced = 0;
     for (int c = 0; c < 3; c++) {
-        const wav_data *w = &fx->clip[c];
         rec s, l;
-        char what[96];
-        snprintf(what, sizeof what, "%s step 1 s latency 4 s", fx->clip_name[c]);
-        run_clip(fx, w, w->n, 1000, 4000, 0, &s, what);
-        check_force_rule(&s, 1000, 4000, what);
+        char what[96], what_l[96];
+        clip_pair(fx, c, 0, "", &s, &l, what, what_l);
         agreed += check_agreement(&s, eot, what);
         int clip_forced = 0;
         for (int i = 0; i < s.n_finals; i++)
             clip_forced += s.finals[i].forced;
         forced += clip_forced;
-        snprintf(what, sizeof what, "%s step 1 s latency 1000 s", fx->clip_name[c]);
-        run_clip(fx, w, w->n, 1000, 1000000, 0, &l, what);
-        check_force_rule(&l, 1000, 1000000, what);
-        agreed += check_agreement(&l, eot, what);
+        agreed += check_agreement(&l, eot, what_l);
         check_vs_long(&s, &l, fx->clip_name[c]);
         printf("%s: %d runs, %d finals (%d forced), %d partials; long latency %d runs, %d "
                "finals\n", fx->clip_name[c], s.n_runs, s.n_finals, clip_forced, s.n_partials,
@@ -748,19 +756,13 @@ static void test_clips_words(fixture *fx)
 {
     int agreed = 0, forced = 0;
     for (int c = 0; c < 3; c++) {
-        const wav_data *w = &fx->clip[c];
         rec s, l;
-        char what[96];
-        snprintf(what, sizeof what, "%s words step 1 s latency 4 s", fx->clip_name[c]);
-        run_clip(fx, w, w->n, 1000, 4000, 250, &s, what);
-        check_force_rule(&s, 1000, 4000, what);
+        char what[96], what_l[96];
+        clip_pair(fx, c, 250, " words", &s, &l, what, what_l);
         check_word_force(&s, 1000, 4000, what);
         agreed += check_word_agreement(&s, what);
-        snprintf(what, sizeof what, "%s words step 1 s latency 1000 s", fx->clip_name[c]);
-        run_clip(fx, w, w->n, 1000, 1000000, 0, &l, what);
-        check_force_rule(&l, 1000, 1000000, what);
-        check_word_force(&l, 1000, 1000000, what);
-        agreed += check_word_agreement(&l, what);
+        check_word_force(&l, 1000, 1000000, what_l);
+        agreed += check_word_agreement(&l, what_l);
         int n_words = 0, clip_forced = 0;
         double worst = 0;
         for (int i = 0; i < s.n_finals; i++) {

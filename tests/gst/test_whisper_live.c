@@ -193,19 +193,32 @@ static void check_cover(GPtrArray *finals, GArray *spans, GstClockTime from, Gst
                 GST_TIME_FORMAT, GST_TIME_ARGS(pos), GST_TIME_ARGS(to));
 }
 
+/* The element's text for pcm[0..n) from PTS t0, pushed one step at a time (each run
+ * waited for), then EOS; text_src's GAPs into `spans`.  words: word-timestamps and
+ * text-unit=word. */
+static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0, gboolean words,
+                               GArray *spans)
+{
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY,
+             "word-timestamps", words, "text-unit",
+             words ? GST_WHISPER_TEXT_UNIT_WORD : GST_WHISPER_TEXT_UNIT_SEGMENT, NULL);
+    for (gsize off = 0; off < n; off += STEP_SAMPLES)
+        push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
+                        t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
+    GPtrArray *got = collect_text(&wh, spans);
+    wh_teardown(&wh);
+    return got;
+}
+
 /* 40 s (the 30-s cap forces a commit mid-stream, EOS the rest) from PTS 1 s. */
 GST_START_TEST(test_live_equals_stream)
 {
     const gsize n = 16000 * 40;
     const GstClockTime t0 = GST_SECOND;
     float *pcm = synth_audio(n, 23);
-    WhisperHarness wh;
-    wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY, NULL);
-    for (gsize off = 0; off < n; off += STEP_SAMPLES)
-        push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
-                        t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    GPtrArray *got = collect_text(&wh, spans);
+    GPtrArray *got = element_text(pcm, n, t0, FALSE, spans);
     GPtrArray *want = stream_finals(pcm, n, t0, FALSE);
     g_print("live oracle: %u finals from the element, %u from wkv_stream\n", got->len,
             want->len);
@@ -215,7 +228,6 @@ GST_START_TEST(test_live_equals_stream)
     g_array_unref(spans);
     g_ptr_array_unref(got);
     g_ptr_array_unref(want);
-    wh_teardown(&wh);
     g_free(pcm);
 }
 GST_END_TEST
@@ -228,14 +240,8 @@ GST_START_TEST(test_live_words_equal_stream)
     const gsize n = 16000 * 20;
     const GstClockTime t0 = GST_SECOND / 2;
     float *pcm = synth_audio(n, 29);
-    WhisperHarness wh;
-    wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY,
-             "word-timestamps", TRUE, "text-unit", GST_WHISPER_TEXT_UNIT_WORD, NULL);
-    for (gsize off = 0; off < n; off += STEP_SAMPLES)
-        push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
-                        t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    GPtrArray *got = collect_text(&wh, spans);
+    GPtrArray *got = element_text(pcm, n, t0, TRUE, spans);
     GPtrArray *want = stream_finals(pcm, n, t0, TRUE);
     g_print("live words: %u word buffers from the element, %u words from wkv_stream\n",
             got->len, want->len);
@@ -250,7 +256,6 @@ GST_START_TEST(test_live_words_equal_stream)
     g_array_unref(spans);
     g_ptr_array_unref(got);
     g_ptr_array_unref(want);
-    wh_teardown(&wh);
     g_free(pcm);
 }
 GST_END_TEST
