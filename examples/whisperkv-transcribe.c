@@ -144,7 +144,8 @@ static const char description[] =
     "\n"
     "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
     "when two runs agree or --latency forces it); json adds each segment's committed_at\n"
-    "and a `live` summary (runs, commit delays, forced commits).\n"
+    "and a `live` summary (runs, commit delays, forced commits); with --word-timestamps\n"
+    "the stream commits word by word and the summary has per-word delays.\n"
     "Word timestamps and subtitle cues (--word-timestamps, ...): see --help-words.\n"
     "\n"
 
