@@ -80,6 +80,18 @@ int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, 
                      int unicode_split, wkv_wseg *segs, int *n_segs, int64_t seek, int size,
                      int single_ending, int64_t *next_seek, int *drop, char **error);
 void wkv_wsegs_clear(wkv_wseg *segs, int n);
+/* word_window.c: the first steps alone (ref doc §5 on one window): the segments' text
+ * tokens aligned over `size` frames, words handed to the segments (times rounded from
+ * `offset` seconds, st->last_speech as before the window).  The long form and the
+ * live stream share it.  0, or -1 with a message. */
+int wkv_words_align(wkv_context *ctx, const wkv_words_state *st, const int *sot_seq, int n_sot,
+                    int unicode_split, wkv_wseg *segs, int n, double offset, int size,
+                    char **error);
+/* word_window.c: the alignment pass's sot sequence for a language code (ignored by
+ * English-only models) and task into sot (3 ints); returns its length and sets
+ * *unicode_split (the language splits words by unicode units). */
+int wkv_words_sot(const wkv_model *m, const char *language, int translate, int sot[3],
+                  int *unicode_split);
 /* word_window.c: the hallucination_silence_threshold step alone (st->last_speech as
  * before the window): may shorten *n_segs and move *next_seek; 1 when the whole window
  * is dropped. */

@@ -3,6 +3,7 @@
  * commits at the latency bound, trimming at the last committed segment. */
 #include "context.h"
 #include "segments.h"
+#include "stream_words.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +44,11 @@ struct wkv_stream {
     double delay_sum, delay_min;
     int64_t delay_hist[DELAY_BINS + 1];
     vad_gate vad;        /* voice activity gating, when so.vad_model is set */
+    /* word mode (opts.word_timestamps; stream_words.c) */
+    wkv_words_state words; /* alignment heads, punctuation (owned copies) */
+    char **prev_words;   /* texts of the previous run's uncommitted words */
+    int n_prev_words;
+    double word_floor;   /* stream seconds where the last committed word ended */
 };
 
 /* One run's pieces with their texts, and what the run decided. */
@@ -51,8 +57,12 @@ typedef struct {
     wkv_piece *pc;
     wkv_stream_segment *seg; /* one per piece */
     int np, n_commit, agreed, forced, silent, at_end;
-    int64_t n, pending;
+    int64_t base, n, pending;
     double duration, busy_ms, done_at;
+    /* word mode: the words, how many agreed and were committed, the finals */
+    wkv_run_words rw;
+    int nw_agreed, nw_commit, n_wfin;
+    wkv_stream_segment *wfin;
 } run_state;
 
 static double monotonic_ms(void *user)
@@ -67,6 +77,37 @@ void wkv_stream_options_default(wkv_stream_options *o)
     o->step_ms = 2000;
     o->latency_ms = 8000;
     wkv_vad_params_default(&o->vad_params);
+}
+
+static char *copy_or_null(const char *s, int *failed)
+{
+    char *c = s ? strdup(s) : NULL;
+    *failed |= s && !c;
+    return c;
+}
+
+/* Word mode: the alignment heads and punctuation the long form would use.  0 or -1. */
+static int words_begin(wkv_stream *st, const wkv_options *opts, char **error)
+{
+    int failed = 0;
+    st->words.prepend = copy_or_null(opts->prepend_punctuations, &failed);
+    st->words.append = copy_or_null(opts->append_punctuations, &failed);
+    st->words.content_frames = -1;
+    if (failed) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    return wkv_heads_resolve(st->m, opts->alignment_heads, &st->words.pairs,
+                             &st->words.n_pairs, NULL, error);
+}
+
+static void forget_prev_words(wkv_stream *st)
+{
+    for (int i = 0; i < st->n_prev_words; i++)
+        free(st->prev_words[i]);
+    free(st->prev_words);
+    st->prev_words = NULL;
+    st->n_prev_words = 0;
 }
 
 wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
@@ -114,6 +155,13 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
+    if (opts->word_timestamps && words_begin(st, opts, error) != 0) {
+        wkv_stream_free(st);
+        return NULL;
+    }
+    st->opts.alignment_heads = NULL;
+    st->opts.prepend_punctuations = st->opts.append_punctuations = NULL;
+    st->word_floor = -INFINITY;
     st->vad.quiet = -1;
     if (st->so.vad_model) {
         const char *why = wkv_vad_params_check(&st->so.vad_params);
@@ -141,6 +189,10 @@ void wkv_stream_free(wkv_stream *st)
     free(st->win);
     wkv_vad_stream_free(st->vad.vs);
     vad_forget(st);
+    free(st->words.pairs);
+    free((char *)st->words.prepend);
+    free((char *)st->words.append);
+    forget_prev_words(st);
     free(st);
 }
 
@@ -154,8 +206,44 @@ static int count_text(const wkv_model *m, const int *t, int a, int b)
     return k;
 }
 
-/* Log-mel of the first n samples held, the language (once) and the decoding; fills
- * rs->r and the run's compute time.  0 or -1. */
+/* The run's pieces with their times and texts (no pieces for a silent run).  0 or -1. */
+static int cut_pieces(wkv_stream *st, run_state *rs)
+{
+    const int tb = st->m->sp.timestamp_begin;
+    const int *t = rs->r.tokens;
+    rs->np = rs->silent ? 0 : wkv_split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
+    if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
+        return -1;
+    for (int i = 0; i < rs->np; i++) {
+        const wkv_piece *p = &rs->pc[i];
+        wkv_stream_segment *s = &rs->seg[i];
+        s->rel_start = t[p->tok0] >= tb ? wkv_ts_seconds(t[p->tok0], tb) : 0.0;
+        s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
+        s->tokens = t + p->tok0;
+        s->n_tokens = p->tok1 - p->tok0;
+        s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
+        if (!s->text)
+            return -1;
+    }
+    return 0;
+}
+
+/* Word mode: the words of the run's pieces, from the alignment pass on the cross-KV
+ * the decoding left in the context.  0 or -1. */
+static int run_words(wkv_stream *st, run_state *rs, int size, char **error)
+{
+    if (rs->np == 0)
+        return 0;
+    int sot[3], unicode;
+    int n_sot = wkv_words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    return wkv_run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
+                               (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
+                               &rs->rw, error);
+}
+
+/* Log-mel of the first n samples held, the language (once), the decoding, the pieces
+ * and (word mode) their words; fills rs->r, rs->seg and the run's compute time.
+ * 0 or -1. */
 static int decode_run(wkv_stream *st, run_state *rs, char **error)
 {
     double t0 = st->so.clock_ms(st->so.clock_user);
@@ -186,29 +274,52 @@ static int decode_run(wkv_stream *st, run_state *rs, char **error)
             wkv_set_error(error, "the encoder failed");
         return -1;
     }
-    rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
     rs->silent = size <= 0 || wkv_result_is_silent(&st->opts, &rs->r);
+    if (cut_pieces(st, rs) != 0) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    if (st->opts.word_timestamps && run_words(st, rs, size, error) != 0)
+        return -1;
+    rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
     return 0;
 }
 
-/* Cuts the run into pieces with times and texts, and decides what to commit. */
-static int split_run(wkv_stream *st, run_state *rs)
+/* Word mode: LocalAgreement-2 over words, and a forced commit takes every word
+ * whose start would be older than the latency once the next run is done (all of
+ * them at the 30-s cap and at the end). */
+static void decide_words(const wkv_stream *st, run_state *rs, double margin_ms)
 {
-    const int tb = st->m->sp.timestamp_begin;
+    const wkv_run_words *rw = &rs->rw;
+    rs->nw_agreed = wkv_words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
+    rs->agreed = rw->n ? rw->tok_off[rs->nw_agreed] : 0;
+    int n = rs->nw_agreed;
+    if (rs->forced) {
+        double horizon = (double)(rs->base + rs->pending) / WKV_SAMPLE_RATE +
+                         (margin_ms - st->so.latency_ms) / 1000.0;
+        int due = rs->at_end || rs->n >= MAX_SAMPLES ? rw->n
+                                                       : wkv_words_due(rw->w, rw->n, horizon);
+        n = due > n ? due : n;
+    }
+    rs->nw_commit = n;
+    /* the pieces none of whose words is left */
+    rs->n_commit = n < rw->n ? rw->piece[n] : rs->np;
+}
+
+/* Decides what to commit: agreement with the previous run, forcing. */
+static void split_run(wkv_stream *st, run_state *rs)
+{
     const int *t = rs->r.tokens;
-    rs->np = rs->silent ? 0 : wkv_split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
-    if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
-        return -1;
-    for (int i = 0; i < rs->np; i++) {
-        const wkv_piece *p = &rs->pc[i];
-        wkv_stream_segment *s = &rs->seg[i];
-        s->rel_start = t[p->tok0] >= tb ? wkv_ts_seconds(t[p->tok0], tb) : 0.0;
-        s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
-        s->tokens = t + p->tok0;
-        s->n_tokens = p->tok1 - p->tok0;
-        s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
-        if (!s->text)
-            return -1;
+    /* Would the oldest waiting audio be older than `latency` once the next run is
+     * done?  That run starts after max(step, this run) and takes about as long as
+     * this one (with a margin). */
+    double step = st->so.step_ms, busy = rs->busy_ms;
+    double margin = (step > busy ? step : busy) + busy * 1.25;
+    rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
+                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
+    if (st->opts.word_timestamps) {
+        decide_words(st, rs, margin);
+        return;
     }
     /* agreement with the previous run, in text tokens */
     int agree = 0, k = 0;
@@ -220,13 +331,6 @@ static int split_run(wkv_stream *st, run_state *rs)
         k++;
     }
     rs->agreed = agree;
-    /* Would the oldest waiting audio be older than `latency` once the next run is
-     * done?  That run starts after max(step, this run) and takes about as long as
-     * this one (with a margin). */
-    double step = st->so.step_ms, busy = rs->busy_ms;
-    rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
-                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + (step > busy ? step : busy) +
-                         busy * 1.25 >= st->so.latency_ms;
     int seen = 0;
     for (int i = 0; i < rs->np; i++) {
         seen += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
@@ -243,7 +347,6 @@ static int split_run(wkv_stream *st, run_state *rs)
         for (int i = 0; i < rs->np; i++)
             rs->seg[i].forced = 1;
     }
-    return 0;
 }
 
 static void count_delay(wkv_stream *st, double delay)
@@ -257,10 +360,68 @@ static void count_delay(wkv_stream *st, double delay)
     st->delay_hist[bin < 0 ? 0 : bin > DELAY_BINS ? DELAY_BINS : bin]++;
 }
 
+/* Word mode: commits words [0, nw_commit) as finals, keeps the rest (texts and
+ * tokens) as the next run's comparison and as one partial, and trims the audio at the
+ * last committed word's end (all of it after a forced silent or wordless run, or at
+ * the end).  0 or -1. */
+static int commit_words(wkv_stream *st, run_state *rs)
+{
+    const wkv_run_words *rw = &rs->rw;
+    const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
+    const int nc = rs->nw_commit;
+    rs->wfin = calloc((size_t)nc + 1, sizeof *rs->wfin);
+    if (!rs->wfin)
+        return -1;
+    rs->n_wfin = wkv_run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
+    if (rs->n_wfin < 0) {
+        rs->n_wfin = nc; /* run_state_clear frees what was written */
+        return -1;
+    }
+    int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
+    if (rs->at_end || (rs->forced && (rs->silent || rw->n == 0)))
+        keep = rs->base + rs->n; /* nothing left worth waiting for */
+    const double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
+    if (nc > 0) {
+        if (wkv_ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
+            return -1;
+        wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
+        st->word_floor = rw->w[nc - 1].end;
+    }
+    forget_prev_words(st);
+    st->prev_hyp.n = 0;
+    if (rw->n > nc && !(st->prev_words = calloc((size_t)(rw->n - nc), sizeof(char *))))
+        return -1;
+    for (int k = nc; k < rw->n; k++)
+        if (!(st->prev_words[st->n_prev_words++] = strdup(rw->w[k].word)))
+            return -1;
+    if (rw->n > nc && wkv_ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
+                                    rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
+        return -1;
+    wkv_stream_drop(st, keep);
+    for (int i = 0; i < rs->np; i++) {
+        rs->seg[i].start = base_s + rs->seg[i].rel_start;
+        rs->seg[i].end = base_s + rs->seg[i].rel_end;
+    }
+    if (rw->n > nc) {
+        /* the uncommitted words: one partial over all the audio since the last final */
+        wkv_stream_segment *p = &rs->seg[rs->np];
+        if (wkv_run_words_segment(rw, nc, rw->n, base_s, &rs->seg[0], p) != 0)
+            return -1;
+        p->final = p->forced = 0;
+        p->rel_start = trim;
+        p->rel_end = rs->duration;
+        p->start = base_s + trim;
+        p->end = base_s + rs->duration;
+    }
+    return 0;
+}
+
 /* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
  * the audio and reports.  0 or -1. */
 static int commit_run(wkv_stream *st, run_state *rs)
 {
+    if (st->opts.word_timestamps)
+        return commit_words(st, rs);
     const int *t = rs->r.tokens;
     const double base_s = (double)rs->seg[0].run_base / WKV_SAMPLE_RATE;
     double trim = 0; /* seconds of the held audio done with */
@@ -315,7 +476,7 @@ static void report_run(wkv_stream *st, run_state *rs, double now, int64_t base)
     wkv_stream_stats *s = &st->stats;
     s->runs++;
     s->silent_runs += rs->silent;
-    s->forced_runs += rs->forced && rs->n_commit > 0;
+    s->forced_runs += rs->forced && (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
     s->busy_ms += rs->busy_ms;
     if (rs->busy_ms > s->max_busy_ms)
         s->max_busy_ms = rs->busy_ms;
@@ -324,14 +485,21 @@ static void report_run(wkv_stream *st, run_state *rs, double now, int64_t base)
             .base = base, .n = rs->n, .pending = rs->pending, .busy_ms = rs->busy_ms,
             .now = now, .silent = rs->silent, .forced = rs->forced, .at_end = rs->at_end,
             .agreed = rs->agreed, .pieces = rs->seg, .n_pieces = rs->np,
-            .n_commit = rs->n_commit, .new_base = st->base,
+            .n_commit = rs->n_commit, .new_base = st->base, .words = rs->rw.w,
+            .n_words = rs->rw.n, .n_words_agreed = rs->nw_agreed,
+            .n_words_committed = rs->nw_commit,
         };
         st->so.on_run(&run, st->so.run_user);
     }
-    for (int i = 0; i <= rs->np; i++) {
-        const wkv_stream_segment *seg = &rs->seg[i];
-        int partial = i == rs->np;
-        if (!partial && (i >= rs->n_commit || !(seg->rel_end > seg->rel_start)))
+    /* word mode: the finals are the word stretches (a word may last 0 s), then the
+     * partial; else the committed pieces that last, then the partial */
+    const int words = st->opts.word_timestamps;
+    const int n_fin = words ? rs->n_wfin : rs->n_commit;
+    for (int i = 0; i <= n_fin; i++) {
+        int partial = i == n_fin;
+        const wkv_stream_segment *seg = partial ? &rs->seg[rs->np] : words ? &rs->wfin[i]
+                                                                             : &rs->seg[i];
+        if (!partial && !words && !(seg->rel_end > seg->rel_start))
             continue;
         if (!seg->text || wkv_text_is_blank(seg->text))
             continue;
@@ -349,6 +517,10 @@ static void report_run(wkv_stream *st, run_state *rs, double now, int64_t base)
 
 static void run_state_clear(run_state *rs)
 {
+    for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
+        free((char *)rs->wfin[i].text);
+    free(rs->wfin);
+    wkv_run_words_clear(&rs->rw);
     for (int i = 0; rs->seg && i <= rs->np; i++)
         free((char *)rs->seg[i].text);
     free(rs->seg);
@@ -370,12 +542,10 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
     rs.at_end = closing && rs.n == st->n;
     rs.duration = (double)rs.n / WKV_SAMPLE_RATE;
     st->last_run = st->base + st->n;
+    rs.base = base;
     int rc = decode_run(st, &rs, error);
-    if (rc == 0 && split_run(st, &rs) != 0) {
-        wkv_set_error(error, "out of memory");
-        rc = -1;
-    }
     if (rc == 0) {
+        split_run(st, &rs);
         rs.done_at = now + rs.busy_ms / 1000.0;
         const char *lang = rs.r.language >= 0 ? wkv_lang_code(st->m, rs.r.language) : "en";
         for (int i = 0; i < rs.np; i++) {
@@ -439,12 +609,15 @@ static void vad_forget(wkv_stream *st)
 }
 
 /* After a run (with VAD): keeps it (returns 1, the caller must not clear it) when it
- * committed nothing and left its audio where it started; forgets the one before. */
+ * committed nothing and left its audio where it started; forgets the one before.
+ * Not in word mode: a word run's commit has already moved its words into the
+ * stream's comparison state, so replaying it would commit nothing; a speech end
+ * there takes the fresh run of wkv_stream_finish instead. */
 static int vad_keep(wkv_stream *st, run_state *rs, int64_t base)
 {
     vad_forget(st);
-    if (!st->vad.vs || rs->n_commit > 0 || rs->at_end || rs->silent || rs->np == 0 ||
-        st->base != base || !(st->vad.last = malloc(sizeof *st->vad.last)))
+    if (!st->vad.vs || st->opts.word_timestamps || rs->n_commit > 0 || rs->at_end ||
+        rs->silent || rs->np == 0 || st->base != base || !(st->vad.last = malloc(sizeof *st->vad.last)))
         return 0;
     st->vad.last->rs = *rs;
     st->vad.last->base = base;
@@ -643,6 +816,8 @@ void wkv_stream_reset(wkv_stream *st)
     st->committed.n = 0;
     wkv_ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
     st->prev_hyp.n = 0;
+    forget_prev_words(st);
+    st->word_floor = -INFINITY;
     if (st->vad.vs)
         wkv_vad_stream_reset(st->vad.vs);
     st->vad.next = st->base;

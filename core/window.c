@@ -222,13 +222,8 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
                                 .n_tokens = n};
     }
     if (o->word_timestamps) {
-        int sot[3] = {m->sp.sot, 0, 0}, n_sot = 1, unicode = 0;
-        if (wkv_model_is_multilingual(m)) {
-            sot[1] = wkv_lang_token(m, lf->language);
-            sot[2] = o->translate ? m->sp.translate : m->sp.transcribe;
-            n_sot = 3;
-            unicode = wkv_lang_unicode_split(lf->language);
-        }
+        int sot[3], unicode;
+        int n_sot = wkv_words_sot(m, lf->language, o->translate, sot, &unicode);
         if (wkv_words_window(ctx, &lf->words, sot, n_sot, unicode, segs, &ns, seek, size,
                              single_ending, &next_seek, &drop, error) != 0) {
             wkv_wsegs_clear(segs, ns);

@@ -115,14 +115,25 @@ int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_se
     return 0;
 }
 
-int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, int n_sot,
-                     int unicode_split, wkv_wseg *segs, int *n_segs, int64_t seek, int size,
-                     int single_ending, int64_t *next_seek, int *drop, char **error)
+int wkv_words_sot(const wkv_model *m, const char *language, int translate, int sot[3],
+                  int *unicode_split)
+{
+    sot[0] = m->sp.sot;
+    *unicode_split = 0;
+    if (!wkv_model_is_multilingual(m))
+        return 1;
+    sot[1] = wkv_lang_token(m, language);
+    sot[2] = translate ? m->sp.translate : m->sp.transcribe;
+    *unicode_split = wkv_lang_unicode_split(language);
+    return 3;
+}
+
+int wkv_words_align(wkv_context *ctx, const wkv_words_state *st, const int *sot_seq, int n_sot,
+                    int unicode_split, wkv_wseg *segs, int n, double offset, int size,
+                    char **error)
 {
     const int eot = ctx->model->sp.eot;
-    const double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
-    int n = *n_segs, n_text = 0;
-    *drop = 0;
+    int n_text = 0;
     if (n == 0)
         return 0;
     for (int i = 0; i < n; i++)
@@ -155,6 +166,21 @@ int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, 
         return -1;
     }
     ctx->stats.align_ms += wkv_now_ms() - t0;
+    return 0;
+}
+
+int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, int n_sot,
+                     int unicode_split, wkv_wseg *segs, int *n_segs, int64_t seek, int size,
+                     int single_ending, int64_t *next_seek, int *drop, char **error)
+{
+    const double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
+    int n = *n_segs;
+    *drop = 0;
+    if (n == 0)
+        return 0;
+    if (wkv_words_align(ctx, st, sot_seq, n_sot, unicode_split, segs, n, offset, size,
+                        error) != 0)
+        return -1;
     double end;
     if (!single_ending && last_end(segs, n, &end) && end > offset)
         *next_seek = round_even(end * 100);

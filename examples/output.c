@@ -17,6 +17,8 @@ struct wkv_output {
     wkv_cues *cues;       /* srt/vtt with word timestamps */
     char *alignment_heads; /* json with word timestamps */
     gboolean words;
+    GArray *final_delays; /* live: committed_at - end of each final (double) */
+    GArray *word_delays;  /* live with words: the same of each word */
 };
 
 void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
@@ -78,6 +80,10 @@ void wkv_output_free(wkv_output *o)
         json_array_unref(o->language_probs);
     if (o->live)
         json_object_unref(o->live);
+    if (o->final_delays)
+        g_array_unref(o->final_delays);
+    if (o->word_delays)
+        g_array_unref(o->word_delays);
     g_free(o);
 }
 
@@ -146,6 +152,8 @@ static void json_segment(wkv_output *o, const wkv_segment *seg, double committed
             json_object_set_double_member(w, "start", seg->words[i].start);
             json_object_set_double_member(w, "end", seg->words[i].end);
             json_object_set_double_member(w, "probability", seg->words[i].probability);
+            if (!isnan(committed_at)) /* live: a word is final with its segment */
+                json_object_set_double_member(w, "committed_at", committed_at);
             json_array_add_object_element(words, w);
         }
         json_object_set_array_member(obj, "words", words);
@@ -199,9 +207,42 @@ void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
     write_segment(o, seg, NAN);
 }
 
+static void add_delay(GArray **a, double d)
+{
+    if (!*a)
+        *a = g_array_new(FALSE, FALSE, sizeof(double));
+    g_array_append_val(*a, d);
+}
+
 void wkv_output_live_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
 {
+    add_delay(&o->final_delays, committed_at - seg->end);
+    for (int i = 0; o->words && i < seg->n_words; i++)
+        add_delay(&o->word_delays, committed_at - seg->words[i].end);
     write_segment(o, seg, committed_at);
+}
+
+static gint cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* {count, median, p90, worst} of the delays (seconds): the median the middle value
+ * (the mean of the two middle ones for an even count), p90 by nearest rank. */
+static JsonObject *delay_summary(GArray *a)
+{
+    JsonObject *j = json_object_new();
+    guint n = a ? a->len : 0;
+    json_object_set_int_member(j, "count", n);
+    if (n == 0)
+        return j;
+    g_array_sort(a, cmp_double);
+    const double *d = (const double *)a->data;
+    json_object_set_double_member(j, "median", n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2);
+    json_object_set_double_member(j, "p90", d[(guint)ceil(0.9 * n) - 1]);
+    json_object_set_double_member(j, "worst", d[n - 1]);
+    return j;
 }
 
 void wkv_output_set_live(wkv_output *o, const wkv_out_live *l)
@@ -230,6 +271,10 @@ void wkv_output_set_live(wkv_output *o, const wkv_out_live *l)
     };
     for (size_t i = 0; i < G_N_ELEMENTS(figures); i++)
         json_object_set_double_member(j, figures[i].name, figures[i].value);
+    /* per final and (word timestamps) per word: committed_at - end */
+    json_object_set_object_member(j, "final_delay", delay_summary(o->final_delays));
+    if (o->words)
+        json_object_set_object_member(j, "word_delay", delay_summary(o->word_delays));
 }
 
 static void set_hparams(JsonObject *obj, const wkv_hparams *hp)

@@ -50,7 +50,9 @@ typedef struct {
     double finished_at;         /* stream time when the last text was final */
 } wkv_out_live;
 
-/* JSON: adds the `live` object. */
+/* JSON: adds the `live` object, with the delays (committed_at - end) of the finals
+ * written by wkv_output_live_segment, `final_delay`, and of their words, `word_delay`
+ * (with word timestamps): {count, median, p90, worst}. */
 void wkv_output_set_live(wkv_output *o, const wkv_out_live *live);
 /* Writes what the format keeps for the end (the whole JSON document).  `duration` is
  * the audio's length in seconds; `language` "auto" is reported as the language of the

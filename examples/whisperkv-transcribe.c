@@ -144,7 +144,8 @@ static const char description[] =
     "\n"
     "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
     "when two runs agree or --latency forces it); json adds each segment's committed_at\n"
-    "and a `live` summary (runs, commit delays, forced commits).\n"
+    "and a `live` summary (runs, commit delays, forced commits); with --word-timestamps\n"
+    "the stream commits word by word and the summary has per-word delays.\n"
     "Word timestamps and subtitle cues (--word-timestamps, ...): see --help-words.\n"
     "\n"
 
@@ -426,7 +427,7 @@ static void on_live_segment(const wkv_stream_segment *s, void *user)
         .tokens = s->tokens, .n_tokens = s->n_tokens, .text = s->text,
         .avg_logprob = s->avg_logprob, .no_speech_prob = s->no_speech_prob,
         .compression_ratio = s->compression_ratio, .temperature = s->temperature,
-        .language = s->language,
+        .language = s->language, .words = s->words, .n_words = s->n_words,
     };
     wkv_output_live_segment(user, &seg, s->committed_at);
 }

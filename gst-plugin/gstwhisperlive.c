@@ -53,6 +53,48 @@ static void live_on_run(const wkv_stream_run *run, void *user)
                      run->forced ? "forced, " : "", run->n_commit);
 }
 
+/* The text time of `secs` after the run's first sample (stream seconds from it). */
+static GstClockTime run_time(GstClockTime base_ts, double secs)
+{
+    return base_ts + gst_whisper_secs_to_ns(secs);
+}
+
+/* Clock time when the stream's sample at `secs` after the run's first came in. */
+static GstClockTime run_arrival(const LiveCall *c, const wkv_stream_segment *seg, double secs)
+{
+    return gst_whisper_arrival(c->arrivals, seg->run_base - c->offset +
+                                                (gint64)llround(secs * WKV_SAMPLE_RATE));
+}
+
+/* Word timestamps: the segment's words for its message and, text-unit=word and a
+ * final, one buffer per word (the segment itself makes none). */
+static void live_words(LiveCall *c, const wkv_stream_segment *seg, GstClockTime base_ts,
+                       WSeg *w, GPtrArray *out)
+{
+    GstWhisperWorker *wk = &c->self->w;
+    const double base_s = (double)seg->run_base / WKV_SAMPLE_RATE;
+    gboolean buffers = seg->final && wk->text_unit == GST_WHISPER_TEXT_UNIT_WORD;
+    w->no_buffer = buffers;
+    w->words = g_array_sized_new(FALSE, FALSE, sizeof(WWord), (guint)seg->n_words);
+    for (int k = 0; k < seg->n_words; k++) {
+        const wkv_word *wd = &seg->words[k];
+        WWord ww = {g_strdup(wd->word), run_time(base_ts, wd->start - base_s),
+                    run_time(base_ts, wd->end - base_s), wd->probability};
+        g_array_append_val(w->words, ww);
+        if (!buffers)
+            continue;
+        WSeg *ws = g_new0(WSeg, 1);
+        ws->text = g_strdup(wd->word);
+        ws->text_only = TRUE;
+        ws->final = TRUE;
+        ws->pts = ww.start;
+        ws->duration = ww.end > ww.start ? ww.end - ww.start : 0;
+        /* the latency promise, word by word: from the word's first sample */
+        ws->arrived = run_arrival(c, seg, wd->start - base_s);
+        g_ptr_array_add(out, ws);
+    }
+}
+
 static void live_on_segment(const wkv_stream_segment *seg, void *user)
 {
     LiveCall *c = *(LiveCall **)user;
@@ -61,20 +103,20 @@ static void live_on_segment(const wkv_stream_segment *seg, void *user)
     /* exact to the nanosecond: the run's first sample, then the segment's times */
     GstClockTime base_ts = c->t0 + gst_whisper_samples_to_ns(seg->run_base - c->offset) +
                            c->lateness * GST_MSECOND;
-    GstClockTime a = gst_whisper_secs_to_ns(seg->rel_start);
-    GstClockTime e = gst_whisper_secs_to_ns(seg->rel_end);
+    GstClockTime a = run_time(base_ts, seg->rel_start), e = run_time(base_ts, seg->rel_end);
     WSeg *w = g_new0(WSeg, 1);
     w->text = g_strdup(seg->text);
-    w->pts = base_ts + a;
+    w->pts = a;
     w->duration = e > a ? e - a : 0;
     w->avg_logprob = seg->avg_logprob;
     w->no_speech_prob = seg->no_speech_prob;
     w->final = seg->final;
     w->arrived = GST_CLOCK_TIME_NONE;
     if (seg->final) /* the latency promise is about the segment's first sample */
-        w->arrived = gst_whisper_arrival(c->arrivals, seg->run_base - c->offset +
-                                         (gint64)llround(seg->rel_start * WKV_SAMPLE_RATE));
+        w->arrived = run_arrival(c, seg, seg->rel_start);
     g_ptr_array_add(b->segs, w);
+    if (c->self->w.opts.word_timestamps)
+        live_words(c, seg, base_ts, w, b->segs);
 }
 
 /* vad-model: a speech start or end (post-vad-messages). */

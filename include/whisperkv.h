@@ -468,6 +468,22 @@ WKV_API void wkv_vad_map_result(const wkv_vad_map *map, const wkv_segment *seg,
  * the end of the last committed segment (all of it when the whole hypothesis was
  * committed by force or the run was silent).
  *
+ * Word mode (wkv_options.word_timestamps given to wkv_stream_new): each run also
+ * times its hypothesis's words with the long form's alignment pass (on the cross-KV
+ * of its window; alignment_heads and the punctuation options apply), drops the words
+ * that end at or before the end of the last committed word, and commits the longest
+ * prefix of words whose texts equal, byte for byte, those the previous run left
+ * uncommitted (LocalAgreement-2 over words, as whisper_streaming).  A forced commit
+ * takes, beyond the agreed words, every word up to the last one whose start would
+ * be older than `latency_ms` once the next run is done (every word at the 30-s cap
+ * and at wkv_stream_finish).  The audio is dropped up to the end of the last
+ * committed word (all of it after a forced run that was silent or had no word, and
+ * at the end); the committed words' tokens join the prompt.  Live word times are the
+ * run's offline words except that they never go back: a word starts no earlier than
+ * the one before it ends (nor than the last committed word's end) and ends within the
+ * run.  Tokens that make no word (an incomplete UTF-8 character at the end, which the
+ * alignment leaves out) are never committed.
+ *
  * Times are seconds of stream time: sample i of the stream (counted from the first
  * sample pushed, over resets) is at i / 16000 s.  `now` is the caller's clock in the
  * same time base (0 = when the first sample was captured): a live source passes the
@@ -495,6 +511,13 @@ typedef struct {
                                 30-s cap or finish) */
     double committed_at;     /* `now` of the push plus the run's compute time: when the
                                 text became available, in stream seconds */
+    /* Word mode (wkv_options.word_timestamps): a final is a stretch of words one run
+     * committed from one piece of its hypothesis, all agreed or all forced; its text
+     * is their texts, its tokens theirs (no timestamps), start and end the first
+     * word's start and the last word's end.  A partial holds the uncommitted words.
+     * Stream seconds; valid during the callback.  NULL and 0 otherwise. */
+    const wkv_word *words;
+    int n_words;
 } wkv_stream_segment;
 
 typedef void (*wkv_stream_cb)(const wkv_stream_segment *seg, void *user);
@@ -512,6 +535,12 @@ typedef struct {
                                          blank and empty pieces included */
     int n_pieces, n_commit;  /* pieces[0..n_commit) were committed */
     int64_t new_base;        /* the first sample kept after the run */
+    /* word mode: the hypothesis's words (stream seconds) less those ending at or
+     * before the last committed word's end; words[0..n_words_agreed) have the texts
+     * the previous run left uncommitted, words[0..n_words_committed) were committed
+     * (pieces[0..n_commit) are the pieces all of whose words were) */
+    const wkv_word *words;
+    int n_words, n_words_agreed, n_words_committed;
 } wkv_stream_run;
 
 typedef struct {
@@ -564,7 +593,10 @@ typedef struct {
  * log-prob thresholds (the silence test), beam_size/patience/length_penalty and the
  * first temperature (each run is decoded once: no temperature fallback), sample_len.
  * condition_on_previous_text has no effect: the committed text is always the prompt
- * (as the element has always done).  `cb` gets every segment.  NULL on error. */
+ * (as the element has always done); word_timestamps (word mode, above) with
+ * alignment_heads, prepend_punctuations and append_punctuations (copied);
+ * hallucination_silence_threshold and clip_timestamps are offline-only.  `cb` gets
+ * every segment.  NULL on error (a bad alignment-heads spec among them). */
 WKV_API wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
                            const wkv_stream_options *sopts, wkv_stream_cb cb, void *user,
                            char **error);

@@ -86,7 +86,55 @@ static JsonObject *object_member(JsonObject *obj, const char *where, const char 
 typedef struct {
     int n;
     double min, max, sum, prev_end, last_commit;
+    int n_words; /* --word-timestamps: the same of every word */
+    double wmin, wmax, prev_word_end;
 } delays;
+
+/* A live segment's words: each final with its segment (committed_at), after its end,
+ * one after the other across segments. */
+static void live_words(JsonObject *s, const char *where, double at, delays *d)
+{
+    JsonNode *wn = json_object_get_member(s, "words");
+    if (!wn || !JSON_NODE_HOLDS_ARRAY(wn))
+        return;
+    JsonArray *wa = json_node_get_array(wn);
+    for (guint k = 0; k < json_array_get_length(wa); k++) {
+        JsonObject *w = json_array_get_object_element(wa, k);
+        char ww[64];
+        g_snprintf(ww, sizeof ww, "%s.words[%u]", where, k);
+        double ws = number_member(w, ww, "start"), we = number_member(w, ww, "end");
+        double wat = number_member(w, ww, "committed_at");
+        if (wat != at || we > at + 1e-6 || ws > we)
+            problem("%s: %.3f-%.3f committed at %.3f (its segment at %.3f)", ww, ws, we, wat,
+                    at);
+        if (d->n_words > 0 && ws < d->prev_word_end - 1e-9)
+            problem("%s: starts at %.3f before the previous word ends (%.3f)", ww, ws,
+                    d->prev_word_end);
+        double delay = at - we;
+        d->wmin = d->n_words == 0 || delay < d->wmin ? delay : d->wmin;
+        d->wmax = d->n_words == 0 || delay > d->wmax ? delay : d->wmax;
+        d->prev_word_end = we;
+        d->n_words++;
+    }
+}
+
+/* A {count, median, p90, worst} delay summary against the delays seen. */
+static void check_summary(JsonObject *live, const char *name, int n, double min, double max)
+{
+    JsonObject *o = object_member(live, "live", name);
+    if (!o)
+        return;
+    if (int_member(o, name, "count") != n)
+        problem("live.%s.count is not %d", name, n);
+    if (n == 0)
+        return;
+    double median = number_member(o, name, "median"), p90 = number_member(o, name, "p90");
+    double worst = number_member(o, name, "worst");
+    if (fabs(worst - max) > 1e-6 || median < min - 1e-9 || p90 < median - 1e-9 ||
+        p90 > worst + 1e-9)
+        problem("live.%s: median %.3f p90 %.3f worst %.3f, the delays %.3f..%.3f", name,
+                median, p90, worst, min, max);
+}
 
 static void live_segment(JsonObject *s, const char *where, double start, double end,
                          delays *d)
@@ -97,6 +145,7 @@ static void live_segment(JsonObject *s, const char *where, double start, double 
     if (d->n > 0 && start < d->prev_end - 1e-9)
         problem("%s: starts at %.3f, inside the previous final (ends %.3f)", where, start,
                 d->prev_end);
+    live_words(s, where, at, d);
     double delay = at - end;
     d->min = d->n == 0 || delay < d->min ? delay : d->min;
     d->max = d->n == 0 || delay > d->max ? delay : d->max;
@@ -143,6 +192,11 @@ static void check_live(JsonObject *live, const delays *d, double duration)
             problem("live.finished_at %.3f before the last commit %.3f", finished,
                     d->last_commit);
     }
+    check_summary(live, "final_delay", d->n, d->min, d->max);
+    if (d->n_words > 0 && !json_object_has_member(live, "word_delay"))
+        problem("live: words but no word_delay");
+    if (json_object_has_member(live, "word_delay"))
+        check_summary(live, "word_delay", d->n_words, d->wmin, d->wmax);
 }
 
 int main(int argc, char **argv)

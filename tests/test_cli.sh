@@ -281,6 +281,15 @@ else
     bad "--live -o json (status $rc)" "$tmp/jerr" "$tmp/err" "$tmp/out"
     LIVE_SEGS=-1
 fi
+# --live --word-timestamps: every final's words with committed_at, and the per-word
+# commit delays (median, p90, worst) in the summary
+run -m "$MODEL" "$JFK" --live --step 1000 --latency 4000 --word-timestamps -o json $NF
+if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/jerr" &&
+    grep -q '"word_delay"' "$tmp/out" && grep -q '"probability"' "$tmp/out"; then
+    ok "--live --word-timestamps -o json: words committed with their finals, word_delay consistent"
+else
+    bad "--live --word-timestamps -o json (status $rc)" "$tmp/jerr" "$tmp/err" "$tmp/out"
+fi
 run -m "$MODEL" "$JFK" --live --step 2000 --latency 5000 $NF
 if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -le "$LIVE_SEGS" ] && [ "$(lines "$tmp/out")" -gt 0 ]; then
     ok "--live txt: $(lines "$tmp/out") final lines (json had $LIVE_SEGS segments)"

@@ -1,8 +1,11 @@
 /* The live stream (core/stream.c) without GStreamer, on a virtual clock: agreement,
  * forced commits at the latency bound and at 30 s, finish mid-stream, language
  * detection once, reset; and an oracle for lost or duplicated text run over real
- * recordings (see `oracle`).  Usage: test_stream MODEL.bin (the generated micro
- * model); the recordings and the multilingual test-vector model come from shared/. */
+ * recordings (see `oracle`), in segment and in word mode (`oracle_words`; the word
+ * agreement itself white-box in test_word_agreement).  Usage: test_stream MODEL.bin
+ * (the generated micro model); the recordings and the multilingual test-vector model
+ * come from shared/. */
+#include "stream_words.h"
 #include "testutil.h"
 #include "wav.h"
 #include "whisperkv.h"
@@ -17,17 +20,26 @@
 
 typedef struct {
     char *text;
+    double start, end;
+} word_rec;
+
+typedef struct {
+    char *text;
     int *tokens;
     int n_tokens;
     double start, end, rel_start, rel_end, committed_at;
     int64_t run_base;
     int final, forced;
     char language[8];
+    word_rec *words; /* word mode */
+    int n_words;
 } seg_rec;
 
 typedef struct {
     int64_t base, n, pending, new_base;
     int silent, forced, at_end, agreed, n_pieces, n_commit;
+    word_rec *words; /* word mode: the hypothesis's words */
+    int n_words, n_words_agreed, n_words_committed;
     seg_rec *pieces;
     int partial;       /* index into rec.partials, or -1 */
     int first_final;   /* finals reported after this run: [first_final, n_finals) */
@@ -44,6 +56,21 @@ typedef struct {
     double clock, busy; /* the fake clock: each reading advances it by busy */
 } rec;
 
+static word_rec *words_copy(const wkv_word *w, int n)
+{
+    word_rec *d = calloc((size_t)n + 1, sizeof *d);
+    for (int i = 0; i < n; i++)
+        d[i] = (word_rec){strdup(w[i].word), w[i].start, w[i].end};
+    return d;
+}
+
+static void words_free(word_rec *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(w[i].text);
+    free(w);
+}
+
 static void seg_copy(seg_rec *d, const wkv_stream_segment *s)
 {
     d->text = strdup(s->text ? s->text : "");
@@ -59,12 +86,15 @@ static void seg_copy(seg_rec *d, const wkv_stream_segment *s)
     d->final = s->final;
     d->forced = s->forced;
     snprintf(d->language, sizeof d->language, "%s", s->language ? s->language : "");
+    d->words = words_copy(s->words, s->n_words);
+    d->n_words = s->n_words;
 }
 
 static void seg_free(seg_rec *s)
 {
     free(s->text);
     free(s->tokens);
+    words_free(s->words, s->n_words);
 }
 
 static void rec_free(rec *r)
@@ -73,6 +103,7 @@ static void rec_free(rec *r)
         for (int k = 0; k < r->runs[i].n_pieces; k++)
             seg_free(&r->runs[i].pieces[k]);
         free(r->runs[i].pieces);
+        words_free(r->runs[i].words, r->runs[i].n_words);
     }
     for (int i = 0; i < r->n_finals; i++)
         seg_free(&r->finals[i]);
@@ -98,8 +129,9 @@ static void on_run(const wkv_stream_run *run, void *user)
     r->runs = realloc(r->runs, (size_t)(r->n_runs + 1) * sizeof *r->runs);
     run_rec *d = &r->runs[r->n_runs++];
     *d = (run_rec){run->base, run->n, run->pending, run->new_base, run->silent, run->forced,
-                   run->at_end, run->agreed, run->n_pieces, run->n_commit, NULL, -1,
-                   r->n_finals};
+                   run->at_end, run->agreed, run->n_pieces, run->n_commit,
+                   words_copy(run->words, run->n_words), run->n_words, run->n_words_agreed,
+                   run->n_words_committed, NULL, -1, r->n_finals};
     d->pieces = calloc((size_t)run->n_pieces + 1, sizeof *d->pieces);
     for (int i = 0; i < run->n_pieces; i++)
         seg_copy(&d->pieces[i], &run->pieces[i]);
@@ -263,6 +295,263 @@ static void oracle(const rec *r, int64_t length, const char *what)
           (long long)expect_base, (long long)length);
 }
 
+/* ------------------------------------------------------------------ word mode */
+
+static int words_blank(const word_rec *w, int a, int b)
+{
+    for (int j = a; j < b; j++)
+        if (!blank(w[j].text))
+            return 0;
+    return 1;
+}
+
+/* Words one after the other: each within [from, to], starting no earlier than the one
+ * before it ends. */
+static void check_word_times(const word_rec *w, int n, double from, double to,
+                             const char *what, const char *where, int k)
+{
+    double prev = from;
+    for (int j = 0; j < n; j++) {
+        CHECK(w[j].start >= prev - 1e-9 && w[j].start <= w[j].end && w[j].end <= to + 1e-9,
+              "%s: %s %d word %d '%s' %.3f-%.3f (after %.3f, within %.3f)", what, where, k, j,
+              w[j].text, w[j].start, w[j].end, prev, to);
+        prev = w[j].end;
+    }
+}
+
+/* A final or partial is its words: their texts, from the first start to the last end. */
+static void check_word_segment(const seg_rec *s, const word_rec *w, int n, const char *what,
+                               int i)
+{
+    size_t len = 0;
+    for (int j = 0; j < n; j++)
+        len += strlen(w[j].text);
+    char *text = calloc(len + 1, 1);
+    for (int j = 0; j < n; j++)
+        strcat(text, w[j].text);
+    int same = s->n_words == n && n > 0 && !strcmp(s->text, text) &&
+               s->start == w[0].start && s->end == w[n - 1].end;
+    for (int j = 0; same && j < n; j++)
+        same = !strcmp(s->words[j].text, w[j].text) && s->words[j].start == w[j].start &&
+               s->words[j].end == w[j].end;
+    CHECK(same, "%s: segment %d ('%s' %.2f-%.2f, %d words) is not its %d words ('%s')", what,
+          i, s->text, s->start, s->end, s->n_words, n, text);
+    free(text);
+}
+
+/* Word mode's oracle for lost or duplicated text, on every run of a stream:
+ *  - finals are in time order and never overlap (a word final never starts before
+ *    the previous final ends), each no earlier than its audio;
+ *  - a run's words lie in its audio one after the other, and none ends at or before
+ *    the end of the last word committed before it (the drop);
+ *  - each run starts where the run before it left the audio: the end of its last
+ *    committed word (all it decoded at the end, or after a forced run that had no
+ *    word or was silent); never inside an uncommitted word;
+ *  - its finals are its committed words in order, each a stretch of them (forced
+ *    exactly when its words come after the agreed ones), skipping only blank ones;
+ *  - its partial (when it left words with text) holds those words and starts where
+ *    it left the audio. */
+static void oracle_words(const rec *r, int64_t length, const char *what)
+{
+    for (int i = 0; i < r->n_finals; i++) {
+        const seg_rec *s = &r->finals[i];
+        CHECK(s->start <= s->end, "%s: final %d %.2f-%.2f", what, i, s->start, s->end);
+        if (i > 0)
+            CHECK(s->start >= r->finals[i - 1].end, "%s: final %d (%.2f) overlaps %d (%.2f)",
+                  what, i, s->start, i - 1, r->finals[i - 1].end);
+        CHECK(s->committed_at >= s->end - 1e-9, "%s: final %d final before its audio", what, i);
+        check_word_times(s->words, s->n_words, s->start, s->end, what, "final", i);
+    }
+    int64_t expect_base = 0;
+    double floor = -INFINITY; /* end of the last committed word */
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_rec *run = &r->runs[k];
+        const int nc = run->n_words_committed, n = run->n_words;
+        CHECK(run->base == expect_base, "%s: run %d starts at %lld, not %lld", what, k,
+              (long long)run->base, (long long)expect_base);
+        CHECK(0 <= run->n_words_agreed && run->n_words_agreed <= nc && nc <= n,
+              "%s: run %d: %d words, %d agreed, %d committed", what, k, n,
+              run->n_words_agreed, nc);
+        check_word_times(run->words, n, (double)run->base / WKV_SAMPLE_RATE,
+                         (double)(run->base + run->n) / WKV_SAMPLE_RATE, what, "run", k);
+        for (int j = 0; j < n; j++)
+            CHECK(run->words[j].end > floor + 1e-9, "%s: run %d word %d ends at %.3f, in "
+                  "audio committed up to %.3f", what, k, j, run->words[j].end, floor);
+        int64_t keep = nc > 0 ? at(run->words[nc - 1].end) : run->base;
+        if (run->at_end || (run->forced && (run->silent || n == 0)))
+            keep = run->base + run->n;
+        CHECK(run->new_base == keep, "%s: run %d kept audio from %lld, committed up to %lld",
+              what, k, (long long)run->new_base, (long long)keep);
+        if (nc < n)
+            CHECK(run->new_base <= at(run->words[nc].start),
+                  "%s: run %d dropped uncommitted audio", what, k);
+        if (nc > 0)
+            floor = run->words[nc - 1].end;
+        /* the run's finals: stretches of its committed words, in order */
+        int end = k + 1 < r->n_runs ? r->runs[k + 1].first_final : r->n_finals, j = 0;
+        for (int f = run->first_final; f < end; f++) {
+            const seg_rec *s = &r->finals[f];
+            int a = j;
+            while (a < nc && !(s->n_words > 0 && !strcmp(run->words[a].text, s->words[0].text) &&
+                               run->words[a].start == s->words[0].start))
+                a++;
+            CHECK(a + s->n_words <= nc && words_blank(run->words, j, a),
+                  "%s: run %d: final %d ('%s') is not its next committed words", what, k, f,
+                  s->text);
+            if (a + s->n_words > nc)
+                break;
+            check_word_segment(s, run->words + a, s->n_words, what, f);
+            int past = a >= run->n_words_agreed;
+            CHECK(s->forced == past && (past || a + s->n_words <= run->n_words_agreed),
+                  "%s: run %d final %d (words %d-%d, %d agreed) forced %d", what, k, f, a,
+                  a + s->n_words, run->n_words_agreed, s->forced);
+            j = a + s->n_words;
+        }
+        CHECK(words_blank(run->words, j, nc), "%s: run %d committed words %d-%d reported as "
+              "no final", what, k, j, nc);
+        if (!words_blank(run->words, nc, n)) {
+            CHECK(run->partial >= 0, "%s: run %d left words but no partial", what, k);
+            if (run->partial >= 0) {
+                const seg_rec *p = &r->partials[run->partial];
+                CHECK(fabs(p->start - (double)run->new_base / WKV_SAMPLE_RATE) < 1e-6,
+                      "%s: run %d partial starts at %.6f, not where it left the audio", what,
+                      k, p->start);
+                CHECK(p->n_words == n - nc, "%s: run %d partial has %d words, %d left", what,
+                      k, p->n_words, n - nc);
+            }
+        }
+        expect_base = run->new_base;
+    }
+    CHECK(expect_base == length, "%s: the stream ended at %lld of %lld samples", what,
+          (long long)expect_base, (long long)length);
+}
+
+/* LocalAgreement-2 over words: a run's agreed words are the longest common prefix of
+ * its words' texts and the words the run before it left uncommitted, and without a
+ * forced commit exactly those are committed.  Returns the finals committed by
+ * agreement. */
+static int check_word_agreement(const rec *r, const char *what)
+{
+    int agreed = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_rec *run = &r->runs[k], *prev = k > 0 ? &r->runs[k - 1] : NULL;
+        const word_rec *left = prev ? prev->words + prev->n_words_committed : NULL;
+        int n_left = prev ? prev->n_words - prev->n_words_committed : 0;
+        int a = run->n_words_agreed, same = a <= n_left && a <= run->n_words;
+        for (int j = 0; same && j < a; j++)
+            same = !strcmp(left[j].text, run->words[j].text);
+        int longest = a == n_left || a == run->n_words || strcmp(left[a].text, run->words[a].text);
+        CHECK(same && longest, "%s: run %d agreed on %d words of %d left (%d words)", what, k,
+              a, n_left, run->n_words);
+        CHECK(run->forced || run->n_words_committed == a,
+              "%s: run %d committed %d words, %d agreed, without forcing", what, k,
+              run->n_words_committed, a);
+        for (int f = run->first_final; f < r->n_finals && r->final_run[f] == k; f++)
+            agreed += !r->finals[f].forced;
+    }
+    return agreed;
+}
+
+/* A forced commit keeps the latency promise word by word: after a forced run no word
+ * is left whose start would be older than `latency` once the next run is done (its
+ * now: the audio held; then max(step, busy) + 1.25 busy), and no later word is
+ * committed without agreement; the last run and one on 30 s commit every word. */
+static void check_word_force(const rec *r, int step, int latency, const char *what)
+{
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_rec *run = &r->runs[k];
+        if (!run->forced)
+            continue;
+        int due = 0;
+        if (run->at_end || run->n >= WKV_N_SAMPLES) {
+            due = run->n_words;
+        } else {
+            double busy = r->busy;
+            double horizon = (double)(run->base + run->pending) / WKV_SAMPLE_RATE +
+                             ((step > busy ? step : busy) + 1.25 * busy - latency) / 1000.0;
+            for (int j = 0; j < run->n_words; j++)
+                if (run->words[j].start <= horizon)
+                    due = j + 1;
+        }
+        int want = due > run->n_words_agreed ? due : run->n_words_agreed;
+        CHECK(run->n_words_committed == want, "%s: forced run %d committed %d words, %d due, "
+              "%d agreed", what, k, run->n_words_committed, due, run->n_words_agreed);
+    }
+}
+
+/* Crafted hypotheses through the agreement (white-box, stream_words.c). */
+static void test_word_agreement(void)
+{
+    static const char *const prev_text[] = {" the", " cat", " sat", " down."};
+    char *prev[4];
+    for (int i = 0; i < 4; i++)
+        prev[i] = (char *)prev_text[i];
+    static const struct {
+        const char *cur[5];
+        int want;
+        const char *what;
+    } cases[] = {
+        {{" the", " cat", " sat", " down.", " Then"}, 4, "all agreed, one more word"},
+        {{" the", " cat", " sits", " down."}, 2, "a prefix agreed"},
+        {{" a", " cat", " sat", " down."}, 0, "the first word differs: nothing, even though "
+                                              "the rest agrees"},
+        {{" the", " cat,", " sat", " down."}, 1, "a punctuation-only difference"},
+        {{" the", " cat", " sat", " down"}, 3, "the last word loses its full stop"},
+        {{" The", " cat"}, 0, "a case-only difference"},
+        {{" the"}, 1, "a shorter hypothesis"},
+        {{NULL}, 0, "no words"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        wkv_word cur[5];
+        int n = 0;
+        while (n < 5 && cases[c].cur[n]) {
+            cur[n] = (wkv_word){cases[c].cur[n], n * 0.5, n * 0.5 + 0.4, 0.5f};
+            n++;
+        }
+        int got = wkv_words_agree(prev, 4, cur, n);
+        CHECK(got == cases[c].want, "agreement, %s: %d words, expected %d", cases[c].what, got,
+              cases[c].want);
+    }
+    wkv_word one = {" the", 0, 0.4, 0.5f};
+    CHECK(wkv_words_agree(prev, 0, &one, 1) == 0, "agreement with no previous words");
+    /* forced: every word up to the last one starting at or before the horizon */
+    wkv_word w[4] = {{" a", 0.0, 0.3, 1}, {" b", 0.3, 0.6, 1}, {" c", 0.6, 0.6, 1},
+                     {" d", 1.2, 1.5, 1}};
+    static const struct {
+        double horizon;
+        int want;
+    } due[] = {{-0.1, 0}, {0.0, 1}, {0.59, 2}, {0.6, 3}, {1.19, 3}, {5.0, 4}};
+    for (size_t c = 0; c < sizeof due / sizeof *due; c++)
+        CHECK(wkv_words_due(w, 4, due[c].horizon) == due[c].want,
+              "words due at %.2f: %d, expected %d", due[c].horizon,
+              wkv_words_due(w, 4, due[c].horizon), due[c].want);
+    /* finals: a commit of 4 words, 2 agreed, over pieces 0 0 0 1 is three finals:
+     * " a b" agreed, " c" forced (same piece), " d" forced (next piece) */
+    int piece[4] = {0, 0, 0, 1}, tok[8] = {10, 11, 12, 13, 14, 15, 16, 17},
+        off[5] = {0, 2, 3, 5, 8};
+    wkv_run_words rw = {.w = w, .piece = piece, .tok = tok, .tok_off = off, .n = 4};
+    wkv_stream_segment proto = {.run_base = 16000, .committed_at = 9.0}, fin[4];
+    int nf = wkv_run_words_finals(&rw, 2, 4, 1.0, &proto, fin);
+    static const struct {
+        const char *text;
+        int forced, w0, nw;
+    } want[3] = {{" a b", 0, 0, 2}, {" c", 1, 2, 1}, {" d", 1, 3, 1}};
+    CHECK(nf == 3, "%d finals of 4 words, expected 3", nf);
+    for (int i = 0; i < nf && i < 3; i++) {
+        const wkv_stream_segment *f = &fin[i];
+        int a = want[i].w0, b = a + want[i].nw;
+        CHECK(!strcmp(f->text, want[i].text) && f->forced == want[i].forced && f->final &&
+                  f->words == w + a && f->n_words == b - a && f->tokens == tok + off[a] &&
+                  f->n_tokens == off[b] - off[a] && f->start == w[a].start &&
+                  f->end == w[b - 1].end && f->rel_start == w[a].start - 1.0 &&
+                  f->run_base == 16000 && f->committed_at == 9.0,
+              "final %d: '%s' forced %d, %d words, %d tokens, %.2f-%.2f", i, f->text, f->forced,
+              f->n_words, f->n_tokens, f->start, f->end);
+    }
+    for (int i = 0; i < nf; i++)
+        free((char *)fin[i].text);
+}
+
 /* ------------------------------------------------------------------ the tests */
 
 typedef struct {
@@ -277,6 +566,15 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* The oracle of the fixture's mode. */
+static void check_oracle(const fixture *fx, const rec *r, int64_t length, const char *what)
+{
+    if (fx->opts.word_timestamps)
+        oracle_words(r, length, what);
+    else
+        oracle(r, length, what);
 }
 
 /* The statistics agree with what was reported: counts, and the commit delays
@@ -319,7 +617,7 @@ static void run_clip(fixture *fx, const wav_data *w, size_t n, int step, int lat
         return;
     feed(st, w->samples, n, 4000);
     finish(st);
-    oracle(r, (int64_t)n, what);
+    check_oracle(fx, r, (int64_t)n, what);
     check_stats(st, r, what);
     wkv_stream_free(st);
 }
@@ -413,25 +711,33 @@ static void check_vs_long(const rec *s, const rec *l, const char *what)
            s->n_runs, until);
 }
 
+/* Clip c at step 1 s with latency 4 s (runs taking `busy` ms) into s and 1000 s into
+ * l, both through the oracle and the force rule; their names into what_s, what_l. */
+static void clip_pair(fixture *fx, int c, double busy, const char *mode, rec *s, rec *l,
+                      char what_s[96], char what_l[96])
+{
+    const wav_data *w = &fx->clip[c];
+    snprintf(what_s, 96, "%s%s step 1 s latency 4 s", fx->clip_name[c], mode);
+    run_clip(fx, w, w->n, 1000, 4000, busy, s, what_s);
+    check_force_rule(s, 1000, 4000, what_s);
+    snprintf(what_l, 96, "%s%s step 1 s latency 1000 s", fx->clip_name[c], mode);
+    run_clip(fx, w, w->n, 1000, 1000000, 0, l, what_l);
+    check_force_rule(l, 1000, 1000000, what_l);
+}
+
 static void test_clips(fixture *fx, int eot)
 {
     int agreed = 0, forced = 0;
     for (int c = 0; c < 3; c++) {
-        const wav_data *w = &fx->clip[c];
         rec s, l;
-        char what[96];
-        snprintf(what, sizeof what, "%s step 1 s latency 4 s", fx->clip_name[c]);
-        run_clip(fx, w, w->n, 1000, 4000, 0, &s, what);
-        check_force_rule(&s, 1000, 4000, what);
+        char what[96], what_l[96];
+        clip_pair(fx, c, 0, "", &s, &l, what, what_l);
         agreed += check_agreement(&s, eot, what);
         int clip_forced = 0;
         for (int i = 0; i < s.n_finals; i++)
             clip_forced += s.finals[i].forced;
         forced += clip_forced;
-        snprintf(what, sizeof what, "%s step 1 s latency 1000 s", fx->clip_name[c]);
-        run_clip(fx, w, w->n, 1000, 1000000, 0, &l, what);
-        check_force_rule(&l, 1000, 1000000, what);
-        agreed += check_agreement(&l, eot, what);
+        agreed += check_agreement(&l, eot, what_l);
         check_vs_long(&s, &l, fx->clip_name[c]);
         printf("%s: %d runs, %d finals (%d forced), %d partials; long latency %d runs, %d "
                "finals\n", fx->clip_name[c], s.n_runs, s.n_finals, clip_forced, s.n_partials,
@@ -442,6 +748,39 @@ static void test_clips(fixture *fx, int eot)
     /* the checks above are empty unless both kinds of commit happen */
     CHECK(agreed > 0, "no final was committed by agreement");
     CHECK(forced > 0, "no final was committed by force");
+}
+
+/* Word mode on the recordings: the word oracle, agreement and force rules, at latency
+ * 4 s with runs taking 250 ms and at 1000 s; and what the words' commit delay is. */
+static void test_clips_words(fixture *fx)
+{
+    int agreed = 0, forced = 0;
+    for (int c = 0; c < 3; c++) {
+        rec s, l;
+        char what[96], what_l[96];
+        clip_pair(fx, c, 250, " words", &s, &l, what, what_l);
+        check_word_force(&s, 1000, 4000, what);
+        agreed += check_word_agreement(&s, what);
+        check_word_force(&l, 1000, 1000000, what_l);
+        agreed += check_word_agreement(&l, what_l);
+        int n_words = 0, clip_forced = 0;
+        double worst = 0;
+        for (int i = 0; i < s.n_finals; i++) {
+            clip_forced += s.finals[i].forced;
+            for (int j = 0; j < s.finals[i].n_words; j++, n_words++) {
+                double d = s.finals[i].committed_at - s.finals[i].words[j].end;
+                worst = d > worst ? d : worst;
+            }
+        }
+        forced += clip_forced;
+        printf("%s words: %d runs, %d finals (%d forced) of %d words, worst word delay %.2f s; "
+               "long latency %d finals\n", fx->clip_name[c], s.n_runs, s.n_finals, clip_forced,
+               n_words, worst, l.n_finals);
+        rec_free(&s);
+        rec_free(&l);
+    }
+    CHECK(agreed > 0, "no word final was committed by agreement");
+    CHECK(forced > 0, "no word final was committed by force");
 }
 
 /* The compute time enters the force rule through the stream's clock: the same first
@@ -479,7 +818,7 @@ static void test_cap(fixture *fx)
           "45 s at once: %d runs, the first on %lld samples, forced %d", r.n_runs,
           r.n_runs ? (long long)r.runs[0].n : -1LL, r.n_runs ? r.runs[0].forced : -1);
     finish(st);
-    oracle(&r, (int64_t)n, "45 s at once");
+    check_oracle(fx, &r, (int64_t)n, "45 s at once");
     CHECK(wkv_stream_base(st) == (int64_t)n, "finish left audio");
     wkv_stream_free(st);
     rec_free(&r);
@@ -507,7 +846,7 @@ static void test_finish_mid_stream(fixture *fx)
     CHECK(wkv_stream_base(st) == (int64_t)half, "finish left audio");
     feed(st, w->samples + half, w->n - half, 4000);
     finish(st);
-    oracle(&r, (int64_t)w->n, "finish after 6.5 s, then the rest");
+    check_oracle(fx, &r, (int64_t)w->n, "finish after 6.5 s, then the rest");
     wkv_stream_free(st);
     rec_free(&r);
 }
@@ -565,7 +904,7 @@ static void test_odd_input(fixture *fx)
     memset(odd, 0, n * sizeof *odd);
     feed(st, odd, n, 7000);
     finish(st);
-    oracle(&r, 1 + 2 * (int64_t)n, "odd input");
+    check_oracle(fx, &r, 1 + 2 * (int64_t)n, "odd input");
     free(err);
     free(odd);
     wkv_stream_free(st);
@@ -856,6 +1195,51 @@ static void test_vad_events(fixture *fx, const wkv_vad_model *vad)
     free(pcm);
 }
 
+/* Word mode with VAD on silence, jfk, 6 s of silence, jfk, silence: every speech end
+ * (an at_end run) commits all the words its run holds (none left behind when the
+ * audio is dropped), and words reach the finals. */
+static void test_vad_words(fixture *fx, const wkv_vad_model *vad)
+{
+    const wav_data *w = &fx->clip[0];
+    const size_t lead = 3 * WKV_SAMPLE_RATE, pause = 6 * WKV_SAMPLE_RATE;
+    size_t n = lead + 2 * w->n + pause + lead;
+    float *pcm = calloc(n, sizeof *pcm);
+    memcpy(pcm + lead, w->samples, w->n * sizeof *pcm);
+    memcpy(pcm + lead + w->n + pause, w->samples, w->n * sizeof *pcm);
+    rec r;
+    wkv_options o = fx->opts;
+    o.word_timestamps = 1;
+    memset(&r, 0, sizeof r);
+    wkv_stream_options so;
+    recording_options(&so, 1000, 8000, &r);
+    so.vad_model = vad;
+    char *err = NULL;
+    wkv_stream *st = wkv_stream_new(fx->ctx, &o, &so, on_segment, &r, &err);
+    CHECK(st != NULL, "wkv_stream_new, words and VAD: %s", err ? err : "?");
+    free(err);
+    if (st) {
+        feed(st, pcm, n, 4000);
+        finish(st);
+        int ends = 0, words = 0;
+        for (int k = 0; k < r.n_runs; k++) {
+            const run_rec *run = &r.runs[k];
+            if (!run->at_end)
+                continue;
+            ends++;
+            CHECK(run->n_words_committed == run->n_words,
+                  "words and VAD: speech end run %d committed %d of its %d words", k,
+                  run->n_words_committed, run->n_words);
+        }
+        for (int i = 0; i < r.n_finals; i++)
+            words += r.finals[i].n_words;
+        CHECK(ends >= 2, "words and VAD: %d speech ends committed, want one per jfk", ends);
+        CHECK(words > 0, "words and VAD: no word committed");
+        wkv_stream_free(st);
+    }
+    rec_free(&r);
+    free(pcm);
+}
+
 static void test_vad(fixture *fx)
 {
     char *err = NULL;
@@ -869,6 +1253,7 @@ static void test_vad(fixture *fx)
     test_vad_speech_end(fx, vad, 4000);
     test_vad_speech_end(fx, vad, SIZE_MAX); /* all at once: silence within one push */
     test_vad_events(fx, vad);
+    test_vad_words(fx, vad);
     wkv_vad_model_free(vad);
 }
 
@@ -910,6 +1295,13 @@ int main(int argc, char **argv)
     test_finish_mid_stream(&fx);
     test_reset(&fx);
     test_odd_input(&fx);
+    test_word_agreement();
+    fx.opts.word_timestamps = 1;
+    test_clips_words(&fx);
+    test_cap(&fx);
+    test_finish_mid_stream(&fx);
+    test_odd_input(&fx);
+    fx.opts.word_timestamps = 0;
     test_vad(&fx);
     test_language(tu_shared_path("testvectors/micro-multi/model.bin"), &fx.clip[0]);
     for (int c = 0; c < 3; c++)

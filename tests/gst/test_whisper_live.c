@@ -1,7 +1,9 @@
 /* The element's live text against the core's live stream: the element driven live
  * through a harness, one step of audio at a time, must commit exactly what
  * wkv_stream commits on the same samples (text, PTS, end, order), and its finals and
- * GAPs must cover the stretch without holes or overlaps. */
+ * GAPs must cover the stretch without holes or overlaps.  With word-timestamps and
+ * text-unit=word the same for the words of wkv_stream's word mode, one buffer each,
+ * never starting before the one before. */
 #include "gstwhisper.h"
 #include "whisper_check.h"
 
@@ -16,8 +18,14 @@
 
 typedef struct {
     GstClockTime t0;
-    GPtrArray *finals; /* TextSeg */
+    GPtrArray *finals; /* TextSeg: segments, or (words) words */
+    gboolean words;
 } StreamOracle;
+
+static GstClockTime after_ns(double secs)
+{
+    return secs <= 0 ? 0 : (GstClockTime)llround(secs * 1e9);
+}
 
 static void oracle_segment(const wkv_stream_segment *seg, void *user)
 {
@@ -27,9 +35,17 @@ static void oracle_segment(const wkv_stream_segment *seg, void *user)
     /* the exact mapping: the run's first sample, then the times from it */
     GstClockTime base = o->t0 + gst_util_uint64_scale_int((guint64)seg->run_base, GST_SECOND,
                                                           16000);
-    GstClockTime a = (GstClockTime)llround(seg->rel_start * 1e9);
-    GstClockTime e = (GstClockTime)llround(seg->rel_end * 1e9);
-    textseg_add(o->finals, base + a, e - a, seg->text);
+    if (!o->words) {
+        GstClockTime a = after_ns(seg->rel_start), e = after_ns(seg->rel_end);
+        textseg_add(o->finals, base + a, e - a, seg->text);
+        return;
+    }
+    const double base_s = (double)seg->run_base / 16000;
+    for (int k = 0; k < seg->n_words; k++) {
+        GstClockTime a = after_ns(seg->words[k].start - base_s);
+        GstClockTime e = after_ns(seg->words[k].end - base_s);
+        textseg_add(o->finals, base + a, e > a ? e - a : 0, seg->words[k].word);
+    }
 }
 
 /* A clock that stands still: runs take no time. */
@@ -39,8 +55,9 @@ static double still_clock(void *user)
     return 0.0;
 }
 
-/* What wkv_stream commits on pcm[0..n) pushed one step at a time, then finished. */
-static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0)
+/* What wkv_stream commits on pcm[0..n) pushed one step at a time, then finished:
+ * its finals, or (words) their words. */
+static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0, gboolean words)
 {
     char *err = NULL;
     wkv_model *m = wkv_model_load(test_model, &err);
@@ -50,12 +67,13 @@ static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0)
     wkv_options o; /* the element's defaults are the core's */
     wkv_options_default(&o);
     o.mel_norm = WKV_MEL_WINDOW;
+    o.word_timestamps = words;
     wkv_stream_options so;
     wkv_stream_options_default(&so);
     so.step_ms = STEP_MS;
     so.latency_ms = LONG_LATENCY;
     so.clock_ms = still_clock;
-    StreamOracle or = {t0, textseg_array_new()};
+    StreamOracle or = {t0, textseg_array_new(), words};
     wkv_stream *st = wkv_stream_new(ctx, &o, &so, oracle_segment, &or, &err);
     fail_unless(st != NULL, "core: %s", err ? err : "");
     for (gsize off = 0; off < n; off += STEP_SAMPLES) {
@@ -175,20 +193,33 @@ static void check_cover(GPtrArray *finals, GArray *spans, GstClockTime from, Gst
                 GST_TIME_FORMAT, GST_TIME_ARGS(pos), GST_TIME_ARGS(to));
 }
 
+/* The element's text for pcm[0..n) from PTS t0, pushed one step at a time (each run
+ * waited for), then EOS; text_src's GAPs into `spans`.  words: word-timestamps and
+ * text-unit=word. */
+static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0, gboolean words,
+                               GArray *spans)
+{
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY,
+             "word-timestamps", words, "text-unit",
+             words ? GST_WHISPER_TEXT_UNIT_WORD : GST_WHISPER_TEXT_UNIT_SEGMENT, NULL);
+    for (gsize off = 0; off < n; off += STEP_SAMPLES)
+        push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
+                        t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
+    GPtrArray *got = collect_text(&wh, spans);
+    wh_teardown(&wh);
+    return got;
+}
+
 /* 40 s (the 30-s cap forces a commit mid-stream, EOS the rest) from PTS 1 s. */
 GST_START_TEST(test_live_equals_stream)
 {
     const gsize n = 16000 * 40;
     const GstClockTime t0 = GST_SECOND;
     float *pcm = synth_audio(n, 23);
-    WhisperHarness wh;
-    wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY, NULL);
-    for (gsize off = 0; off < n; off += STEP_SAMPLES)
-        push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
-                        t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    GPtrArray *got = collect_text(&wh, spans);
-    GPtrArray *want = stream_finals(pcm, n, t0);
+    GPtrArray *got = element_text(pcm, n, t0, FALSE, spans);
+    GPtrArray *want = stream_finals(pcm, n, t0, FALSE);
     g_print("live oracle: %u finals from the element, %u from wkv_stream\n", got->len,
             want->len);
     fail_unless(want->len >= 2, "the oracle needs at least two finals, got %u", want->len);
@@ -197,7 +228,34 @@ GST_START_TEST(test_live_equals_stream)
     g_array_unref(spans);
     g_ptr_array_unref(got);
     g_ptr_array_unref(want);
-    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
+/* text-unit=word live: one buffer per committed word, equal to wkv_stream's words in
+ * word mode on the same samples, each starting at or after the one before.  20 s
+ * from PTS 0.5 s, one step at a time, EOS committing the rest. */
+GST_START_TEST(test_live_words_equal_stream)
+{
+    const gsize n = 16000 * 20;
+    const GstClockTime t0 = GST_SECOND / 2;
+    float *pcm = synth_audio(n, 29);
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    GPtrArray *got = element_text(pcm, n, t0, TRUE, spans);
+    GPtrArray *want = stream_finals(pcm, n, t0, TRUE);
+    g_print("live words: %u word buffers from the element, %u words from wkv_stream\n",
+            got->len, want->len);
+    fail_unless(want->len >= 10, "the oracle needs words, got %u", want->len);
+    for (guint i = 1; i < got->len; i++) {
+        const TextSeg *a = g_ptr_array_index(got, i - 1), *b = g_ptr_array_index(got, i);
+        fail_unless(b->pts >= a->pts, "word buffer %u ('%s') at %" GST_TIME_FORMAT
+                    " starts before word %u at %" GST_TIME_FORMAT, i, b->text,
+                    GST_TIME_ARGS(b->pts), i - 1, GST_TIME_ARGS(a->pts));
+    }
+    assert_same_segments(got, want, "live text-unit=word vs wkv_stream's words");
+    g_array_unref(spans);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
     g_free(pcm);
 }
 GST_END_TEST
@@ -209,6 +267,7 @@ static Suite *live_suite(void)
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_live_equals_stream);
+    tcase_add_test(tc, test_live_words_equal_stream);
     return s;
 }
 
