@@ -617,7 +617,8 @@ static int vad_keep(wkv_stream *st, run_state *rs, int64_t base)
 {
     vad_forget(st);
     if (!st->vad.vs || st->opts.word_timestamps || rs->n_commit > 0 || rs->at_end ||
-        rs->silent || rs->np == 0 || st->base != base || !(st->vad.last = malloc(sizeof *st->vad.last)))
+        rs->silent || rs->np == 0 || st->base != base ||
+        !(st->vad.last = malloc(sizeof *st->vad.last)))
         return 0;
     st->vad.last->rs = *rs;
     st->vad.last->base = base;
