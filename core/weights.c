@@ -10,8 +10,9 @@
  * For f16 files this is exact: the f32 values were widened from f16.  In quantized
  * files the loader has kept those matrices in their blocks already (they are not in
  * the f32 arena); any that the file stores as f16 or f32 come here.  f32 files are
- * left alone.  The encoder and the cross-attention K/V projections (used once per
- * window, on sgemm) stay f32. */
+ * left alone.  The encoder's block matrices go to f16 as well (the encoder widens one
+ * layer at a time into its context's scratch); the cross-attention K/V projections
+ * (used once per window) stay f32. */
 #include "internal.h"
 #include "gemv_f16.h"
 #include "quant.h"
@@ -101,7 +102,7 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
         wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int i = 0; i < LAYER_FIELDS; i++) {
             wkv_mat *h = NULL;
-            for (int k = 0; l >= n_enc && k < N_DEC_F16; k++)
+            for (int k = 0; k < N_DEC_F16; k++)
                 if (dec_f16[k][0] == layer_f32[i])
                     h = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
             add(t, &n, (float **)(void *)((char *)L + layer_f32[i]), h);
@@ -172,10 +173,14 @@ void wkv_weights_bind(wkv_model *m)
     wkv_weights *w = &m->w;
     if (!w->tok.data)
         w->tok = (wkv_mat){WKV_TYPE_F32, w->tok_emb};
-    for (int l = 0; w->dec && l < m->hp.n_text_layer; l++)
+    const int n_enc = w->enc ? m->hp.n_audio_layer : 0, n_dec = w->dec ? m->hp.n_text_layer : 0;
+    for (int l = 0; l < n_enc + n_dec; l++) {
+        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int k = 0; k < N_DEC_F16; k++) {
-            wkv_mat *v = (wkv_mat *)(void *)((char *)&w->dec[l] + dec_f16[k][1]);
-            if (!v->data)
-                *v = (wkv_mat){WKV_TYPE_F32, *(float **)(void *)((char *)&w->dec[l] + dec_f16[k][0])};
+            wkv_mat *v = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
+            float *f = *(float **)(void *)((char *)L + dec_f16[k][0]);
+            if (!v->data && f) /* encoder blocks have no cross_q/cross_o */
+                *v = (wkv_mat){WKV_TYPE_F32, f};
         }
+    }
 }

@@ -70,9 +70,10 @@ const wkv_mat *mat_for(const wkv_model *m, const char *name)
     if (strcmp(name, "decoder.token_embedding.weight") == 0)
         return &m->w.tok;
     int layer, n = 0;
-    if (sscanf(name, "decoder.blocks.%d.%n", &layer, &n) != 1 || n == 0)
+    char part[16];
+    if (sscanf(name, "%15[a-z].blocks.%d.%n", part, &layer, &n) != 2 || n == 0)
         return NULL;
-    const wkv_layer *l = &m->w.dec[layer];
+    const wkv_layer *l = strcmp(part, "decoder") == 0 ? &m->w.dec[layer] : &m->w.enc[layer];
     for (size_t i = 0; i < sizeof mats / sizeof *mats; i++)
         if (strcmp(name + n, mats[i].name) == 0)
             return (const wkv_mat *)(const void *)((const char *)l + mats[i].off);
