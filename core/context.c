@@ -2,7 +2,6 @@
  * encoder entry point that also refills the cross-KV cache, and accessors. */
 #include "blas.h"
 #include "context.h"
-#include "gemv_f16.h"
 #include "quant.h"
 
 #include <stdlib.h>
@@ -75,6 +74,9 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         for (int i = 0; i < 6; i++)
             widen |= v[i]->type != WKV_TYPE_F32;
     }
+    for (int l = 0; l < hp->n_text_layer; l++) /* the cross-K/V projections too */
+        widen |= model->w.dec[l].cross_k.type != WKV_TYPE_F32 ||
+                 model->w.dec[l].cross_v.type != WKV_TYPE_F32;
     if (ok && widen) {
         ok = (ctx->enc_wl = wkv_alloc_resident(12 * d * d * sizeof(float))) != NULL;
         ctx->activation_bytes += 12 * d * d * sizeof(float);
@@ -159,7 +161,7 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     ctx->stats.encoder_runs++;
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
-    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool);
+    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
     wkv_decode_reset(ctx);

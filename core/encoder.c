@@ -8,9 +8,7 @@
  * still in its core's cache, and no BLAS threads spin while ours work.  Attention is
  * split by (head, block of queries): a part's scores for one block fit in L2. */
 #include "context.h"
-#include "gemv_f16.h"
 #include "ops.h"
-#include "quant.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -62,16 +60,8 @@ static void widen_layer(wkv_context *ctx, enc_job *job, const wkv_layer *L)
     job->L = L;
     for (int i = 0; i < N_MATS; i++) {
         job->key[i] = v[i]->data;
-        if (v[i]->type == WKV_TYPE_F32) {
-            job->w[i] = v[i]->data;
-            continue;
-        }
         /* ctx->compute has its own bf16/int8 copy: the f32 one is only its fallback */
-        if (v[i]->type == WKV_TYPE_F16)
-            wkv_f16_to_f32_row(v[i]->data, dst, count[i]);
-        else
-            wkv_dequantize(v[i]->type, v[i]->data, dst, count[i] / WKV_QK);
-        job->w[i] = dst;
+        job->w[i] = wkv_mat_f32(v[i], count[i], dst);
         dst += count[i];
     }
 }

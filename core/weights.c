@@ -10,9 +10,9 @@
  * For f16 files this is exact: the f32 values were widened from f16.  In quantized
  * files the loader has kept those matrices in their blocks already (they are not in
  * the f32 arena); any that the file stores as f16 or f32 come here.  f32 files are
- * left alone.  The encoder's block matrices go to f16 as well (the encoder widens one
- * layer at a time into its context's scratch); the cross-attention K/V projections
- * (used once per window) stay f32. */
+ * left alone.  The encoder's block matrices and the cross-attention K/V projections
+ * (used once per window) go to f16 as well: the context widens one layer's at a time
+ * into its scratch (wkv_mat_f32) just before its matrix products. */
 #include "internal.h"
 #include "gemv_f16.h"
 #include "quant.h"
@@ -59,6 +59,8 @@ static const size_t dec_f16[][2] = {
     {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v)},
     {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o)},
     {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q)},
+    {offsetof(wkv_layer, cross_k_w), offsetof(wkv_layer, cross_k)},
+    {offsetof(wkv_layer, cross_v_w), offsetof(wkv_layer, cross_v)},
     {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o)},
     {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0)},
     {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2)},
@@ -166,6 +168,17 @@ oom:
     free(t);
     wkv_set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
     return -1;
+}
+
+const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch)
+{
+    if (v->type == WKV_TYPE_F32)
+        return v->data;
+    if (v->type == WKV_TYPE_F16)
+        wkv_f16_to_f32_row(v->data, scratch, count);
+    else
+        wkv_dequantize(v->type, v->data, scratch, count / WKV_QK);
+    return scratch;
 }
 
 void wkv_weights_bind(wkv_model *m)

@@ -65,6 +65,7 @@ const wkv_mat *mat_for(const wkv_model *m, const char *name)
         LS("attn.query.weight", attn_q),       LS("attn.key.weight", attn_k),
         LS("attn.value.weight", attn_v),       LS("attn.out.weight", attn_o),
         LS("cross_attn.query.weight", cross_q), LS("cross_attn.out.weight", cross_o),
+        LS("cross_attn.key.weight", cross_k),  LS("cross_attn.value.weight", cross_v),
         LS("mlp.0.weight", mlp0),              LS("mlp.2.weight", mlp2),
     };
     if (strcmp(name, "decoder.token_embedding.weight") == 0)
