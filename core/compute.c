@@ -4,7 +4,9 @@
  * part's thread), so a context still uses exactly `threads` threads and the row-wise
  * work around the products keeps its rows in cache, as on the f32 path. */
 #include "compute.h"
+#include "gemv_f16.h"
 #include "internal.h"
+#include "quant.h"
 #include "ops.h"
 
 #include <math.h>
@@ -50,10 +52,11 @@ void wkv_compute_free(wkv_compute *c)
 }
 
 void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const float *w, const float *b, int n, float *out, int accumulate,
-                        int same_x)
+                        const void *key, const float *w, const float *b, int n, float *out,
+                        int accumulate, int same_x)
 {
     (void)c;
+    (void)key;
     (void)part;
     (void)same_x;
     wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
@@ -86,10 +89,10 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
-/* One encoder weight matrix (n x in, row-major f32 in the model) as the type needs:
- * bf16, or int8 with one scale per output row (channel). */
+/* One encoder weight matrix (n x in, row-major, as the model stores it) as the type
+ * needs: bf16, or int8 with one scale per output row (channel). */
 typedef struct {
-    const float *f32;
+    wkv_mat src;
     int n, in;
     void *q;       /* uint16_t bf16 or int8_t, n x in */
     float *scale;  /* int8: n */
@@ -216,26 +219,46 @@ static void dequant_row(const int32_t *a, int n, float sr, const float *scale,
             o[j] = (float)a[j] * sr * scale[j];
 }
 
+/* Row r (of `in` values) of a stored matrix as f32: in place, or widened into buf. */
+static const float *stored_row(const wkv_mat *m, int r, int in, float *buf)
+{
+    if (m->type == WKV_TYPE_F32)
+        return (const float *)m->data + (size_t)r * in;
+    if (m->type == WKV_TYPE_F16)
+        wkv_f16_to_f32_row((const uint16_t *)m->data + (size_t)r * in, buf, (size_t)in);
+    else
+        wkv_dequantize(m->type, (const uint8_t *)m->data +
+                                    (size_t)r * (size_t)(in / WKV_QK) * wkv_quant_block_bytes(m->type),
+                       buf, (size_t)(in / WKV_QK));
+    return buf;
+}
+
 static int convert_weight(cweight *cw, wkv_compute_type type)
 {
     size_t count = (size_t)cw->n * cw->in;
+    /* the stored matrix is read a row at a time, widened into `row` */
+    float *row = malloc((size_t)cw->in * sizeof *row);
     if (type == WKV_COMPUTE_BF16) {
-        uint16_t *q = malloc(count * sizeof *q);
-        if (!q)
-            return -1;
-        for (size_t i = 0; i < count; i++)
-            q[i] = f32_to_bf16(cw->f32[i]);
-        cw->q = q;
-        return 0;
+        cw->q = malloc(count * sizeof(uint16_t));
+    } else {
+        cw->q = malloc(count);
+        cw->scale = malloc((size_t)cw->n * sizeof(float));
     }
-    int8_t *q = malloc(count);
-    cw->scale = malloc((size_t)cw->n * sizeof(float));
-    cw->q = q;
-    if (!q || !cw->scale)
+    if (!row || !cw->q || (type != WKV_COMPUTE_BF16 && !cw->scale)) {
+        free(row);
         return -1;
-    for (int r = 0; r < cw->n; r++)
-        cw->scale[r] = quantize_row(cw->f32 + (size_t)r * cw->in, cw->in,
-                                    q + (size_t)r * cw->in);
+    }
+    for (int r = 0; r < cw->n; r++) {
+        const float *f = stored_row(&cw->src, r, cw->in, row);
+        if (type == WKV_COMPUTE_BF16) {
+            uint16_t *q = (uint16_t *)cw->q + (size_t)r * cw->in;
+            for (int i = 0; i < cw->in; i++)
+                q[i] = f32_to_bf16(f[i]);
+        } else {
+            cw->scale[r] = quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
+        }
+    }
+    free(row);
     return 0;
 }
 
@@ -380,14 +403,14 @@ convert_done:;
 }
 
 void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const float *w, const float *b, int n, float *out, int accumulate,
-                        int same_x)
+                        const void *key, const float *w, const float *b, int n, float *out,
+                        int accumulate, int same_x)
 {
     if (r1 <= r0)
         return;
     const cweight *cw = NULL;
     for (int i = 0; i < c->n_w && !cw; i++)
-        if (c->w[i].f32 == w && c->w[i].n == n && c->w[i].in == in)
+        if (c->w[i].src.data == key && c->w[i].n == n && c->w[i].in == in)
             cw = &c->w[i];
     if (cw && part >= 0 && part < c->n_parts &&
         run(c, &c->parts[part], cw, x + (size_t)r0 * in, r1 - r0, b, out + (size_t)r0 * n,
@@ -504,19 +527,19 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     c->v16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
     if (!c->w || !c->parts || !c->k16 || !c->v16)
         goto oom;
-    c->w[c->n_w++] = (cweight){m->w.conv1_w, d, hp->n_mels * 3, NULL, NULL};
-    c->w[c->n_w++] = (cweight){m->w.conv2_w, d, d * 3, NULL, NULL};
+    c->w[c->n_w++] = (cweight){{WKV_TYPE_F32, m->w.conv1_w}, d, hp->n_mels * 3, NULL, NULL};
+    c->w[c->n_w++] = (cweight){{WKV_TYPE_F32, m->w.conv2_w}, d, d * 3, NULL, NULL};
     for (int l = 0; l < nl; l++) {
         const wkv_layer *L = &m->w.enc[l];
-        c->w[c->n_w++] = (cweight){L->attn_q_w, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->attn_k_w, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->attn_v_w, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->attn_o_w, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->mlp0_w, 4 * d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->mlp2_w, d, 4 * d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_q, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_k, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_v, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->attn_o, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->mlp0, 4 * d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){L->mlp2, d, 4 * d, NULL, NULL};
     }
     for (int i = 0; i < c->n_w; i++)
-        if (!c->w[i].f32 || convert_weight(&c->w[i], type) != 0)
+        if (!c->w[i].src.data || convert_weight(&c->w[i], type) != 0)
             goto oom;
     if (dnnl_engine_create(&c->engine, dnnl_cpu, 0) != dnnl_success) {
         wkv_set_error(error, "oneDNN: no CPU engine");

@@ -14,13 +14,14 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
                              char **error);
 void wkv_compute_free(wkv_compute *c);
 /* out[r][0..n) (+)= x[r] . w^T + b for rows r0 .. r1 of x (in columns), like
- * wkv_linear_rows, for one of the encoder's weight matrices w; run by pool part
+ * wkv_linear_rows, for the encoder's weight matrix stored at `key` (wkv_mat.data),
+ * w its f32 values; run by pool part
  * `part` only.  Falls back to wkv_linear_rows (f32) when w is unknown or oneDNN
  * fails, so a result always exists.  same_x: x's rows are the ones this part's
  * previous call converted, unchanged since (attention's k and v after q), so their
  * bf16/int8 copy is reused. */
 void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const float *w, const float *b, int n, float *out, int accumulate,
+                        const void *key, const float *w, const float *b, int n, float *out, int accumulate,
                         int same_x);
 
 /* Attention's two products in bf16 (any non-f32 type: the activations' own

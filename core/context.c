@@ -2,6 +2,7 @@
  * encoder entry point that also refills the cross-KV cache, and accessors. */
 #include "blas.h"
 #include "context.h"
+#include "quant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@ void wkv_context_free(wkv_context *ctx)
         return;
     float *bufs[] = {ctx->enc_out, ctx->enc_cols, ctx->enc_x, ctx->enc_h, ctx->enc_q,
                      ctx->enc_k, ctx->enc_v, ctx->enc_att, ctx->enc_mlp, ctx->enc_scores,
+                     ctx->enc_wl,
                      ctx->dec_x, ctx->dec_h, ctx->dec_q, ctx->dec_k, ctx->dec_v,
                      ctx->dec_att, ctx->dec_mlp, ctx->dec_scores, ctx->logits,
                      ctx->step_margins};
@@ -62,6 +64,22 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
         ok = (*enc[i].buf = wkv_alloc_resident(enc[i].n * sizeof(float))) != NULL;
         ctx->activation_bytes += enc[i].n * sizeof(float);
+    }
+    /* the encoder's matrices stay as the file stores them; one layer at a time is
+     * widened here just before use (encoder.c) */
+    int widen = 0;
+    for (int l = 0; l < hp->n_audio_layer; l++) {
+        const wkv_layer *L = &model->w.enc[l];
+        const wkv_mat *v[] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
+        for (int i = 0; i < 6; i++)
+            widen |= v[i]->type != WKV_TYPE_F32;
+    }
+    for (int l = 0; l < hp->n_text_layer; l++) /* the cross-K/V projections too */
+        widen |= model->w.dec[l].cross_k.type != WKV_TYPE_F32 ||
+                 model->w.dec[l].cross_v.type != WKV_TYPE_F32;
+    if (ok && widen) {
+        ok = (ctx->enc_wl = wkv_alloc_resident(12 * d * d * sizeof(float))) != NULL;
+        ctx->activation_bytes += 12 * d * d * sizeof(float);
     }
     ok = ok && wkv_decoder_alloc(ctx) == 0;
     if (!ok) {
@@ -143,7 +161,7 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     ctx->stats.encoder_runs++;
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
-    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool);
+    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
     wkv_decode_reset(ctx);

@@ -28,6 +28,9 @@ struct wkv_context {
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
     float *enc_mlp;   /* n_audio_ctx x 4d */
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
+    float *enc_wl;    /* one encoder layer's matrices, or one decoder layer's cross-K/V
+                       * projections, widened to f32 (12 d x d); NULL when all of
+                       * those are stored f32 */
 
     /* the caches */
     wkv_cross_kv cross;

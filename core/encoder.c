@@ -36,18 +36,43 @@ static void im2col(const float *in, int n_in_frames, size_t frame_stride, size_t
     }
 }
 
+/* the layer's matrices in the order widen_layer lays them out */
+enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, N_MATS };
+
 typedef struct {
     wkv_context *ctx;
     const float *mel;
     const wkv_layer *L;
+    const float *w[N_MATS];   /* f32: the model's own data or ctx->enc_wl */
+    const void *key[N_MATS];  /* the stored matrix: what compute.c converted */
 } enc_job;
+
+/* Points job->w at layer L's matrices in f32: stored f32 ones in place, the others
+ * widened into ctx->enc_wl (exact for f16; quantized ones dequantized, as the loader
+ * did before they stayed in their blocks), so the sgemm sees the same values. */
+static void widen_layer(wkv_context *ctx, enc_job *job, const wkv_layer *L)
+{
+    const size_t d = (size_t)ctx->model->hp.n_audio_state;
+    const wkv_mat *v[N_MATS] = {&L->attn_q, &L->attn_k, &L->attn_v,
+                                &L->attn_o, &L->mlp0,   &L->mlp2};
+    const size_t count[N_MATS] = {d * d, d * d, d * d, d * d, 4 * d * d, 4 * d * d};
+    float *dst = ctx->enc_wl;
+    job->L = L;
+    for (int i = 0; i < N_MATS; i++) {
+        job->key[i] = v[i]->data;
+        /* ctx->compute has its own bf16/int8 copy: the f32 one is only its fallback */
+        job->w[i] = wkv_mat_f32(v[i], count[i], dst);
+        dst += count[i];
+    }
+}
 
 /* wkv_linear_rows on the context's compute type (f32: exactly wkv_linear_rows). */
 static void enc_linear(wkv_context *ctx, int part, const float *x, int r0, int r1, int in,
-                       const float *w, const float *b, int n, float *out, int accumulate)
+                       const void *key, const float *w, const float *b, int n, float *out,
+                       int accumulate)
 {
     if (ctx->compute)
-        wkv_compute_linear(ctx->compute, part, x, r0, r1, in, w, b, n, out, accumulate, 0);
+        wkv_compute_linear(ctx->compute, part, x, r0, r1, in, key, w, b, n, out, accumulate, 0);
     else
         wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
 }
@@ -71,7 +96,7 @@ static void conv1_part(void *arg, int part, int n_parts)
     float *cols = ctx->enc_cols + (size_t)r0 * n_mels * 3;
     im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, r0, r1, cols);
     enc_linear(ctx, part, ctx->enc_cols, r0, r1, n_mels * 3, m->w.conv1_w,
-                    m->w.conv1_b, d, ctx->enc_x, 0);
+                    m->w.conv1_w, m->w.conv1_b, d, ctx->enc_x, 0);
     wkv_gelu(ctx->enc_x + (size_t)r0 * d, (size_t)(r1 - r0) * d);
 }
 
@@ -88,7 +113,7 @@ static void conv2_part(void *arg, int part, int n_parts)
     part_rows(T, part, n_parts, &r0, &r1);
     float *cols = ctx->enc_cols + (size_t)r0 * d * 3;
     im2col(ctx->enc_x, 2 * T, d, 1, d, 2, r0, r1, cols);
-    enc_linear(ctx, part, ctx->enc_cols, r0, r1, d * 3, m->w.conv2_w, m->w.conv2_b, d,
+    enc_linear(ctx, part, ctx->enc_cols, r0, r1, d * 3, m->w.conv2_w, m->w.conv2_w, m->w.conv2_b, d,
                     ctx->enc_h, 0);
     wkv_gelu(ctx->enc_h + (size_t)r0 * d, (size_t)(r1 - r0) * d);
 }
@@ -118,16 +143,19 @@ static void qkv_part(void *arg, int part, int n_parts)
         return;
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->attn_ln_w, L->attn_ln_b);
-    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_q_w, L->attn_q_b, d, ctx->enc_q, 0);
+    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_Q], j->w[M_Q], L->attn_q_b, d,
+               ctx->enc_q, 0);
     if (ctx->compute) { /* k and v read the rows q just converted */
-        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d,
-                           ctx->enc_k, 0, 1);
-        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b,
-                           d, ctx->enc_v, 0, 1);
+        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, j->key[M_K], j->w[M_K],
+                           NULL, d, ctx->enc_k, 0, 1);
+        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, j->key[M_V], j->w[M_V],
+                           L->attn_v_b, d, ctx->enc_v, 0, 1);
         wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1, d);
     } else {
-        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_k_w, NULL, d, ctx->enc_k, 0);
-        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->attn_v_w, L->attn_v_b, d, ctx->enc_v, 0);
+        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_K], j->w[M_K], NULL, d,
+                   ctx->enc_k, 0);
+        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_V], j->w[M_V], L->attn_v_b, d,
+                   ctx->enc_v, 0);
     }
 }
 
@@ -186,12 +214,15 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 <= r0)
         return;
-    enc_linear(ctx, part, ctx->enc_att, r0, r1, d, L->attn_o_w, L->attn_o_b, d, ctx->enc_x, 1);
+    enc_linear(ctx, part, ctx->enc_att, r0, r1, d, j->key[M_O], j->w[M_O], L->attn_o_b, d,
+               ctx->enc_x, 1);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
-    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, L->mlp0_w, L->mlp0_b, 4 * d, ctx->enc_mlp, 0);
+    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_MLP0], j->w[M_MLP0], L->mlp0_b,
+               4 * d, ctx->enc_mlp, 0);
     wkv_gelu(ctx->enc_mlp + (size_t)r0 * 4 * d, (size_t)(r1 - r0) * 4 * d);
-    enc_linear(ctx, part, ctx->enc_mlp, r0, r1, 4 * d, L->mlp2_w, L->mlp2_b, d, ctx->enc_x, 1);
+    enc_linear(ctx, part, ctx->enc_mlp, r0, r1, 4 * d, j->key[M_MLP2], j->w[M_MLP2],
+               L->mlp2_b, d, ctx->enc_x, 1);
 }
 
 static void ln_post_part(void *arg, int part, int n_parts)
@@ -209,12 +240,12 @@ static void ln_post_part(void *arg, int part, int n_parts)
 int wkv_encoder_run(wkv_context *ctx, const float *mel)
 {
     const wkv_model *m = ctx->model;
-    enc_job job = {ctx, mel, NULL};
+    enc_job job = {ctx, mel, NULL, {NULL}, {NULL}};
     wkv_pool_run(ctx->pool, conv1_part, &job);
     wkv_pool_run(ctx->pool, conv2_part, &job);
     wkv_pool_run(ctx->pool, pos_part, &job);
     for (int l = 0; l < m->hp.n_audio_layer; l++) {
-        job.L = &m->w.enc[l];
+        widen_layer(ctx, &job, &m->w.enc[l]);
         wkv_pool_run(ctx->pool, qkv_part, &job);
         wkv_pool_run(ctx->pool, attention_part, &job);
         wkv_pool_run(ctx->pool, out_mlp_part, &job);

@@ -55,7 +55,7 @@ static const wkv_tensor_def GLOBAL_DEFS[] = {
 #define N_GLOBAL ((int)(sizeof GLOBAL_DEFS / sizeof *GLOBAL_DEFS))
 
 /* Block tensors: the first N_ENC_BLOCK are the encoder's, all of them the decoder's.
- * The typed view only exists in the decoder's blocks. */
+ * Both kinds of block have the typed views (the encoder's converts them per layer). */
 static const wkv_tensor_def BLOCK_DEFS[] = {
     {"attn_ln.weight", S_VEC, LW(attn_ln_w), 0},
     {"attn_ln.bias", S_VEC, LW(attn_ln_b), 0},
@@ -77,8 +77,8 @@ static const wkv_tensor_def BLOCK_DEFS[] = {
     {"cross_attn_ln.bias", S_VEC, LW(cross_ln_b), 0},
     {"cross_attn.query.weight", S_MAT, LW(cross_q_w), LW(cross_q)},
     {"cross_attn.query.bias", S_VEC, LW(cross_q_b), 0},
-    {"cross_attn.key.weight", S_MAT, LW(cross_k_w), 0},
-    {"cross_attn.value.weight", S_MAT, LW(cross_v_w), 0},
+    {"cross_attn.key.weight", S_MAT, LW(cross_k_w), LW(cross_k)},
+    {"cross_attn.value.weight", S_MAT, LW(cross_v_w), LW(cross_v)},
     {"cross_attn.value.bias", S_VEC, LW(cross_v_b), 0},
     {"cross_attn.out.weight", S_MAT, LW(cross_o_w), LW(cross_o)},
     {"cross_attn.out.bias", S_VEC, LW(cross_o_b), 0},
@@ -141,7 +141,7 @@ int wkv_tensor_set_init(wkv_tensor_set *ts, const wkv_hparams *hp)
     for (k = 0; k < ts->n; k++) {
         expected_shape(&ts->e[k], hp);
         ts->e[k].slot = ts->e[k].def->slot;
-        ts->e[k].mat = ts->e[k].is_dec || ts->e[k].layer < 0 ? ts->e[k].def->mat : 0;
+        ts->e[k].mat = ts->e[k].def->mat;
     }
     return 0;
 }

@@ -48,7 +48,7 @@ typedef struct {
     float *mlp_ln_w, *mlp_ln_b;
     float *mlp0_w, *mlp0_b; /* [4d, d], [4d] */
     float *mlp2_w, *mlp2_b; /* [d, 4d], [d] */
-    wkv_mat attn_q, attn_k, attn_v, attn_o, cross_q, cross_o, mlp0, mlp2;
+    wkv_mat attn_q, attn_k, attn_v, attn_o, cross_q, cross_k, cross_v, cross_o, mlp0, mlp2;
 } wkv_layer;
 
 /* All weights as f32 pointers into one arena (f16 files are widened at load), except
@@ -103,6 +103,10 @@ wkv_model *wkv_model_load_vocab_only(const char *path, char **error);
  * m->arena16 (exact for f16 files; quantized files are rounded to f16) and repacks the
  * rest into a smaller f32 arena.  0, or -1 (out of memory) with *error set. */
 int wkv_weights_keep_f16(wkv_model *m, char **error);
+/* weights.c: a stored matrix of `count` values as f32: an f32 one in place, the others
+ * widened (f16) or dequantized into scratch (count floats).  Exact: the values the
+ * loader used to widen at load. */
+const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch);
 /* weights.c: sets every decoder matrix's typed view (wkv_layer, tok) not set by the
  * loader or wkv_weights_keep_f16 to its f32 data. */
 void wkv_weights_bind(wkv_model *m);

@@ -27,13 +27,16 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
 }
 
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool)
+                       wkv_pool *pool, float *scratch)
 {
     int d = c->n_state;
+    size_t dd = (size_t)d * (size_t)d;
     for (int l = 0; l < c->n_layer; l++) {
         const wkv_layer *L = &m->w.dec[l];
-        wkv_linear(pool, enc, c->n_ctx, d, L->cross_k_w, NULL, d, wkv_cross_k(c, l));
-        wkv_linear(pool, enc, c->n_ctx, d, L->cross_v_w, L->cross_v_b, d, wkv_cross_v(c, l));
+        const float *wk = wkv_mat_f32(&L->cross_k, dd, scratch);
+        const float *wv = wkv_mat_f32(&L->cross_v, dd, scratch + dd);
+        wkv_linear(pool, enc, c->n_ctx, d, wk, NULL, d, wkv_cross_k(c, l));
+        wkv_linear(pool, enc, c->n_ctx, d, wv, L->cross_v_b, d, wkv_cross_v(c, l));
     }
     c->valid = 1;
 }

@@ -38,7 +38,7 @@ void wkv_cross_kv_free(wkv_cross_kv *c);
 /* Projects the encoder output (n_ctx x n_state) through every decoder layer's
  * cross-attention key and value weights. */
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool);
+                       wkv_pool *pool, float *scratch);
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);

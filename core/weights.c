@@ -10,8 +10,9 @@
  * For f16 files this is exact: the f32 values were widened from f16.  In quantized
  * files the loader has kept those matrices in their blocks already (they are not in
  * the f32 arena); any that the file stores as f16 or f32 come here.  f32 files are
- * left alone.  The encoder and the cross-attention K/V projections (used once per
- * window, on sgemm) stay f32. */
+ * left alone.  The encoder's block matrices and the cross-attention K/V projections
+ * (used once per window) go to f16 as well: the context widens one layer's at a time
+ * into its scratch (wkv_mat_f32) just before its matrix products. */
 #include "internal.h"
 #include "gemv_f16.h"
 #include "quant.h"
@@ -58,6 +59,8 @@ static const size_t dec_f16[][2] = {
     {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v)},
     {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o)},
     {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q)},
+    {offsetof(wkv_layer, cross_k_w), offsetof(wkv_layer, cross_k)},
+    {offsetof(wkv_layer, cross_v_w), offsetof(wkv_layer, cross_v)},
     {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o)},
     {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0)},
     {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2)},
@@ -101,7 +104,7 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
         wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int i = 0; i < LAYER_FIELDS; i++) {
             wkv_mat *h = NULL;
-            for (int k = 0; l >= n_enc && k < N_DEC_F16; k++)
+            for (int k = 0; k < N_DEC_F16; k++)
                 if (dec_f16[k][0] == layer_f32[i])
                     h = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
             add(t, &n, (float **)(void *)((char *)L + layer_f32[i]), h);
@@ -167,15 +170,30 @@ oom:
     return -1;
 }
 
+const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch)
+{
+    if (v->type == WKV_TYPE_F32)
+        return v->data;
+    if (v->type == WKV_TYPE_F16)
+        wkv_f16_to_f32_row(v->data, scratch, count);
+    else
+        wkv_dequantize(v->type, v->data, scratch, count / WKV_QK);
+    return scratch;
+}
+
 void wkv_weights_bind(wkv_model *m)
 {
     wkv_weights *w = &m->w;
     if (!w->tok.data)
         w->tok = (wkv_mat){WKV_TYPE_F32, w->tok_emb};
-    for (int l = 0; w->dec && l < m->hp.n_text_layer; l++)
+    const int n_enc = w->enc ? m->hp.n_audio_layer : 0, n_dec = w->dec ? m->hp.n_text_layer : 0;
+    for (int l = 0; l < n_enc + n_dec; l++) {
+        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int k = 0; k < N_DEC_F16; k++) {
-            wkv_mat *v = (wkv_mat *)(void *)((char *)&w->dec[l] + dec_f16[k][1]);
-            if (!v->data)
-                *v = (wkv_mat){WKV_TYPE_F32, *(float **)(void *)((char *)&w->dec[l] + dec_f16[k][0])};
+            wkv_mat *v = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
+            float *f = *(float **)(void *)((char *)L + dec_f16[k][0]);
+            if (!v->data && f) /* encoder blocks have no cross_q/cross_o */
+                *v = (wkv_mat){WKV_TYPE_F32, f};
         }
+    }
 }

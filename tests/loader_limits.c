@@ -7,6 +7,7 @@
 
 #include "genlib.h"
 #include "internal.h"
+#include "quant.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 
@@ -263,8 +264,8 @@ static void check_bad_weights(void)
         gen_layout_free(&lay);
     }
     /* q8_0 blocks: a scale of 65504 makes values up to 127 * 65504, finite in f32: a
-     * legal, if odd, weight, loaded as is in an encoder matrix (dequantized to f32)
-     * and in a decoder matrix (kept in its blocks, computed in f32).  A NaN scale in a
+     * legal, if odd, weight, kept in its blocks in an encoder matrix (dequantized a
+     * layer at a time) and in a decoder matrix (computed in f32).  A NaN scale in a
      * kept decoder matrix is refused like any non-finite weight. */
     if (build(7, &data, &size, &lay) == 0) {
         bad_weight(data, size, &lay, "decoder.blocks.0.mlp.0.weight", 34 * 3, nan16, 2, "NaN",
@@ -283,9 +284,12 @@ static void check_bad_weights(void)
             char *err = NULL;
             wkv_model *m = wkv_model_load(path, &err);
             CHECK(m != NULL, "q8_0 big scale: %s", err ? err : "?");
-            const float *w = m ? weight_for(m, "encoder.blocks.0.mlp.0.weight") : NULL;
-            CHECK(w && w[3 * 32] == (float)q0 * 65504.0f,
-                  "q8_0 big scale: element %g, expected %g", w ? w[3 * 32] : 0.0,
+            const uint8_t *be = m ? blocks_for(m, "encoder.blocks.0.mlp.0.weight") : NULL;
+            float w[32];
+            if (be)
+                wkv_dequantize(WKV_TYPE_Q8_0, be + 34 * 3, w, 1);
+            CHECK(be && w[0] == (float)q0 * 65504.0f,
+                  "q8_0 big scale: element %g, expected %g", be ? w[0] : 0.0,
                   (float)q0 * 65504.0f);
             const uint8_t *b = m ? blocks_for(m, "decoder.blocks.0.mlp.0.weight") : NULL;
             CHECK(b && memcmp(b, data + lay.tensors[td].data_off, lay.tensors[td].data_bytes) == 0,

@@ -859,7 +859,8 @@ static void check_shared(void)
                   "%s: hparams", tv[i]);
             CHECK(m->w.tok.type == WKV_TYPE_F16 && m->w.tok.data &&
                       m->w.dec[1].mlp2.type == WKV_TYPE_F16 && m->w.dec[1].cross_o_b &&
-                      m->w.enc[1].mlp2_b && m->w.enc[1].mlp2_w,
+                      m->w.enc[1].mlp2_b && m->w.enc[1].mlp2.type == WKV_TYPE_F16 &&
+                      !m->w.enc[1].mlp2_w,
                   "%s: pointers", tv[i]);
         }
         wkv_model_free(m);

@@ -65,14 +65,16 @@ const wkv_mat *mat_for(const wkv_model *m, const char *name)
         LS("attn.query.weight", attn_q),       LS("attn.key.weight", attn_k),
         LS("attn.value.weight", attn_v),       LS("attn.out.weight", attn_o),
         LS("cross_attn.query.weight", cross_q), LS("cross_attn.out.weight", cross_o),
+        LS("cross_attn.key.weight", cross_k),  LS("cross_attn.value.weight", cross_v),
         LS("mlp.0.weight", mlp0),              LS("mlp.2.weight", mlp2),
     };
     if (strcmp(name, "decoder.token_embedding.weight") == 0)
         return &m->w.tok;
     int layer, n = 0;
-    if (sscanf(name, "decoder.blocks.%d.%n", &layer, &n) != 1 || n == 0)
+    char part[16];
+    if (sscanf(name, "%15[a-z].blocks.%d.%n", part, &layer, &n) != 2 || n == 0)
         return NULL;
-    const wkv_layer *l = &m->w.dec[layer];
+    const wkv_layer *l = strcmp(part, "decoder") == 0 ? &m->w.dec[layer] : &m->w.enc[layer];
     for (size_t i = 0; i < sizeof mats / sizeof *mats; i++)
         if (strcmp(name + n, mats[i].name) == 0)
             return (const wkv_mat *)(const void *)((const char *)l + mats[i].off);
