@@ -89,7 +89,7 @@ struct wkv_model {
     size_t arena_floats;
     uint16_t *arena16;       /* the f16 decoder matrices, or NULL (weights.c) */
     size_t arena16_halves;
-    uint8_t *arenaq;         /* the quantized decoder matrices' blocks, or NULL */
+    uint8_t *arenaq;         /* the f16 and quantized matrices as stored, or NULL */
     size_t arenaq_bytes;
     wkv_weights w;
 };

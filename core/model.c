@@ -10,11 +10,12 @@
  * data.  Weights that would not fit in this process's memory are refused before the
  * arena is allocated, and every weight must be finite (docs/reliability.md, "Limits").
  *
- * Quantized files (q4_0, q4_1, q5_0, q5_1, q8_0): the decoder's per-token matrices
- * (wkv_layer's typed views, the token embedding) are kept in their blocks as the file
- * stores them (arenaq; gemv_q.c computes on them), every other matrix is dequantized
- * into the f32 arena.  Afterwards, for f16 files, weights.c keeps the decoder's
- * per-token matrices in f16 (wkv_weights_keep_f16). */
+ * Every block matrix (wkv_layer's typed views, the token embedding) stored f16 or
+ * quantized (q4_0, q4_1, q5_0, q5_1, q8_0) is copied as the file stores it into
+ * arenaq (decoder kernels compute on it; the encoder and the cross-K/V fill widen
+ * one layer at a time); only the small tensors (vectors, convolutions, positional
+ * tables) and f32-stored matrices go to the f32 arena.  A matrix an f16 file stores
+ * as f32 goes to f16 afterwards (wkv_weights_keep_f16). */
 #include "ggml_file.h"
 #include "quant.h"
 
@@ -118,10 +119,12 @@ static void drop_pages(const uint8_t *p, uint64_t len)
 }
 
 /* Second pass: the arena, the pointers and the data. */
-/* A decoder matrix of a quantized file: kept in its blocks (arenaq), never widened. */
+/* A block matrix (one with a typed view) stored f16 or in quantized blocks: copied
+ * as the file stores it (arenaq), never widened, so no f32 copy of the matrices
+ * exists at any moment of the load. */
 static int kept_in_blocks(const wkv_tensor_rec *x)
 {
-    return x->mat && wkv_quant_block_bytes(x->type) > 0;
+    return x->mat && (x->type == WKV_TYPE_F16 || wkv_quant_block_bytes(x->type) > 0);
 }
 
 static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
@@ -184,7 +187,7 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
             memcpy(qdst, r->p + x->data_off, nb);
             *(wkv_mat *)(void *)(base + x->mat) = (wkv_mat){x->type, qdst};
             qdst += nb;
-            rc = load_tensor(r, x, scratch, NULL, 0, 1);
+            rc = load_tensor(r, x, scratch, table, 0, 1);
             if (rc == 0 && r->mapped)
                 drop_pages(r->p + x->data_off, nb);
             continue;

@@ -168,8 +168,12 @@ static void check_weights(const wkv_model *m, const uint8_t *data, const gen_lay
         }
         if (h) { /* kept in f16: only in files that are not f32 */
             CHECK(m->hp.ftype % 1000 != 0, "%s: %s in f16 in an f32 file", label, t->name);
-            if (h < m->arena16 || h + count > m->arena16 + m->arena16_halves) {
-                CHECK(0, "%s: %s lies outside the f16 arena", label, t->name);
+            /* copied as stored (arenaq) or narrowed from f32 (arena16) */
+            const uint16_t *q = (const uint16_t *)(const void *)m->arenaq;
+            int in16 = h >= m->arena16 && h + count <= m->arena16 + m->arena16_halves;
+            int inq = q && h >= q && h + count <= q + m->arenaq_bytes / 2;
+            if (!in16 && !inq) {
+                CHECK(0, "%s: %s lies outside the f16 arenas", label, t->name);
                 continue;
             }
         } else if (w < m->arena || w + count > m->arena + m->arena_floats) {
@@ -188,9 +192,9 @@ static void check_weights(const wkv_model *m, const uint8_t *data, const gen_lay
         }
     }
     CHECK(bad_tensors == 0, "%s: %d tensors differ", label, bad_tensors);
-    CHECK(m->arena_floats + m->arena16_halves == total,
-          "%s: arenas have %zu floats + %zu halves, tensors %zu", label, m->arena_floats,
-          m->arena16_halves, total);
+    CHECK(m->arena_floats + m->arena16_halves + m->arenaq_bytes / 2 == total,
+          "%s: arenas have %zu floats + %zu + %zu halves, tensors %zu", label, m->arena_floats,
+          m->arena16_halves, m->arenaq_bytes / 2, total);
     /* no two tensors share memory: the slots are distinct and ordered without overlap
      * (a sum check: the tensors cover the arenas exactly once) */
     char *cover = calloc(m->arena_floats ? m->arena_floats : 1, 1);
