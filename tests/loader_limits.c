@@ -305,6 +305,12 @@ static void check_bad_weights(void)
 
 /* ---------------------------------------------------------------- from memory */
 
+/* memcmp of n bytes; an empty arena may be NULL (memcmp must not see NULL). */
+static int same_bytes(const void *a, const void *b, size_t n)
+{
+    return n == 0 || (a && b && memcmp(a, b, n) == 0);
+}
+
 static void check_memory(void)
 {
     uint8_t *data;
@@ -323,8 +329,10 @@ static void check_memory(void)
         CHECK(memcmp(wkv_model_hparams(a), wkv_model_hparams(b), sizeof(wkv_hparams)) == 0,
               "memory: hyper-parameters differ");
         CHECK(a->arena_floats == b->arena_floats && a->arena16_halves == b->arena16_halves &&
-                  memcmp(a->arena, b->arena, a->arena_floats * sizeof(float)) == 0 &&
-                  memcmp(a->arena16, b->arena16, a->arena16_halves * 2) == 0,
+                  a->arenaq_bytes == b->arenaq_bytes &&
+                  same_bytes(a->arena, b->arena, a->arena_floats * sizeof(float)) &&
+                  same_bytes(a->arena16, b->arena16, a->arena16_halves * 2) &&
+                  same_bytes(a->arenaq, b->arenaq, a->arenaq_bytes),
               "memory: weights differ from the file's");
         size_t la, lb;
         const char *ta = wkv_token_bytes(a, 50300, &la), *tb = wkv_token_bytes(b, 50300, &lb);
