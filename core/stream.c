@@ -1,9 +1,7 @@
 /* The live stream (reference doc §7; whisperkv.h "live stream"): re-runs over the
  * audio since the last commit, LocalAgreement-2 between consecutive runs, forced
  * commits at the latency bound, trimming at the last committed segment. */
-#include "context.h"
-#include "segments.h"
-#include "stream_words.h"
+#include "stream_priv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,59 +9,6 @@
 
 #define MAX_SAMPLES WKV_N_SAMPLES /* one window: what a run can decode */
 #define PROMPT_KEEP 1000          /* committed tokens kept (the decoder uses 223) */
-#define DELAY_BINS 6000           /* commit delays in 10-ms bins up to 60 s */
-
-/* Where the speech is, from the VAD probabilities seen so far (stream indices). */
-typedef struct {
-    wkv_vad_stream *vs;
-    int64_t next;        /* first sample of the next chunk the VAD will score */
-    int speaking;
-    int64_t start;       /* where the speech began */
-    int64_t quiet;       /* where the probabilities fell below threshold - 0.15; -1: not */
-    struct vad_last *last; /* the last run, while it committed nothing (vad_keep) */
-} vad_gate;
-
-struct wkv_stream {
-    wkv_context *ctx;
-    const wkv_model *m;
-    wkv_options opts;
-    wkv_stream_options so;
-    wkv_stream_cb cb;
-    void *user;
-    char *language;      /* owned: opts.language */
-    int detect;          /* "auto" on a multilingual model, not detected yet */
-    float *buf;          /* samples [base, base + n) */
-    int64_t n, cap, base;
-    int64_t last_run;    /* stream length at the last run */
-    wkv_ivec committed;  /* the prompt: tokens committed so far */
-    wkv_ivec prev_hyp;   /* text tokens of the previous run not committed */
-    int *seed;           /* the initial prompt's tokens */
-    int n_seed;
-    float *win;          /* n_mels x 3000 */
-    wkv_stream_stats stats;
-    double delay_sum, delay_min;
-    int64_t delay_hist[DELAY_BINS + 1];
-    vad_gate vad;        /* voice activity gating, when so.vad_model is set */
-    /* word mode (opts.word_timestamps; stream_words.c) */
-    wkv_words_state words; /* alignment heads, punctuation (owned copies) */
-    char **prev_words;   /* texts of the previous run's uncommitted words */
-    int n_prev_words;
-    double word_floor;   /* stream seconds where the last committed word ended */
-};
-
-/* One run's pieces with their texts, and what the run decided. */
-typedef struct {
-    wkv_window_result r;
-    wkv_piece *pc;
-    wkv_stream_segment *seg; /* one per piece */
-    int np, n_commit, agreed, forced, silent, at_end;
-    int64_t base, n, pending;
-    double duration, busy_ms, done_at;
-    /* word mode: the words, how many agreed and were committed, the finals */
-    wkv_run_words rw;
-    int nw_agreed, nw_commit, n_wfin;
-    wkv_stream_segment *wfin;
-} run_state;
 
 static double monotonic_ms(void *user)
 {
@@ -162,20 +107,12 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     st->opts.alignment_heads = NULL;
     st->opts.prepend_punctuations = st->opts.append_punctuations = NULL;
     st->word_floor = -INFINITY;
-    st->vad.quiet = -1;
-    if (st->so.vad_model) {
-        const char *why = wkv_vad_params_check(&st->so.vad_params);
-        if (why)
-            wkv_set_error(error, "%s", why);
-        if (why || !(st->vad.vs = wkv_vad_stream_new(st->so.vad_model, error))) {
-            wkv_stream_free(st);
-            return NULL;
-        }
+    if (wkv_stream_vad_open(st, error) != 0) {
+        wkv_stream_free(st);
+        return NULL;
     }
     return st;
 }
-
-static void vad_forget(wkv_stream *st);
 
 void wkv_stream_free(wkv_stream *st)
 {
@@ -187,8 +124,7 @@ void wkv_stream_free(wkv_stream *st)
     free(st->prev_hyp.v);
     free(st->seed);
     free(st->win);
-    wkv_vad_stream_free(st->vad.vs);
-    vad_forget(st);
+    wkv_stream_vad_free(st);
     free(st->words.pairs);
     free((char *)st->words.prepend);
     free((char *)st->words.append);
@@ -207,7 +143,7 @@ static int count_text(const wkv_model *m, const int *t, int a, int b)
 }
 
 /* The run's pieces with their times and texts (no pieces for a silent run).  0 or -1. */
-static int cut_pieces(wkv_stream *st, run_state *rs)
+static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
 {
     const int tb = st->m->sp.timestamp_begin;
     const int *t = rs->r.tokens;
@@ -230,7 +166,7 @@ static int cut_pieces(wkv_stream *st, run_state *rs)
 
 /* Word mode: the words of the run's pieces, from the alignment pass on the cross-KV
  * the decoding left in the context.  0 or -1. */
-static int run_words(wkv_stream *st, run_state *rs, int size, char **error)
+static int run_words(wkv_stream *st, wkv_run_state *rs, int size, char **error)
 {
     if (rs->np == 0)
         return 0;
@@ -244,7 +180,7 @@ static int run_words(wkv_stream *st, run_state *rs, int size, char **error)
 /* Log-mel of the first n samples held, the language (once), the decoding, the pieces
  * and (word mode) their words; fills rs->r, rs->seg and the run's compute time.
  * 0 or -1. */
-static int decode_run(wkv_stream *st, run_state *rs, char **error)
+static int decode_run(wkv_stream *st, wkv_run_state *rs, char **error)
 {
     double t0 = st->so.clock_ms(st->so.clock_user);
     /* only the frames of the audio held (at most one window): wkv_mel_compute would
@@ -288,7 +224,7 @@ static int decode_run(wkv_stream *st, run_state *rs, char **error)
 /* Word mode: LocalAgreement-2 over words, and a forced commit takes every word
  * whose start would be older than the latency once the next run is done (all of
  * them at the 30-s cap and at the end). */
-static void decide_words(const wkv_stream *st, run_state *rs, double margin_ms)
+static void decide_words(const wkv_stream *st, wkv_run_state *rs, double margin_ms)
 {
     const wkv_run_words *rw = &rs->rw;
     rs->nw_agreed = wkv_words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
@@ -307,7 +243,7 @@ static void decide_words(const wkv_stream *st, run_state *rs, double margin_ms)
 }
 
 /* Decides what to commit: agreement with the previous run, forcing. */
-static void split_run(wkv_stream *st, run_state *rs)
+static void split_run(wkv_stream *st, wkv_run_state *rs)
 {
     const int *t = rs->r.tokens;
     /* Would the oldest waiting audio be older than `latency` once the next run is
@@ -364,7 +300,7 @@ static void count_delay(wkv_stream *st, double delay)
  * tokens) as the next run's comparison and as one partial, and trims the audio at the
  * last committed word's end (all of it after a forced silent or wordless run, or at
  * the end).  0 or -1. */
-static int commit_words(wkv_stream *st, run_state *rs)
+static int commit_words(wkv_stream *st, wkv_run_state *rs)
 {
     const wkv_run_words *rw = &rs->rw;
     const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
@@ -374,7 +310,7 @@ static int commit_words(wkv_stream *st, run_state *rs)
         return -1;
     rs->n_wfin = wkv_run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
     if (rs->n_wfin < 0) {
-        rs->n_wfin = nc; /* run_state_clear frees what was written */
+        rs->n_wfin = nc; /* wkv_run_state_clear frees what was written */
         return -1;
     }
     int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
@@ -418,7 +354,7 @@ static int commit_words(wkv_stream *st, run_state *rs)
 
 /* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
  * the audio and reports.  0 or -1. */
-static int commit_run(wkv_stream *st, run_state *rs)
+int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs)
 {
     if (st->opts.word_timestamps)
         return commit_words(st, rs);
@@ -471,7 +407,7 @@ static int commit_run(wkv_stream *st, run_state *rs)
 }
 
 /* The hook, the statistics and the callback, once the state is updated. */
-static void report_run(wkv_stream *st, run_state *rs, double now, int64_t base)
+void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_t base)
 {
     wkv_stream_stats *s = &st->stats;
     s->runs++;
@@ -515,7 +451,7 @@ static void report_run(wkv_stream *st, run_state *rs, double now, int64_t base)
     }
 }
 
-static void run_state_clear(run_state *rs)
+void wkv_run_state_clear(wkv_run_state *rs)
 {
     for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
         free((char *)rs->wfin[i].text);
@@ -528,13 +464,11 @@ static void run_state_clear(run_state *rs)
     wkv_window_result_clear(&rs->r);
 }
 
-static int vad_keep(wkv_stream *st, run_state *rs, int64_t base);
-
 /* One run on the audio held; `closing`: no more audio will come before it is all
  * committed.  0 or -1. */
 static int stream_run(wkv_stream *st, double now, int closing, char **error)
 {
-    run_state rs;
+    wkv_run_state rs;
     memset(&rs, 0, sizeof rs);
     int64_t base = st->base;
     rs.pending = st->n;
@@ -559,8 +493,8 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
             s->committed_at = rs.done_at;
         }
         if (rs.seg)
-            rs.seg[0].run_base = base; /* for commit_run when there are no pieces */
-        if (commit_run(st, &rs) != 0) {
+            rs.seg[0].run_base = base; /* for wkv_stream_commit_run when there are no pieces */
+        if (wkv_stream_commit_run(st, &rs) != 0) {
             wkv_set_error(error, "out of memory");
             rc = -1;
         }
@@ -568,14 +502,14 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
     if (rc == 0 && rs.n >= MAX_SAMPLES && st->base == base)
         wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
     if (rc == 0)
-        report_run(st, &rs, now, base);
-    if (!(rc == 0 && vad_keep(st, &rs, base)))
-        run_state_clear(&rs);
+        wkv_stream_report_run(st, &rs, now, base);
+    if (!(rc == 0 && wkv_stream_vad_keep(st, &rs, base)))
+        wkv_run_state_clear(&rs);
     return rc;
 }
 
 /* Runs until no audio is held, the last run committing all (wkv_stream_finish). */
-static int finish_runs(wkv_stream *st, double now, char **error)
+int wkv_stream_finish_runs(wkv_stream *st, double now, char **error)
 {
     int runs = 0;
     while (st->n > 0) {
@@ -584,176 +518,6 @@ static int finish_runs(wkv_stream *st, double now, char **error)
         runs++;
     }
     return runs;
-}
-
-/* ------------------------------------------------------------------ voice activity */
-
-static int64_t ms_samples(int ms)
-{
-    return (int64_t)ms * WKV_SAMPLE_RATE / 1000;
-}
-
-/* The last run, kept while it committed nothing: a speech end that its audio already
- * covers commits its hypothesis as it is, without another run on the same words. */
-struct vad_last {
-    run_state rs;
-    int64_t base;
-};
-
-static void vad_forget(wkv_stream *st)
-{
-    if (st->vad.last)
-        run_state_clear(&st->vad.last->rs);
-    free(st->vad.last);
-    st->vad.last = NULL;
-}
-
-/* After a run (with VAD): keeps it (returns 1, the caller must not clear it) when it
- * committed nothing and left its audio where it started; forgets the one before.
- * Not in word mode: a word run's commit has already moved its words into the
- * stream's comparison state, so replaying it would commit nothing; a speech end
- * there takes the fresh run of wkv_stream_finish instead. */
-static int vad_keep(wkv_stream *st, run_state *rs, int64_t base)
-{
-    vad_forget(st);
-    if (!st->vad.vs || st->opts.word_timestamps || rs->n_commit > 0 || rs->at_end ||
-        rs->silent || rs->np == 0 || st->base != base ||
-        !(st->vad.last = malloc(sizeof *st->vad.last)))
-        return 0;
-    st->vad.last->rs = *rs;
-    st->vad.last->base = base;
-    return 1;
-}
-
-/* At a speech end (the silence from `quiet`): when the kept run decoded every sample
- * held up to `quiet` and nothing changed since, commits its whole hypothesis as the
- * last run of wkv_stream_finish would and drops the audio held (the first `head`
- * samples are up to the speech end).  Returns 1 when it did. */
-static int vad_replay(wkv_stream *st, int64_t quiet, double now)
-{
-    struct vad_last *l = st->vad.last;
-    if (!l || l->base != st->base || l->base + l->rs.n < quiet || st->prev_hyp.n == 0)
-        return 0;
-    run_state *rs = &l->rs;
-    rs->at_end = rs->forced = 1;
-    rs->n_commit = rs->np;
-    rs->busy_ms = 0; /* no compute */
-    rs->pending = st->n;
-    free((char *)rs->seg[rs->np].text); /* its partial went out already */
-    memset(&rs->seg[rs->np], 0, sizeof rs->seg[rs->np]);
-    for (int i = 0; i < rs->np; i++) {
-        rs->seg[i].forced = 1;
-        rs->seg[i].committed_at = now;
-    }
-    int64_t base = st->base;
-    if (commit_run(st, rs) != 0) {
-        vad_forget(st);
-        return -1;
-    }
-    report_run(st, rs, now, base);
-    vad_forget(st);
-    return 1;
-}
-
-/* Commits everything held before stream index `end` as wkv_stream_finish does and
- * keeps the samples after it; the speech went quiet at `quiet`.  0 or -1. */
-static int vad_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, char **error)
-{
-    int64_t head = end - st->base < st->n ? end - st->base : st->n;
-    if (head <= 0)
-        return 0;
-    int64_t tail = st->n - head;
-    float *rest = tail ? malloc((size_t)tail * sizeof *rest) : NULL;
-    if (tail && !rest) {
-        wkv_set_error(error, "out of memory");
-        return -1;
-    }
-    if (tail)
-        memcpy(rest, st->buf + head, (size_t)tail * sizeof *rest);
-    st->n = head;
-    int replayed = vad_replay(st, quiet, now);
-    if (replayed < 0)
-        wkv_set_error(error, "out of memory");
-    int rc = replayed < 0 || (!replayed && finish_runs(st, now, error) < 0) ? -1 : 0;
-    wkv_stream_drop(st, end); /* finish keeps nothing; after an error, neither do we */
-    if (tail)
-        memcpy(st->buf + st->n, rest, (size_t)tail * sizeof *rest);
-    st->n += tail;
-    st->last_run = st->base; /* the runs ended there: what follows is unheard */
-    free(rest);
-    return rc;
-}
-
-/* Tells the caller that speech starts or ends at stream index `index`. */
-static void vad_event(wkv_stream *st, int speech, int64_t index)
-{
-    if (st->so.on_vad)
-        st->so.on_vad(speech, index > 0 ? index : 0, st->so.vad_user);
-}
-
-/* One chunk's probability on the hysteresis whisper.cpp's segmenter uses (speech at
- * p >= threshold, silence below threshold - 0.15 for min_silence): a speech end
- * commits at once, padded like a segment end; a short burst no run saw is dropped. */
-static int vad_chunk(wkv_stream *st, float p, double now, char **error)
-{
-    vad_gate *g = &st->vad;
-    const wkv_vad_params *vp = &st->so.vad_params;
-    int64_t c = g->next;
-    g->next += WKV_VAD_CHUNK;
-    if (p >= vp->threshold) {
-        g->quiet = -1;
-        if (!g->speaking) {
-            /* the silence before it (within one push) is not decoded either */
-            if (st->prev_hyp.n == 0)
-                wkv_stream_drop(st, c - ms_samples(vp->speech_pad_ms));
-            g->speaking = 1;
-            g->start = c;
-            vad_event(st, 1, c - ms_samples(vp->speech_pad_ms));
-        }
-        return 0;
-    }
-    if (!g->speaking || p >= vp->threshold - 0.15f)
-        return 0;
-    if (g->quiet < 0)
-        g->quiet = c;
-    if (c - g->quiet < ms_samples(vp->min_silence_duration_ms))
-        return 0;
-    g->speaking = 0;
-    int64_t quiet = g->quiet, end = quiet + ms_samples(vp->speech_pad_ms);
-    g->quiet = -1;
-    vad_event(st, 0, end);
-    int unheard = st->last_run <= g->start && st->prev_hyp.n == 0;
-    if (unheard && end - g->start < ms_samples(vp->min_speech_duration_ms)) {
-        wkv_stream_drop(st, end);
-        return 0;
-    }
-    return vad_commit(st, quiet, end, now, error);
-}
-
-/* Scores the n samples just appended (the last n held); 0 or -1. */
-static int vad_feed(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
-{
-    enum { PIECE = 16 * WKV_VAD_CHUNK };
-    float probs[WKV_VAD_MAX_PROBS(PIECE)];
-    for (size_t i = 0; i < n; i += PIECE) {
-        size_t k = n - i < PIECE ? n - i : PIECE;
-        size_t np = wkv_vad_push(st->vad.vs, pcm + i, k, probs);
-        for (size_t j = 0; j < np; j++)
-            if (vad_chunk(st, probs[j], now, error) != 0)
-                return -1;
-    }
-    return 0;
-}
-
-/* Silence with nothing uncommitted: dropped unheard but for the padding a speech
- * start takes from before it, and the step counts from the speech. */
-static int vad_idle(wkv_stream *st)
-{
-    if (st->vad.speaking || st->prev_hyp.n > 0)
-        return 0;
-    wkv_stream_drop(st, st->vad.next - ms_samples(st->so.vad_params.speech_pad_ms));
-    st->last_run = st->base + st->n;
-    return 1;
 }
 
 /* ------------------------------------------------------------------ the caller's side */
@@ -778,35 +542,20 @@ int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char
         st->stats.audio_s += (double)n / WKV_SAMPLE_RATE;
     }
     int64_t runs0 = st->stats.runs;
-    if (st->vad.vs && vad_feed(st, pcm, n, now, error) != 0)
+    if (st->vad.vs && wkv_stream_vad_feed(st, pcm, n, now, error) != 0)
         return -1;
     int64_t step = (int64_t)st->so.step_ms * WKV_SAMPLE_RATE / 1000;
-    if ((st->vad.vs && vad_idle(st)) || st->n == 0 || st->base + st->n - st->last_run < step)
+    if ((st->vad.vs && wkv_stream_vad_idle(st)) || st->n == 0 ||
+        st->base + st->n - st->last_run < step)
         return (int)(st->stats.runs - runs0);
     return stream_run(st, now, 0, error) == 0 ? (int)(st->stats.runs - runs0) : -1;
 }
 
 int wkv_stream_finish(wkv_stream *st, double now, char **error)
 {
-    if (st->vad.vs && st->vad.next < st->base + st->n) {
-        /* the partial chunk's score is not needed: what follows is a new grid */
-        float p;
-        wkv_vad_finish(st->vad.vs, &p);
-        st->vad.next = st->base + st->n;
-    }
-    if (st->vad.vs && !st->vad.speaking && st->prev_hyp.n == 0)
-        wkv_stream_drop(st, st->base + st->n); /* silence: nothing to run on */
-    if (st->vad.vs && st->vad.speaking) {
-        vad_event(st, 0, st->base + st->n);
-        /* a burst too short for a segment (whisper.cpp's segmenter drops it at the end
-         * too) with nothing uncommitted: dropped, as at a speech end (vad_chunk) */
-        if (st->prev_hyp.n == 0 &&
-            st->base + st->n - st->vad.start < ms_samples(st->so.vad_params.min_speech_duration_ms))
-            wkv_stream_drop(st, st->base + st->n);
-    }
-    st->vad.speaking = 0;
-    st->vad.quiet = -1;
-    return finish_runs(st, now, error);
+    if (st->vad.vs)
+        wkv_stream_vad_close(st);
+    return wkv_stream_finish_runs(st, now, error);
 }
 
 void wkv_stream_reset(wkv_stream *st)
@@ -819,11 +568,7 @@ void wkv_stream_reset(wkv_stream *st)
     st->prev_hyp.n = 0;
     forget_prev_words(st);
     st->word_floor = -INFINITY;
-    if (st->vad.vs)
-        wkv_vad_stream_reset(st->vad.vs);
-    st->vad.next = st->base;
-    st->vad.speaking = 0;
-    st->vad.quiet = -1;
+    wkv_stream_vad_reset(st);
 }
 
 void wkv_stream_drop(wkv_stream *st, int64_t index)
