@@ -212,11 +212,25 @@ static inline GstClockTime gst_whisper_samples_to_ns(gint64 n)
 
 void gst_whisper_seg_free(gpointer seg);
 
-/* gstwhisper.c: properties and statistics (each takes the object lock). */
+/* gstwhisperprops.c: installs the properties and get/set (class_init); every
+ * property at its default (instance init); frees their strings (finalize). */
+void gst_whisper_props_class_init(GObjectClass *gobject_class);
+void gst_whisper_props_init(GstWhisper *self);
+void gst_whisper_props_clear(GstWhisper *self);
+/* The settings one run uses, read once at READY to PAUSED (object lock held): the
+ * decoding ones into w.opts (and text unit, cue options, compute type), returning
+ * the model path, language and prompt (g_free) and the threads and step; the VAD ones
+ * into w.vad_params, returning the VAD model's path (g_free; NULL: VAD off). */
+void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language,
+                                gchar **prompt, gint *threads, guint *step);
+gchar *gst_whisper_props_snapshot_vad(GstWhisper *self);
+/* Settings the running element reads again (each takes the object lock). */
 guint gst_whisper_props_lateness(GstWhisper *self);
 guint gst_whisper_props_latency(GstWhisper *self);
 guint gst_whisper_props_step(GstWhisper *self);
 gboolean gst_whisper_props_partial_results(GstWhisper *self);
+
+/* gstwhisper.c: statistics (each takes the object lock). */
 /* The element's clock's time now, NONE without a clock: the latency promise is kept
  * on the pipeline's clock (a test harness's clock stands still). */
 GstClockTime gst_whisper_clock_now(GstWhisper *self);

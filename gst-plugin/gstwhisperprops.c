@@ -1,0 +1,570 @@
+/* The whisper element's properties: the table of where each lives in
+ * GstWhisperProps, their param specs (decoding defaults from the core's
+ * wkv_options_default(), VAD defaults from wkv_vad_params_default()), get/set under
+ * the object lock, and the snapshot of them the element runs with from READY to
+ * PAUSED on. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstwhisperpriv.h"
+
+#include <string.h>
+
+#define GST_CAT_DEFAULT gst_whisper_debug
+
+enum {
+    PROP_0,
+    PROP_MODEL,
+    PROP_LANGUAGE,
+    PROP_LANGUAGE_CODE,
+    PROP_TRANSLATE,
+    PROP_THREADS,
+    PROP_COMPUTE_TYPE,
+    PROP_STEP,
+    PROP_LATENCY,
+    PROP_LATENESS,
+    PROP_PARTIAL_RESULTS,
+    PROP_INITIAL_PROMPT,
+    PROP_CONDITION,
+    PROP_NO_SPEECH_THRESHOLD,
+    PROP_BEAM_SIZE,
+    PROP_BEST_OF,
+    PROP_TEMPERATURE_FALLBACK,
+    PROP_COMPRESSION_RATIO_THRESHOLD,
+    PROP_LOGPROB_THRESHOLD,
+    PROP_SEED,
+    PROP_WORD_TIMESTAMPS,
+    PROP_ALIGNMENT_HEADS,
+    PROP_TEXT_UNIT,
+    PROP_MAX_LINE_WIDTH,
+    PROP_MAX_LINE_COUNT,
+    PROP_MAX_WORDS_PER_LINE,
+    PROP_VAD_MODEL,
+    PROP_VAD_THRESHOLD,
+    PROP_VAD_MIN_SPEECH,
+    PROP_VAD_MIN_SILENCE,
+    PROP_VAD_SPEECH_PAD,
+    PROP_VAD_MAX_SPEECH,
+    PROP_VAD_SAMPLES_OVERLAP,
+    PROP_POST_VAD_MESSAGES,
+    PROP_WINDOWS,
+    PROP_TOKENS,
+    PROP_ENCODER_MS,
+    PROP_RTF,
+    PROP_LATE_COMMITS,
+    PROP_MAX_COMMIT_DELAY,
+    N_PROPS
+};
+
+/* Where each plain read-write property lives in GstWhisperProps (0: handled apart). */
+#define FIELD(f) (G_STRUCT_OFFSET(GstWhisperProps, f) + 1)
+static const gsize prop_field[N_PROPS] = {
+    [PROP_MODEL] = FIELD(model_path),
+    [PROP_TRANSLATE] = FIELD(translate),
+    [PROP_THREADS] = FIELD(threads),
+    [PROP_COMPUTE_TYPE] = FIELD(compute_type),
+    [PROP_STEP] = FIELD(step_ms),
+    [PROP_LATENCY] = FIELD(latency_ms),
+    [PROP_LATENESS] = FIELD(lateness_ms),
+    [PROP_PARTIAL_RESULTS] = FIELD(partial_results),
+    [PROP_INITIAL_PROMPT] = FIELD(initial_prompt),
+    [PROP_CONDITION] = FIELD(condition),
+    [PROP_NO_SPEECH_THRESHOLD] = FIELD(no_speech_threshold),
+    [PROP_BEAM_SIZE] = FIELD(beam_size),
+    [PROP_BEST_OF] = FIELD(best_of),
+    [PROP_TEMPERATURE_FALLBACK] = FIELD(temperature_fallback),
+    [PROP_COMPRESSION_RATIO_THRESHOLD] = FIELD(compression_ratio_threshold),
+    [PROP_LOGPROB_THRESHOLD] = FIELD(logprob_threshold),
+    [PROP_SEED] = FIELD(seed),
+    [PROP_WORD_TIMESTAMPS] = FIELD(word_timestamps),
+    [PROP_ALIGNMENT_HEADS] = FIELD(alignment_heads),
+    [PROP_TEXT_UNIT] = FIELD(text_unit),
+    [PROP_MAX_LINE_WIDTH] = FIELD(cue.max_line_width),
+    [PROP_MAX_LINE_COUNT] = FIELD(cue.max_line_count),
+    [PROP_MAX_WORDS_PER_LINE] = FIELD(cue.max_words_per_line),
+    [PROP_VAD_MODEL] = FIELD(vad_model_path),
+    [PROP_VAD_THRESHOLD] = FIELD(vad_threshold),
+    [PROP_VAD_MIN_SPEECH] = FIELD(vad_min_speech_ms),
+    [PROP_VAD_MIN_SILENCE] = FIELD(vad_min_silence_ms),
+    [PROP_VAD_SPEECH_PAD] = FIELD(vad_speech_pad_ms),
+    [PROP_VAD_MAX_SPEECH] = FIELD(vad_max_speech_s),
+    [PROP_VAD_SAMPLES_OVERLAP] = FIELD(vad_samples_overlap),
+    [PROP_POST_VAD_MESSAGES] = FIELD(post_vad_messages),
+};
+
+static GParamSpec *properties[N_PROPS];
+
+GType gst_whisper_text_unit_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_WHISPER_TEXT_UNIT_SEGMENT, "One buffer per segment", "segment"},
+        {GST_WHISPER_TEXT_UNIT_WORD, "One buffer per word (needs word-timestamps)", "word"},
+        {GST_WHISPER_TEXT_UNIT_CUE, "One buffer per subtitle cue (needs word-timestamps)",
+         "cue"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperTextUnit", values));
+    return (GType)type;
+}
+
+GType gst_whisper_compute_type_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {WKV_COMPUTE_AUTO, "f32 for f32/f16 files, int8 for quantized files (with oneDNN)",
+         "auto"},
+        {WKV_COMPUTE_F32, "float32 on OpenBLAS: the reference-exact path", "f32"},
+        {WKV_COMPUTE_BF16, "bf16 products, f32 accumulation (needs oneDNN)", "bf16"},
+        {WKV_COMPUTE_INT8, "int8 linear layers, s32 accumulation (needs oneDNN)", "int8"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperComputeType", values));
+    return (GType)type;
+}
+
+/* ------------------------------------------------------------------ accessors */
+
+guint gst_whisper_props_lateness(GstWhisper *self)
+{
+    GST_OBJECT_LOCK(self);
+    guint v = self->props.lateness_ms;
+    GST_OBJECT_UNLOCK(self);
+    return v;
+}
+
+guint gst_whisper_props_latency(GstWhisper *self)
+{
+    GST_OBJECT_LOCK(self);
+    guint v = self->props.latency_ms;
+    GST_OBJECT_UNLOCK(self);
+    return v;
+}
+
+guint gst_whisper_props_step(GstWhisper *self)
+{
+    GST_OBJECT_LOCK(self);
+    guint v = self->props.step_ms;
+    GST_OBJECT_UNLOCK(self);
+    return v;
+}
+
+gboolean gst_whisper_props_partial_results(GstWhisper *self)
+{
+    GST_OBJECT_LOCK(self);
+    gboolean v = self->props.partial_results;
+    GST_OBJECT_UNLOCK(self);
+    return v;
+}
+
+/* ------------------------------------------------------------------ snapshot */
+
+/* Snapshot of the decoding properties into w.opts; returns the model path, language
+ * and prompt (g_free) and the threads and step.  Object lock held. */
+void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language,
+                                gchar **prompt, gint *threads, guint *step)
+{
+    const GstWhisperProps *p = &self->props;
+    wkv_options *o = &self->w.opts;
+    *path = g_strdup(p->model_path);
+    if (!*path || !**path) {
+        g_free(*path);
+        *path = g_strdup(g_getenv("WHISPERKV_MODEL"));
+    }
+    *language = g_strdup(p->language);
+    *prompt = g_strdup(p->initial_prompt);
+    *threads = p->threads > 0 ? p->threads : (gint)g_get_num_processors();
+    *step = p->step_ms;
+    self->w.run_compute = (wkv_compute_type)p->compute_type;
+    wkv_options_default(o);
+    o->translate = p->translate;
+    o->condition_on_previous_text = p->condition;
+    o->no_speech_threshold = p->no_speech_threshold;
+    o->mel_norm = WKV_MEL_WINDOW;
+    o->beam_size = p->beam_size;
+    o->best_of = p->best_of;
+    if (!p->temperature_fallback)
+        o->temperature_increment = 0.0f;
+    o->compression_ratio_threshold = p->compression_ratio_threshold;
+    o->logprob_threshold = p->logprob_threshold;
+    o->seed = p->seed;
+    o->word_timestamps = p->word_timestamps;
+    g_free(self->w.opt_heads);
+    self->w.opt_heads = g_strdup(p->alignment_heads && *p->alignment_heads ? p->alignment_heads
+                                                                           : "auto");
+    o->alignment_heads = self->w.opt_heads;
+    self->w.text_unit = p->text_unit;
+    self->w.cue_opts = p->cue;
+    memset(&self->stats, 0, sizeof self->stats);
+}
+
+/* The VAD settings into w.vad_params; returns the model path (g_free; NULL: VAD off).
+ * Object lock held. */
+gchar *gst_whisper_props_snapshot_vad(GstWhisper *self)
+{
+    const GstWhisperProps *p = &self->props;
+    wkv_vad_params *v = &self->w.vad_params;
+    wkv_vad_params_default(v);
+    v->threshold = p->vad_threshold;
+    v->min_speech_duration_ms = p->vad_min_speech_ms;
+    v->min_silence_duration_ms = p->vad_min_silence_ms;
+    v->speech_pad_ms = p->vad_speech_pad_ms;
+    v->max_speech_duration_s = p->vad_max_speech_s;
+    v->samples_overlap = p->vad_samples_overlap;
+    self->w.post_vad = p->post_vad_messages;
+    return p->vad_model_path && *p->vad_model_path ? g_strdup(p->vad_model_path) : NULL;
+}
+
+/* ------------------------------------------------------------------ properties */
+
+/* A setting that is read at READY->PAUSED, changed later: the running stream keeps
+ * the old value (the worker's model and context are never swapped under it) and the
+ * element says so on the bus. */
+static void warn_deferred(GstWhisper *self, GParamSpec *pspec)
+{
+    GST_OBJECT_LOCK(self);
+    GstState state = GST_STATE(self);
+    GST_OBJECT_UNLOCK(self);
+    if (state < GST_STATE_PAUSED)
+        return;
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+        ("The '%s' property was changed in the %s state: it takes effect at the next "
+         "READY to PAUSED transition", pspec->name, gst_element_state_get_name(state)),
+        ("the running stream keeps the value it started with"));
+}
+
+/* "en-US" -> "en"; empty -> the default. */
+static gchar *language_code(const gchar *v)
+{
+    wkv_options d;
+    wkv_options_default(&d);
+    gchar *code = g_strdup(v && *v ? v : d.language);
+    gchar *dash = strpbrk(code, "-_");
+    if (dash)
+        *dash = 0;
+    gchar *lower = g_ascii_strdown(code, -1);
+    g_free(code);
+    return lower;
+}
+
+/* Stores `value` in the props field at `field`, by the property's type.  Object lock
+ * held. */
+static void set_field(GstWhisper *self, gsize field, const GValue *value)
+{
+    gpointer p = (guint8 *)&self->props + field - 1;
+    switch (G_VALUE_TYPE(value)) {
+    case G_TYPE_BOOLEAN: *(gboolean *)p = g_value_get_boolean(value); break;
+    case G_TYPE_INT: *(gint *)p = g_value_get_int(value); break;
+    case G_TYPE_UINT: *(guint *)p = g_value_get_uint(value); break;
+    case G_TYPE_UINT64: *(guint64 *)p = g_value_get_uint64(value); break;
+    case G_TYPE_FLOAT: *(gfloat *)p = g_value_get_float(value); break;
+    case G_TYPE_STRING:
+        g_free(*(gchar **)p);
+        *(gchar **)p = g_value_dup_string(value);
+        break;
+    default:
+        g_assert(G_VALUE_HOLDS_ENUM(value));
+        *(gint *)p = g_value_get_enum(value);
+        break;
+    }
+}
+
+static void get_field(GstWhisper *self, gsize field, GValue *value)
+{
+    gconstpointer p = (const guint8 *)&self->props + field - 1;
+    switch (G_VALUE_TYPE(value)) {
+    case G_TYPE_BOOLEAN: g_value_set_boolean(value, *(const gboolean *)p); break;
+    case G_TYPE_INT: g_value_set_int(value, *(const gint *)p); break;
+    case G_TYPE_UINT: g_value_set_uint(value, *(const guint *)p); break;
+    case G_TYPE_UINT64: g_value_set_uint64(value, *(const guint64 *)p); break;
+    case G_TYPE_FLOAT: g_value_set_float(value, *(const gfloat *)p); break;
+    case G_TYPE_STRING: g_value_set_string(value, *(gchar *const *)p); break;
+    default:
+        g_assert(G_VALUE_HOLDS_ENUM(value));
+        g_value_set_enum(value, *(const gint *)p);
+        break;
+    }
+}
+
+static void gst_whisper_set_property(GObject *object, guint id, const GValue *value,
+                                     GParamSpec *pspec)
+{
+    GstWhisper *self = GST_WHISPER(object);
+    if (pspec->flags & GST_PARAM_MUTABLE_READY)
+        warn_deferred(self, pspec);
+    if (id == PROP_LANGUAGE || id == PROP_LANGUAGE_CODE) {
+        gchar *code = language_code(g_value_get_string(value));
+        GST_OBJECT_LOCK(self);
+        g_free(self->props.language);
+        self->props.language = code;
+        GST_OBJECT_UNLOCK(self);
+        return;
+    }
+    if (id >= N_PROPS || !prop_field[id]) {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+        return;
+    }
+    GST_OBJECT_LOCK(self);
+    set_field(self, prop_field[id], value);
+    GST_OBJECT_UNLOCK(self);
+    if (id == PROP_LATENCY) /* the pipeline asks again */
+        gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+}
+
+static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
+                                     GParamSpec *pspec)
+{
+    GstWhisper *self = GST_WHISPER(object);
+    const GstWhisperStats *st = &self->stats;
+    GST_OBJECT_LOCK(self);
+    switch (id) {
+    case PROP_LANGUAGE:
+    case PROP_LANGUAGE_CODE:
+        g_value_set_string(value, self->props.language);
+        break;
+    case PROP_WINDOWS:
+        g_value_set_uint64(value, st->windows);
+        break;
+    case PROP_TOKENS:
+        g_value_set_uint64(value, st->tokens);
+        break;
+    case PROP_ENCODER_MS:
+        g_value_set_double(value, st->encoder_runs > 0 ? st->encode_ms / st->encoder_runs : 0.0);
+        break;
+    case PROP_RTF:
+        g_value_set_double(value, st->audio_s > 0 ? st->busy_ms / 1000.0 / st->audio_s : 0.0);
+        break;
+    case PROP_LATE_COMMITS:
+        g_value_set_uint64(value, st->late_commits);
+        break;
+    case PROP_MAX_COMMIT_DELAY:
+        g_value_set_uint64(value, st->max_commit_delay_ms);
+        break;
+    default:
+        if (id < N_PROPS && prop_field[id])
+            get_field(self, prop_field[id], value);
+        else
+            G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+        break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+/* The element's own settings. */
+static void make_stream_props(void)
+{
+    const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+    const GParamFlags rw_ready = rw | GST_PARAM_MUTABLE_READY;
+    const GParamFlags rw_playing = rw | GST_PARAM_MUTABLE_PLAYING;
+    properties[PROP_MODEL] = g_param_spec_string("model", "Model",
+        "Path of a whisper.cpp ggml model file (f32, f16, or quantized q4_0, q4_1, q5_0, "
+        "q5_1, q8_0); default: $WHISPERKV_MODEL. Elements naming the same file share one "
+        "loaded copy", NULL, rw_ready);
+    properties[PROP_THREADS] = g_param_spec_int("threads", "Threads",
+        "Threads of this element's decoding context (log-mel, encoder, decoder); 0: the "
+        "number of cores. The core keeps OpenBLAS single-threaded, so each element uses "
+        "only its own threads", 0, 1024, DEFAULT_THREADS, rw_ready);
+    properties[PROP_COMPUTE_TYPE] = g_param_spec_enum("compute-type", "Compute type",
+        "How the encoder's matrix products run: auto (f32 for f32/f16 files, int8 for "
+        "quantized files when built with oneDNN), f32 (OpenBLAS, reference-exact), bf16 or "
+        "int8 (oneDNN; without it READY to PAUSED fails saying so)",
+        GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
+    properties[PROP_STEP] = g_param_spec_uint("step", "Step",
+        "Live re-run interval in ms: every step ms the buffered audio is transcribed "
+        "again (0: offline 30-s windows, or 2000 when upstream is live)",
+        0, 30000, DEFAULT_STEP, rw_ready);
+    properties[PROP_LATENCY] = g_param_spec_uint("latency", "Latency",
+        "Live: text for a stretch of audio is final at most this many ms after the audio "
+        "arrived; reported in the LATENCY query. A final later than that is counted in "
+        "late-commits and posts a CORE/CLOCK warning", 0, G_MAXUINT, DEFAULT_LATENCY,
+        rw_playing);
+    properties[PROP_LATENESS] = g_param_spec_uint("lateness", "Lateness",
+        "Amount of ms to add to the text buffers' timestamps",
+        0, G_MAXUINT, DEFAULT_LATENESS, rw_playing);
+    properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
+        "Partial results", "Live: also push partial hypotheses as text buffers flagged "
+        "DELTA_UNIT (a final buffer with the same start supersedes them); whisper-segment "
+        "messages with final=false are posted either way", DEFAULT_PARTIAL_RESULTS,
+        rw_playing);
+}
+
+/* The decoding options: defaults from the core's wkv_options_default(). */
+static void make_decoding_props(const wkv_options *d)
+{
+    const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                 GST_PARAM_MUTABLE_READY;
+    properties[PROP_LANGUAGE] = g_param_spec_string("language", "Language",
+        "Spoken language code such as en or de, or auto to detect it (English-only models "
+        "always use en)", d->language, rw_ready);
+    properties[PROP_LANGUAGE_CODE] = g_param_spec_string("language-code", "Language code",
+        "The language as the gst-plugins-rs transcribers name it (en-US is taken as en); "
+        "the same setting as 'language'", d->language, rw_ready);
+    properties[PROP_TRANSLATE] = g_param_spec_boolean("translate", "Translate",
+        "Translate the speech into English (multilingual models)", d->translate != 0,
+        rw_ready);
+    properties[PROP_INITIAL_PROMPT] = g_param_spec_string("initial-prompt", "Initial prompt",
+        "Text given to the decoder as previous text before the first window (offline and "
+        "live)", d->initial_prompt, rw_ready);
+    properties[PROP_CONDITION] = g_param_spec_boolean("condition-on-previous-text",
+        "Condition on previous text", "Give the text decoded so far as the prompt of the "
+        "next window", d->condition_on_previous_text != 0, rw_ready);
+    properties[PROP_NO_SPEECH_THRESHOLD] = g_param_spec_float("no-speech-threshold",
+        "No-speech threshold", "Skip a window as silence above this no-speech probability "
+        "(when the text is also unlikely); 1 never skips", 0.0f, 1.0f,
+        d->no_speech_threshold, rw_ready);
+    properties[PROP_BEAM_SIZE] = g_param_spec_int("beam-size", "Beam size",
+        "Beam search with this many beams at temperature 0; 0 decodes greedily (the "
+        "reference's command line uses 5)", 0, 32, d->beam_size, rw_ready);
+    properties[PROP_BEST_OF] = g_param_spec_int("best-of", "Best of",
+        "Candidates sampled at each fallback temperature above 0", 1, 32, d->best_of,
+        rw_ready);
+    properties[PROP_TEMPERATURE_FALLBACK] = g_param_spec_boolean("temperature-fallback",
+        "Temperature fallback", "Decode a window again at temperatures 0.2, 0.4, ... 1.0 "
+        "when its text is too repetitive or improbable (the reference's behaviour); costs "
+        "time on 2 cores", d->temperature_increment > 0, rw_ready);
+    properties[PROP_COMPRESSION_RATIO_THRESHOLD] = g_param_spec_float(
+        "compression-ratio-threshold", "Compression ratio threshold",
+        "Fall back when the text's gzip compression ratio exceeds this; 0 never",
+        0.0f, G_MAXFLOAT, d->compression_ratio_threshold, rw_ready);
+    properties[PROP_LOGPROB_THRESHOLD] = g_param_spec_float("logprob-threshold",
+        "Log-probability threshold", "Fall back when the average token log-probability is "
+        "below this; with no-speech-threshold also the silence test",
+        -G_MAXFLOAT, 0.0f, d->logprob_threshold, rw_ready);
+    properties[PROP_SEED] = g_param_spec_uint64("seed", "Seed",
+        "Seed of the sampling at temperatures above 0: the same seed gives the same text",
+        0, G_MAXUINT64, d->seed, rw_ready);
+}
+
+/* Words and cues: defaults from the core's (word_timestamps, alignment_heads) and the
+ * CLI's (the cue options: 0, none). */
+static void make_word_props(const wkv_options *d)
+{
+    const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                 GST_PARAM_MUTABLE_READY;
+    properties[PROP_WORD_TIMESTAMPS] = g_param_spec_boolean("word-timestamps",
+        "Word timestamps", "Offline: time every word as the reference does (alignment "
+        "heads' cross-attention, DTW); whisper-segment messages then carry a 'words' list, "
+        "and text-unit can be word or cue. Live runs ignore it for now",
+        d->word_timestamps != 0, rw_ready);
+    properties[PROP_ALIGNMENT_HEADS] = g_param_spec_string("alignment-heads",
+        "Alignment heads", "Heads whose cross-attention times the words: auto (the "
+        "checkpoint's table when the model matches one, else default), default (every head "
+        "of the last half of the decoder layers), a checkpoint name (tiny.en ... "
+        "large-v3-turbo) or L.H,L.H,...", d->alignment_heads ? d->alignment_heads : "auto",
+        rw_ready);
+    properties[PROP_TEXT_UNIT] = g_param_spec_enum("text-unit", "Text unit",
+        "What one text buffer holds: a segment, a word (its own PTS and duration, as the "
+        "gst-plugins-rs transcribers), or a subtitle cue cut by max-line-width, "
+        "max-line-count and max-words-per-line ('\\n' between lines). word and cue need "
+        "word-timestamps (else the element fails to start); offline only, live runs push "
+        "segments", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
+    properties[PROP_MAX_LINE_WIDTH] = g_param_spec_int("max-line-width", "Maximum line width",
+        "text-unit=cue: characters per line before a line break (0: none; as the "
+        "reference's max_line_width)", 0, 100000, 0, rw_ready);
+    properties[PROP_MAX_LINE_COUNT] = g_param_spec_int("max-line-count", "Maximum line count",
+        "text-unit=cue: lines per cue (0: none; with max-line-width, as the reference's "
+        "max_line_count)", 0, 100000, 0, rw_ready);
+    properties[PROP_MAX_WORDS_PER_LINE] = g_param_spec_int("max-words-per-line",
+        "Maximum words per line", "text-unit=cue: words per line (0: none; as the "
+        "reference's max_words_per_line)", 0, 100000, 0, rw_ready);
+}
+
+/* Voice activity: defaults from the core's wkv_vad_params_default (whisper.cpp's). */
+static void make_vad_props(void)
+{
+    const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                 GST_PARAM_MUTABLE_READY;
+    wkv_vad_params d;
+    wkv_vad_params_default(&d);
+    properties[PROP_VAD_MODEL] = g_param_spec_string("vad-model", "VAD model",
+        "Voice activity detection with this Silero VAD model (whisper.cpp's "
+        "ggml-silero-v6.2.0.bin): only speech is transcribed, silence goes out as GAP "
+        "events. Elements naming the same file share one loaded copy; NULL: off",
+        NULL, rw_ready);
+    properties[PROP_VAD_THRESHOLD] = g_param_spec_float("vad-threshold", "VAD threshold",
+        "VAD: speech probability threshold", 0.0f, 1.0f, d.threshold, rw_ready);
+    properties[PROP_VAD_MIN_SPEECH] = g_param_spec_int("vad-min-speech-ms",
+        "VAD minimum speech", "VAD: shortest speech segment kept, ms", 0, 3600000,
+        d.min_speech_duration_ms, rw_ready);
+    properties[PROP_VAD_MIN_SILENCE] = g_param_spec_int("vad-min-silence-ms",
+        "VAD minimum silence", "VAD: silence that ends a segment, ms", 0, 3600000,
+        d.min_silence_duration_ms, rw_ready);
+    properties[PROP_VAD_SPEECH_PAD] = g_param_spec_int("vad-speech-pad-ms", "VAD speech pad",
+        "VAD: padding added around each speech segment, ms", 0, 3600000, d.speech_pad_ms,
+        rw_ready);
+    properties[PROP_VAD_MAX_SPEECH] = g_param_spec_float("vad-max-speech-s",
+        "VAD maximum speech", "VAD, offline: split speech segments longer than this, s "
+        "(the maximum: no limit)", 0.0f, G_MAXFLOAT, d.max_speech_duration_s, rw_ready);
+    properties[PROP_VAD_SAMPLES_OVERLAP] = g_param_spec_float("vad-samples-overlap",
+        "VAD samples overlap", "VAD, offline: seconds of audio kept after each speech "
+        "segment when transcribing", 0.0f, 10.0f, d.samples_overlap, rw_ready);
+    properties[PROP_POST_VAD_MESSAGES] = g_param_spec_boolean("post-vad-messages",
+        "Post VAD messages", "VAD: post a whisper-vad element message at each start and "
+        "end of speech", FALSE, rw_ready);
+}
+
+static void make_stats_props(void)
+{
+    const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+    properties[PROP_WINDOWS] = g_param_spec_uint64("windows", "Windows",
+        "Statistics: windows (or live runs) decoded since the model was loaded",
+        0, G_MAXUINT64, 0, ro);
+    properties[PROP_TOKENS] = g_param_spec_uint64("tokens", "Tokens",
+        "Statistics: positions run through the decoder since the model was loaded",
+        0, G_MAXUINT64, 0, ro);
+    properties[PROP_ENCODER_MS] = g_param_spec_double("mean-encoder-ms", "Mean encoder time",
+        "Statistics: mean time of one encoder run in ms", 0, G_MAXDOUBLE, 0, ro);
+    properties[PROP_RTF] = g_param_spec_double("real-time-factor", "Real-time factor",
+        "Statistics: processing time / audio time transcribed (below 1 is faster than "
+        "real time)", 0, G_MAXDOUBLE, 0, ro);
+    properties[PROP_LATE_COMMITS] = g_param_spec_uint64("late-commits", "Late commits",
+        "Statistics (live): final segments pushed more than 'latency' ms after their audio "
+        "arrived, since the model was loaded", 0, G_MAXUINT64, 0, ro);
+    properties[PROP_MAX_COMMIT_DELAY] = g_param_spec_uint64("max-commit-delay",
+        "Maximum commit delay", "Statistics (live): the longest time in ms from a final "
+        "segment's first audio arriving to the segment being pushed", 0, G_MAXUINT64, 0, ro);
+}
+
+/* ------------------------------------------------------------------ class, instance */
+
+void gst_whisper_props_class_init(GObjectClass *gobject_class)
+{
+    gobject_class->set_property = gst_whisper_set_property;
+    gobject_class->get_property = gst_whisper_get_property;
+    wkv_options d;
+    wkv_options_default(&d);
+    make_stream_props();
+    make_decoding_props(&d);
+    make_word_props(&d);
+    make_vad_props();
+    make_stats_props();
+    g_object_class_install_properties(gobject_class, N_PROPS, properties);
+}
+
+void gst_whisper_props_init(GstWhisper *self)
+{
+    /* every property starts at its param spec's default: one source for both */
+    for (guint id = 1; id < N_PROPS; id++) {
+        if (!prop_field[id] || id == PROP_MODEL)
+            continue;
+        GValue v = G_VALUE_INIT;
+        g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(properties[id]));
+        g_param_value_set_default(properties[id], &v);
+        set_field(self, prop_field[id], &v);
+        g_value_unset(&v);
+    }
+    self->props.language = g_strdup(G_PARAM_SPEC_STRING(properties[PROP_LANGUAGE])->default_value);
+    self->props.model_path = g_strdup(g_getenv("WHISPERKV_MODEL"));
+}
+
+void gst_whisper_props_clear(GstWhisper *self)
+{
+    g_free(self->props.model_path);
+    g_free(self->props.language);
+    g_free(self->props.initial_prompt);
+    g_free(self->props.alignment_heads);
+    g_free(self->props.vad_model_path);
+}
