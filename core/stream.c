@@ -296,6 +296,15 @@ static void count_delay(wkv_stream *st, double delay)
     st->delay_hist[bin < 0 ? 0 : bin > DELAY_BINS ? DELAY_BINS : bin]++;
 }
 
+static void clear_word_finals(wkv_run_state *rs)
+{
+    for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
+        free((char *)rs->wfin[i].text);
+    free(rs->wfin);
+    rs->wfin = NULL;
+    rs->n_wfin = 0;
+}
+
 /* Word mode: commits words [0, nw_commit) as finals, keeps the rest (texts and
  * tokens) as the next run's comparison and as one partial, and trims the audio at the
  * last committed word's end (all of it after a forced silent or wordless run, or at
@@ -305,6 +314,7 @@ static int commit_words(wkv_stream *st, wkv_run_state *rs)
     const wkv_run_words *rw = &rs->rw;
     const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
     const int nc = rs->nw_commit;
+    clear_word_finals(rs); /* a kept run committed again (stream_vad.c) made some */
     rs->wfin = calloc((size_t)nc + 1, sizeof *rs->wfin);
     if (!rs->wfin)
         return -1;
@@ -412,7 +422,7 @@ void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_
     wkv_stream_stats *s = &st->stats;
     s->runs++;
     s->silent_runs += rs->silent;
-    s->forced_runs += rs->forced && (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
+    s->forced_runs += rs->forced && wkv_run_committed(st, rs);
     s->busy_ms += rs->busy_ms;
     if (rs->busy_ms > s->max_busy_ms)
         s->max_busy_ms = rs->busy_ms;
@@ -453,9 +463,7 @@ void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_
 
 void wkv_run_state_clear(wkv_run_state *rs)
 {
-    for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
-        free((char *)rs->wfin[i].text);
-    free(rs->wfin);
+    clear_word_finals(rs);
     wkv_run_words_clear(&rs->rw);
     for (int i = 0; rs->seg && i <= rs->np; i++)
         free((char *)rs->seg[i].text);

@@ -61,6 +61,12 @@ typedef struct {
     wkv_stream_segment *wfin;
 } wkv_run_state;
 
+/* Whether the run commits anything: words in word mode, else pieces. */
+static inline int wkv_run_committed(const wkv_stream *st, const wkv_run_state *rs)
+{
+    return (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
+}
+
 /* stream.c, for the gate: commits a decided run and reports it (0 or -1); frees a
  * run's results; runs until no audio is held, the last run committing all (the number
  * of runs, or -1). */

@@ -27,14 +27,11 @@ static void vad_forget(wkv_stream *st)
 }
 
 /* After a run (with VAD): keeps it (returns 1, the caller must not clear it) when it
- * committed nothing and left its audio where it started; forgets the one before.
- * Not in word mode: a word run's commit has already moved its words into the
- * stream's comparison state, so replaying it would commit nothing; a speech end
- * there takes the fresh run of wkv_stream_finish instead. */
+ * committed nothing and left its audio where it started; forgets the one before. */
 int wkv_stream_vad_keep(wkv_stream *st, wkv_run_state *rs, int64_t base)
 {
     vad_forget(st);
-    if (!st->vad.vs || st->opts.word_timestamps || rs->n_commit > 0 || rs->at_end ||
+    if (!st->vad.vs || wkv_run_committed(st, rs) || rs->at_end ||
         rs->silent || rs->np == 0 || st->base != base ||
         !(st->vad.last = malloc(sizeof *st->vad.last)))
         return 0;
@@ -54,7 +51,8 @@ static int vad_replay(wkv_stream *st, int64_t quiet, double now)
         return 0;
     wkv_run_state *rs = &l->rs;
     rs->at_end = rs->forced = 1;
-    rs->n_commit = rs->np;
+    rs->n_commit = rs->np; /* every piece, and in word mode every word */
+    rs->nw_commit = rs->rw.n;
     rs->busy_ms = 0; /* no compute */
     rs->pending = st->n;
     free((char *)rs->seg[rs->np].text); /* its partial went out already */
