@@ -447,7 +447,8 @@ static void make_word_props(const wkv_options *d)
     properties[PROP_WORD_TIMESTAMPS] = g_param_spec_boolean("word-timestamps",
         "Word timestamps", "Offline: time every word as the reference does (alignment "
         "heads' cross-attention, DTW); whisper-segment messages then carry a 'words' list, "
-        "and text-unit can be word or cue. Live runs ignore it for now",
+        "and text-unit can be word or cue. Live: the stream commits word by word "
+        "(LocalAgreement-2 over words)",
         d->word_timestamps != 0, rw_ready);
     properties[PROP_ALIGNMENT_HEADS] = g_param_spec_string("alignment-heads",
         "Alignment heads", "Heads whose cross-attention times the words: auto (the "
@@ -459,8 +460,9 @@ static void make_word_props(const wkv_options *d)
         "What one text buffer holds: a segment, a word (its own PTS and duration, as the "
         "gst-plugins-rs transcribers), or a subtitle cue cut by max-line-width, "
         "max-line-count and max-words-per-line ('\\n' between lines). word and cue need "
-        "word-timestamps (else the element fails to start); offline only, live runs push "
-        "segments", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
+        "word-timestamps (else the element fails to start). Live: word pushes each "
+        "committed word, segment the committed stretches of words; cue is offline only "
+        "(live runs push segments)", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
     properties[PROP_MAX_LINE_WIDTH] = g_param_spec_int("max-line-width", "Maximum line width",
         "text-unit=cue: characters per line before a line break (0: none; as the "
         "reference's max_line_width)", 0, 100000, 0, rw_ready);
