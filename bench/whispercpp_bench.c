@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static double now_ms(void)
 {
@@ -58,6 +60,20 @@ static int usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s MODEL [--threads N] [--reps R] [--tokens T]\n", argv0);
     return 2;
+}
+
+/* Resident size now (/proc/self/statm) and the process's peak (ru_maxrss), MB: the
+ * same two figures whisperkv-bench reports after decoding. */
+static void rss_mb(double *now, double *peak)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = 0;
+    int ok = f && fscanf(f, "%ld %ld", &size, &res) == 2;
+    if (f)
+        fclose(f);
+    *now = ok ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0 : -1;
+    struct rusage ru;
+    *peak = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024.0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -174,10 +190,13 @@ int main(int argc, char **argv)
         printf(" %.2f", median(tok_t + (size_t)k * tokens, tokens));
     printf("\n");
     double enc = median(enc_t, reps), prompt_ms = median(prompt_t, reps);
-    double tok = median(tok_t, reps * tokens);
+    double tok = median(tok_t, reps * tokens), rss, peak;
+    rss_mb(&rss, &peak);
     printf("whispercpp %s model=%s threads=%d reps=%d tokens=%d prompt_tokens=%d "
-           "encoder_ms_median=%.1f decode_ms_per_token_median=%.2f prompt_ms=%.2f\n",
-           whisper_version(), model, threads, reps, tokens, n_prompt, enc, tok, prompt_ms);
+           "encoder_ms_median=%.1f decode_ms_per_token_median=%.2f prompt_ms=%.2f "
+           "rss_after_decoding_mb=%.0f peak_rss_mb=%.0f\n",
+           whisper_version(), model, threads, reps, tokens, n_prompt, enc, tok, prompt_ms, rss,
+           peak);
 
     whisper_free(ctx);
     free(mel);

@@ -190,15 +190,31 @@ static double rss_now_mb(void)
     return ok ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0 : NAN;
 }
 
+/* Bytes per weight of a file's matrices as the engine keeps them (as stored): f32,
+ * f16, or the ggml block's bytes over its 32 weights (ftype codes as whisper.cpp's
+ * quantize writes them; the low three digits, the high ones are its version). */
+static double stored_bytes_per_weight(int ftype)
+{
+    switch (ftype % 1000) {
+    case 0: return 4.0;
+    case 2: return 18.0 / 32;  /* q4_0 */
+    case 3: return 20.0 / 32;  /* q4_1 */
+    case 7: return 34.0 / 32;  /* q8_0 */
+    case 8: return 22.0 / 32;  /* q5_0 */
+    case 9: return 24.0 / 32;  /* q5_1 */
+    default: return 2.0;       /* f16 */
+    }
+}
+
 /* Bytes of decoder weights one single-token step reads: per block the self-attention
  * q/k/v/o, cross-attention q/o and MLP matrices (14 d^2) plus the token embedding as
- * the output projection; 2 bytes each where the engine keeps them in f16 (any file
- * that is not f32), else 4.  Vectors (biases, norms) not counted. */
+ * the output projection, at the bytes the file stores them in (the decoder runs on
+ * them as stored).  Vectors (biases, norms) not counted. */
 static double step_weight_bytes(const wkv_hparams *hp)
 {
     double d = hp->n_text_state;
     double n = hp->n_text_layer * 14.0 * d * d + (double)hp->n_vocab * d;
-    return n * (hp->ftype % 1000 == 0 ? 4.0 : 2.0);
+    return n * stored_bytes_per_weight(hp->ftype);
 }
 
 /* Plus the f32 cross K/V of the window every block reads: what a step streams. */
@@ -224,7 +240,7 @@ static double time_steps(wkv_context *ctx, const int *seq, int n_prompt, int ste
 typedef struct {
     char label[96];
     double load_ms, mel, enc, enc_gflops, prompt, full, nocross, none, step_gbs;
-    double rss, peak, file_mb, cache_mb, act_mb;
+    double rss, peak, pre_load, load_peak, file_mb, cache_mb, act_mb;
 } model_result;
 
 static double file_mb(const char *path)
@@ -299,7 +315,7 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
                        model_result *res)
 {
     char *err = NULL;
-    double t0 = now_ms();
+    double pre_load = rss_now_mb(), t0 = now_ms();
     wkv_model *model = wkv_model_load(path, &err);
     if (!model) {
         fprintf(stderr, "%s\n", err);
@@ -307,6 +323,8 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         return -1;
     }
     double load_ms = now_ms() - t0;
+    /* the process's peak so far: the load's own peak when this is the first model */
+    double load_peak = peak_rss_mb();
     const wkv_hparams *hp = wkv_model_hparams(model);
     const wkv_specials *sp = wkv_model_specials(model);
     wkv_context *ctx = wkv_context_new(model, bo->threads, &err);
@@ -377,6 +395,8 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         .none = median(none_t, reps),
         .rss = rss_now_mb(),
         .peak = peak_rss_mb(),
+        .pre_load = pre_load,
+        .load_peak = load_peak,
         .file_mb = file_mb(path),
         .cache_mb = (double)cache_b / 1048576.0,
         .act_mb = (double)act_b / 1048576.0,
@@ -421,13 +441,17 @@ static void print_results(const model_result *r, int n, const bench_opts *bo)
     printf("\n### Memory (MB; budget = weights as stored in the file + KV caches + "
            "activations)\n\n");
     printf("| model | file | KV caches | activations | budget | RSS after decoding "
-           "| RSS / budget | peak RSS of the process |\n");
-    printf("|---|---|---|---|---|---|---|---|\n");
+           "| RSS / budget | peak RSS of the process | RSS before load | peak RSS at the load's "
+           "end | load's peak growth / file |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; i++) {
         double budget = r[i].file_mb + r[i].cache_mb + r[i].act_mb;
-        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.0f |\n", r[i].label,
-               r[i].file_mb, r[i].cache_mb, r[i].act_mb, budget, r[i].rss, r[i].rss / budget,
-               r[i].peak);
+        /* the load's peak is the process's peak so far: only the first model's is its own */
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f%s | %.2f |\n",
+               r[i].label, r[i].file_mb, r[i].cache_mb, r[i].act_mb, budget, r[i].rss,
+               r[i].rss / budget, r[i].peak, r[i].pre_load, r[i].load_peak,
+               i ? " (earlier models' peak)" : "",
+               (r[i].load_peak - r[i].pre_load) / r[i].file_mb);
     }
     fflush(stdout);
 }
