@@ -119,6 +119,12 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
         if (t[i].mat)
             n16 += t[i].count;
     }
+    if (n16 == 0) {
+        /* nothing to move (every matrix kept as stored by the loader): copying the
+         * arena as it is would only raise the load's peak */
+        free(t);
+        return 0;
+    }
     size_t n32 = m->arena_floats - n16;
     uint16_t *a16 = n16 ? malloc(n16 * sizeof *a16) : NULL;
     float *a32 = malloc((n32 ? n32 : 1) * sizeof *a32);
