@@ -519,7 +519,7 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
         goto oom;
     c->type = type;
     c->n_parts = n_parts > 0 ? n_parts : 1;
-    c->w = calloc((size_t)6 * nl + 2, sizeof *c->w);
+    c->w = calloc((size_t)6 * nl + 2 + 2 * (size_t)hp->n_text_layer, sizeof *c->w);
     c->parts = calloc((size_t)c->n_parts, sizeof *c->parts);
     c->T = hp->n_audio_ctx;
     c->hd = d / hp->n_audio_head;
@@ -537,6 +537,12 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
         c->w[c->n_w++] = (cweight){L->attn_o, d, d, NULL, NULL};
         c->w[c->n_w++] = (cweight){L->mlp0, 4 * d, d, NULL, NULL};
         c->w[c->n_w++] = (cweight){L->mlp2, d, 4 * d, NULL, NULL};
+    }
+    /* the decoder's cross-attention K/V projections run once per window on the
+     * encoder's output (wkv_cross_kv_fill): part of a window's cost, like the encoder */
+    for (int l = 0; hp->n_text_state == d && l < hp->n_text_layer; l++) {
+        c->w[c->n_w++] = (cweight){m->w.dec[l].cross_k, d, d, NULL, NULL};
+        c->w[c->n_w++] = (cweight){m->w.dec[l].cross_v, d, d, NULL, NULL};
     }
     for (int i = 0; i < c->n_w; i++)
         if (!c->w[i].src.data || convert_weight(&c->w[i], type) != 0)

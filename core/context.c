@@ -161,7 +161,8 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     ctx->stats.encoder_runs++;
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
-    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl);
+    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
+                      ctx->compute);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
     wkv_decode_reset(ctx);

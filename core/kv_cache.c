@@ -1,6 +1,7 @@
 /* Allocation and filling of the cross- and self-attention KV caches (invariants in
  * kv_cache.h). */
 #include "kv_cache.h"
+#include "compute.h"
 #include "ops.h"
 
 #include <stdlib.h>
@@ -26,15 +27,42 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
     c->valid = 0;
 }
 
+typedef struct {
+    wkv_compute *compute;
+    const float *enc, *wk, *wv, *bv;
+    const void *key_k, *key_v;
+    float *k, *v;
+    int n_ctx, d;
+} fill_job;
+
+/* One part's rows of a layer's K and V on the context's compute type (V reuses the
+ * rows K converted). */
+static void fill_part(void *arg, int part, int n_parts)
+{
+    const fill_job *j = arg;
+    int r0 = (int)((long)j->n_ctx * part / n_parts), r1 = (int)((long)j->n_ctx * (part + 1) / n_parts);
+    wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->key_k, j->wk, NULL, j->d, j->k,
+                       0, 0);
+    wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->key_v, j->wv, j->bv, j->d, j->v,
+                       0, 1);
+}
+
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool, float *scratch)
+                       wkv_pool *pool, float *scratch, wkv_compute *compute)
 {
     int d = c->n_state;
     size_t dd = (size_t)d * (size_t)d;
     for (int l = 0; l < c->n_layer; l++) {
         const wkv_layer *L = &m->w.dec[l];
+        /* f32 weights: the exact path, and the compute type's fallback */
         const float *wk = wkv_mat_f32(&L->cross_k, dd, scratch);
         const float *wv = wkv_mat_f32(&L->cross_v, dd, scratch + dd);
+        if (compute) {
+            fill_job j = {compute, enc, wk, wv, L->cross_v_b, L->cross_k.data, L->cross_v.data,
+                          wkv_cross_k(c, l), wkv_cross_v(c, l), c->n_ctx, d};
+            wkv_pool_run(pool, fill_part, &j);
+            continue;
+        }
         wkv_linear(pool, enc, c->n_ctx, d, wk, NULL, d, wkv_cross_k(c, l));
         wkv_linear(pool, enc, c->n_ctx, d, wv, L->cross_v_b, d, wkv_cross_v(c, l));
     }

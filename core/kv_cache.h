@@ -18,6 +18,8 @@
 #include "internal.h"
 #include "pool.h"
 
+struct wkv_compute;
+
 typedef struct {
     int n_layer, n_ctx, n_state;
     float *k, *v; /* [n_layer][n_ctx][n_state] */
@@ -36,9 +38,11 @@ typedef struct {
 int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state);
 void wkv_cross_kv_free(wkv_cross_kv *c);
 /* Projects the encoder output (n_ctx x n_state) through every decoder layer's
- * cross-attention key and value weights. */
+ * cross-attention key and value weights: in f32 (exact) without `compute`, else on
+ * the context's bf16/int8 compute type like the encoder's linear layers.  The cache
+ * stays f32 either way. */
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool, float *scratch);
+                       wkv_pool *pool, float *scratch, struct wkv_compute *compute);
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);

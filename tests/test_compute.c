@@ -2,10 +2,13 @@
  * (gen_params_preset, no wide activations) of tiny and base size.
  *  - bf16's output within 1e-2 and int8's within 3e-2 relative (Frobenius) of f32's,
  *    and not equal to it (the other type really ran);
+ *  - the window's cross-attention K/V, which the type computes too, within the same
+ *    bounds of the f32 projection of that type's own encoder output (and not equal);
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
+#include "context.h"
 #include "random_model.h"
 #include "testutil.h"
 #include "whisperkv.h"
@@ -24,6 +27,28 @@ static double rel_error(const float *a, const float *ref, size_t n)
         den += (double)ref[i] * ref[i];
     }
     return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The context's cross K (layer 0) against enc . W_k^T in double with the f32 (widened)
+ * weights: how far the compute type's projection is from the exact one. */
+static double cross_k_error(const wkv_context *ctx)
+{
+    const int T = ctx->cross.n_ctx, d = ctx->cross.n_state;
+    float *w = malloc((size_t)d * d * sizeof *w);
+    const float *wk = wkv_mat_f32(&ctx->model->w.dec[0].cross_k, (size_t)d * d, w);
+    const float *enc = wkv_encoder_output(ctx), *k = wkv_cross_k(&ctx->cross, 0);
+    double num = 0.0, den = 0.0;
+    for (int t = 0; t < T; t++)
+        for (int o = 0; o < d; o++) {
+            double r = 0.0;
+            for (int i = 0; i < d; i++)
+                r += (double)enc[(size_t)t * d + i] * wk[(size_t)o * d + i];
+            double e = k[(size_t)t * d + o] - r;
+            num += e * e;
+            den += r * r;
+        }
+    free(w);
+    return sqrt(num / (den > 0.0 ? den : 1.0));
 }
 
 static void check_size(const char *size)
@@ -61,6 +86,10 @@ static void check_size(const char *size)
         printf("%s %s: encoder output relative error %.3g (bound %.0e)\n", size, name, e,
                types[t].bound);
         CHECK(e <= types[t].bound && e > 0.0, "%s %s: relative error %g", size, name, e);
+        double ek = cross_k_error(ctx);
+        printf("%s %s: cross K relative error %.3g\n", size, name, ek);
+        CHECK(ek <= types[t].bound && ek > 1e-5, "%s %s: cross K relative error %g", size,
+              name, ek);
 #else
         CHECK(rc == -1 && err && strstr(err, "oneDNN") &&
                   wkv_context_compute_type(ctx) == WKV_COMPUTE_F32,
