@@ -51,15 +51,19 @@ void wkv_compute_free(wkv_compute *c)
     (void)c;
 }
 
-void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const void *key, const float *w, const float *b, int n, float *out,
-                        int accumulate, int same_x)
+const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in)
 {
-    (void)c;
-    (void)key;
-    (void)part;
-    (void)same_x;
-    wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
+    (void)c, (void)key, (void)n, (void)in;
+    return NULL;
+}
+
+int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
+                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
+                       int same_x)
+{
+    (void)c, (void)part, (void)x, (void)r0, (void)r1, (void)in, (void)w, (void)b, (void)n;
+    (void)out, (void)accumulate, (void)same_x;
+    return -1;
 }
 
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
@@ -91,7 +95,7 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
 
 /* One encoder weight matrix (n x in, row-major, as the model stores it) as the type
  * needs: bf16, or int8 with one scale per output row (channel). */
-typedef struct {
+typedef struct wkv_cweight {
     wkv_mat src;
     int n, in;
     void *q;       /* uint16_t bf16 or int8_t, n x in */
@@ -402,23 +406,27 @@ convert_done:;
     return 0;
 }
 
-void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const void *key, const float *w, const float *b, int n, float *out,
-                        int accumulate, int same_x)
+const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in)
+{
+    for (int i = 0; c && i < c->n_w; i++)
+        if (c->w[i].src.data == key && c->w[i].n == n && c->w[i].in == in)
+            return &c->w[i];
+    return NULL;
+}
+
+int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
+                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
+                       int same_x)
 {
     if (r1 <= r0)
-        return;
-    const cweight *cw = NULL;
-    for (int i = 0; i < c->n_w && !cw; i++)
-        if (c->w[i].src.data == key && c->w[i].n == n && c->w[i].in == in)
-            cw = &c->w[i];
-    if (cw && part >= 0 && part < c->n_parts &&
-        run(c, &c->parts[part], cw, x + (size_t)r0 * in, r1 - r0, b, out + (size_t)r0 * n,
-            accumulate, same_x) == 0)
-        return;
-    if (part >= 0 && part < c->n_parts) /* its rows were not converted: no reuse */
-        c->parts[part].qx_rows = 0;
-    wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
+        return 0;
+    if (part < 0 || part >= c->n_parts)
+        return -1;
+    if (w && run(c, &c->parts[part], w, x + (size_t)r0 * in, r1 - r0, b, out + (size_t)r0 * n,
+                 accumulate, same_x) == 0)
+        return 0;
+    c->parts[part].qx_rows = 0; /* its rows were not converted: no reuse */
+    return -1;
 }
 
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)

@@ -13,16 +13,22 @@ typedef struct wkv_compute wkv_compute;
 wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
                              char **error);
 void wkv_compute_free(wkv_compute *c);
+/* A weight matrix the compute type holds its own copy of (bf16, or int8 with per-row
+ * scales). */
+typedef struct wkv_cweight wkv_cweight;
+/* The copy of the matrix stored at `key` (wkv_mat.data), n outputs x in inputs, or
+ * NULL when the compute type has none (the caller runs that product in f32).  A
+ * search over the converted matrices: look it up once per layer, not per product. */
+const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in);
 /* out[r][0..n) (+)= x[r] . w^T + b for rows r0 .. r1 of x (in columns), like
- * wkv_linear_rows, for the encoder's weight matrix stored at `key` (wkv_mat.data),
- * w its f32 values; run by pool part
- * `part` only.  Falls back to wkv_linear_rows (f32) when w is unknown or oneDNN
- * fails, so a result always exists.  same_x: x's rows are the ones this part's
- * previous call converted, unchanged since (attention's k and v after q), so their
- * bf16/int8 copy is reused. */
-void wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                        const void *key, const float *w, const float *b, int n, float *out, int accumulate,
-                        int same_x);
+ * wkv_linear_rows, on w's converted copy; run by pool part `part` only.  0, or -1
+ * when oneDNN failed and the caller must compute these rows in f32 (wkv_linear_rows)
+ * itself: the f32 values need not exist until then.  same_x: x's rows are the ones
+ * this part's previous call converted, unchanged since (attention's k and v after q),
+ * so their bf16/int8 copy is reused. */
+int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
+                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
+                       int same_x);
 
 /* Attention's two products in bf16 (any non-f32 type: the activations' own
  * dynamic range suits bf16, not one int8 scale per row of scores).

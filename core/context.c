@@ -23,6 +23,7 @@ void wkv_context_free(wkv_context *ctx)
     wkv_self_kv_free(&ctx->self);
     wkv_pool_free(ctx->pool);
     wkv_compute_free(ctx->compute);
+    pthread_mutex_destroy(&ctx->widen_lock);
     free(ctx);
 }
 
@@ -37,6 +38,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         wkv_set_error(error, "out of memory");
         return NULL;
     }
+    pthread_mutex_init(&ctx->widen_lock, NULL);
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
     ctx->compute_type = WKV_COMPUTE_F32;
@@ -112,6 +114,21 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
     if (type != WKV_COMPUTE_F32 &&
         !(c = wkv_compute_new(ctx->model, type, wkv_pool_parts(ctx->pool), error)))
         return -1;
+    if (ctx->enc_wl && !c != !ctx->compute) {
+        /* the widening scratch: f32 products widen into it every window, so it is
+         * kept resident; a compute type's products use their own copies and widen
+         * only if one fails, so its pages stay untouched (out of RSS) until then */
+        const size_t d = (size_t)ctx->model->hp.n_audio_state, bytes = 12 * d * d * sizeof(float);
+        float *wl = c ? malloc(bytes) : wkv_alloc_resident(bytes);
+        if (!wl) {
+            wkv_compute_free(c);
+            wkv_set_error(error, "out of memory");
+            return -1;
+        }
+        free(ctx->enc_wl);
+        ctx->enc_wl = wl;
+        ctx->activation_bytes = c ? ctx->activation_bytes - bytes : ctx->activation_bytes + bytes;
+    }
     wkv_compute_free(ctx->compute);
     ctx->compute = c;
     ctx->compute_type = type;
@@ -162,7 +179,7 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
     wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                      ctx->compute);
+                      &ctx->widen_lock, ctx->compute);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
     wkv_decode_reset(ctx);

@@ -7,6 +7,8 @@
 #include "kv_cache.h"
 #include "pool.h"
 
+#include <pthread.h>
+
 /* Queries per attention block in the encoder, at most.  Each block's two sgemm calls
  * pack the head's K and V again, so fewer, larger blocks pack less: 256 rows (a block's
  * scores 1.5 MB, past a 1-MB L2) measured 5 - 7 % faster on base's encoder than 64
@@ -30,7 +32,8 @@ struct wkv_context {
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
     float *enc_wl;    /* one encoder layer's matrices, or one decoder layer's cross-K/V
                        * projections, widened to f32 (12 d x d); NULL when all of
-                       * those are stored f32 */
+                       * those are stored f32; not resident with a compute type */
+    pthread_mutex_t widen_lock; /* a compute type's fallback widening (widen.h) */
 
     /* the caches */
     wkv_cross_kv cross;

@@ -260,7 +260,7 @@ int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode m
     if (mode != WKV_CACHE_FULL) {
         /* the slow paths: cross K/V projected again for this pass */
         wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                      ctx->compute);
+                          &ctx->widen_lock, ctx->compute);
         ctx->stats.cross_kv_computes++;
     }
     if (mode == WKV_CACHE_NONE && kv->n[0] > 0) {

@@ -8,6 +8,8 @@
  * still in its core's cache, and no BLAS threads spin while ours work.  Attention is
  * split by (head, block of queries): a part's scores for one block fit in L2. */
 #include "context.h"
+#include "quant.h"
+#include "widen.h"
 #include "ops.h"
 
 #include <cblas.h>
@@ -36,45 +38,71 @@ static void im2col(const float *in, int n_in_frames, size_t frame_stride, size_t
     }
 }
 
-/* the layer's matrices in the order widen_layer lays them out */
-enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, N_MATS };
+/* The matrices a job's products use: the layer's six (in the order they go into
+ * ctx->enc_wl), then the two convolutions (stored f32). */
+enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, M_CONV1, M_CONV2, N_MATS };
 
 typedef struct {
     wkv_context *ctx;
     const float *mel;
     const wkv_layer *L;
-    const float *w[N_MATS];   /* f32: the model's own data or ctx->enc_wl */
-    const void *key[N_MATS];  /* the stored matrix: what compute.c converted */
+    wkv_mat conv[2];
+    int n_out[N_MATS], n_in[N_MATS];
+    wkv_widen wide;                /* the matrices' f32 values (widen.h) */
+    const wkv_cweight *cw[N_MATS]; /* the compute type's copies, or NULL: f32 */
 } enc_job;
 
-/* Points job->w at layer L's matrices in f32: stored f32 ones in place, the others
- * widened into ctx->enc_wl (exact for f16; quantized ones dequantized, as the loader
- * did before they stayed in their blocks), so the sgemm sees the same values. */
-static void widen_layer(wkv_context *ctx, enc_job *job, const wkv_layer *L)
+static void job_set(enc_job *j, int i, const wkv_mat *v, int n_out, int n_in, float *slot)
 {
-    const size_t d = (size_t)ctx->model->hp.n_audio_state;
-    const wkv_mat *v[N_MATS] = {&L->attn_q, &L->attn_k, &L->attn_v,
-                                &L->attn_o, &L->mlp0,   &L->mlp2};
-    const size_t count[N_MATS] = {d * d, d * d, d * d, d * d, 4 * d * d, 4 * d * d};
-    float *dst = ctx->enc_wl;
-    job->L = L;
-    for (int i = 0; i < N_MATS; i++) {
-        job->key[i] = v[i]->data;
-        /* ctx->compute has its own bf16/int8 copy: the f32 one is only its fallback */
-        job->w[i] = wkv_mat_f32(v[i], count[i], dst);
-        dst += count[i];
-    }
+    j->n_out[i] = n_out;
+    j->n_in[i] = n_in;
+    wkv_widen_set(&j->wide, i, v, (size_t)n_out * n_in, slot);
+    j->cw[i] = wkv_compute_weight(j->ctx->compute, v->data, n_out, n_in);
 }
 
-/* wkv_linear_rows on the context's compute type (f32: exactly wkv_linear_rows). */
-static void enc_linear(wkv_context *ctx, int part, const float *x, int r0, int r1, int in,
-                       const void *key, const float *w, const float *b, int n, float *out,
-                       int accumulate)
+static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
 {
-    if (ctx->compute)
-        wkv_compute_linear(ctx->compute, part, x, r0, r1, in, key, w, b, n, out, accumulate, 0);
-    else
-        wkv_linear_rows(x, r0, r1, in, w, b, n, out, accumulate);
+    const wkv_model *m = ctx->model;
+    const int d = m->hp.n_audio_state;
+    memset(j, 0, sizeof *j);
+    j->ctx = ctx;
+    j->mel = mel;
+    j->conv[0] = (wkv_mat){WKV_TYPE_F32, m->w.conv1_w};
+    j->conv[1] = (wkv_mat){WKV_TYPE_F32, m->w.conv2_w};
+    wkv_widen_init(&j->wide, N_MATS, &ctx->widen_lock);
+    job_set(j, M_CONV1, &j->conv[0], d, m->hp.n_mels * 3, NULL);
+    job_set(j, M_CONV2, &j->conv[1], d, d * 3, NULL);
+}
+
+/* Layer L's matrices into the job.  f32 products need every stored matrix widened,
+ * now and over the pool; the compute type's own copies leave widening to a product
+ * that falls back. */
+static void job_layer(enc_job *j, const wkv_layer *L)
+{
+    wkv_context *ctx = j->ctx;
+    const int d = ctx->model->hp.n_audio_state;
+    const wkv_mat *v[6] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
+    const int n_out[6] = {d, d, d, d, 4 * d, d}, n_in[6] = {d, d, d, d, d, 4 * d};
+    float *slot = ctx->enc_wl;
+    j->L = L;
+    for (int i = 0; i < 6; i++) {
+        job_set(j, i, v[i], n_out[i], n_in[i], slot);
+        slot += (size_t)n_out[i] * n_in[i];
+    }
+    if (!ctx->compute)
+        wkv_widen_all(&j->wide, ctx->pool);
+}
+
+/* out (+)= x . W^T + b for rows r0 .. r1 with the job's matrix i, on the context's
+ * compute type when it holds the matrix (f32: exactly wkv_linear_rows). */
+static void enc_linear(enc_job *j, int i, int part, const float *x, int r0, int r1,
+                       const float *b, float *out, int accumulate, int same_x)
+{
+    if (j->cw[i] && wkv_compute_linear(j->ctx->compute, part, x, r0, r1, j->n_in[i], j->cw[i], b,
+                                       j->n_out[i], out, accumulate, same_x) == 0)
+        return;
+    wkv_linear_rows(x, r0, r1, j->n_in[i], wkv_widen_get(&j->wide, i), b, j->n_out[i], out,
+                    accumulate);
 }
 
 static void part_rows(int n, int part, int n_parts, int *r0, int *r1)
@@ -86,7 +114,7 @@ static void part_rows(int n, int part, int n_parts, int *r0, int *r1)
 /* conv1 + GELU for frames of [part]: mel -> enc_x (2T x d). */
 static void conv1_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
@@ -95,8 +123,7 @@ static void conv1_part(void *arg, int part, int n_parts)
     /* each part fills its own rows of the im2col buffer */
     float *cols = ctx->enc_cols + (size_t)r0 * n_mels * 3;
     im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, r0, r1, cols);
-    enc_linear(ctx, part, ctx->enc_cols, r0, r1, n_mels * 3, m->w.conv1_w,
-                    m->w.conv1_w, m->w.conv1_b, d, ctx->enc_x, 0);
+    enc_linear(j, M_CONV1, part, ctx->enc_cols, r0, r1, m->w.conv1_b, ctx->enc_x, 0, 0);
     wkv_gelu(ctx->enc_x + (size_t)r0 * d, (size_t)(r1 - r0) * d);
 }
 
@@ -105,7 +132,7 @@ static void conv1_part(void *arg, int part, int n_parts)
  * parts still read the conv1 frames it would overwrite. */
 static void conv2_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
@@ -113,15 +140,14 @@ static void conv2_part(void *arg, int part, int n_parts)
     part_rows(T, part, n_parts, &r0, &r1);
     float *cols = ctx->enc_cols + (size_t)r0 * d * 3;
     im2col(ctx->enc_x, 2 * T, d, 1, d, 2, r0, r1, cols);
-    enc_linear(ctx, part, ctx->enc_cols, r0, r1, d * 3, m->w.conv2_w, m->w.conv2_w, m->w.conv2_b, d,
-                    ctx->enc_h, 0);
+    enc_linear(j, M_CONV2, part, ctx->enc_cols, r0, r1, m->w.conv2_b, ctx->enc_h, 0, 0);
     wkv_gelu(ctx->enc_h + (size_t)r0 * d, (size_t)(r1 - r0) * d);
 }
 
 /* x = h + positional embedding (after every part's conv2 read the conv1 frames). */
 static void pos_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_model *m = ctx->model;
     const size_t n = (size_t)m->hp.n_audio_ctx * (size_t)m->hp.n_audio_state;
@@ -133,7 +159,7 @@ static void pos_part(void *arg, int part, int n_parts)
 /* Attention's input side for rows of [part]: h = LN(x); q, k, v = h . W^T + b. */
 static void qkv_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
@@ -143,27 +169,19 @@ static void qkv_part(void *arg, int part, int n_parts)
         return;
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->attn_ln_w, L->attn_ln_b);
-    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_Q], j->w[M_Q], L->attn_q_b, d,
-               ctx->enc_q, 0);
-    if (ctx->compute) { /* k and v read the rows q just converted */
-        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, j->key[M_K], j->w[M_K],
-                           NULL, d, ctx->enc_k, 0, 1);
-        wkv_compute_linear(ctx->compute, part, ctx->enc_h, r0, r1, d, j->key[M_V], j->w[M_V],
-                           L->attn_v_b, d, ctx->enc_v, 0, 1);
+    enc_linear(j, M_Q, part, ctx->enc_h, r0, r1, L->attn_q_b, ctx->enc_q, 0, 0);
+    /* k and v read the rows q just converted (same_x) */
+    enc_linear(j, M_K, part, ctx->enc_h, r0, r1, NULL, ctx->enc_k, 0, 1);
+    enc_linear(j, M_V, part, ctx->enc_h, r0, r1, L->attn_v_b, ctx->enc_v, 0, 1);
+    if (ctx->compute)
         wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1, d);
-    } else {
-        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_K], j->w[M_K], NULL, d,
-                   ctx->enc_k, 0);
-        enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_V], j->w[M_V], L->attn_v_b, d,
-                   ctx->enc_v, 0);
-    }
 }
 
 /* Self-attention over the whole window for the (head, query block) tasks of [part]:
  * scores = q_blk k^T / sqrt(hd) -> softmax -> att_blk = scores v. */
 static void attention_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_hparams *hp = &ctx->model->hp;
     const int d = hp->n_audio_state, T = hp->n_audio_ctx, n_head = hp->n_audio_head;
@@ -206,7 +224,7 @@ static void attention_part(void *arg, int part, int n_parts)
  * x += MLP(LN(x)), with the MLP's GELU applied while the rows are in cache. */
 static void out_mlp_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
@@ -214,20 +232,17 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 <= r0)
         return;
-    enc_linear(ctx, part, ctx->enc_att, r0, r1, d, j->key[M_O], j->w[M_O], L->attn_o_b, d,
-               ctx->enc_x, 1);
+    enc_linear(j, M_O, part, ctx->enc_att, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
-    enc_linear(ctx, part, ctx->enc_h, r0, r1, d, j->key[M_MLP0], j->w[M_MLP0], L->mlp0_b,
-               4 * d, ctx->enc_mlp, 0);
+    enc_linear(j, M_MLP0, part, ctx->enc_h, r0, r1, L->mlp0_b, ctx->enc_mlp, 0, 0);
     wkv_gelu(ctx->enc_mlp + (size_t)r0 * 4 * d, (size_t)(r1 - r0) * 4 * d);
-    enc_linear(ctx, part, ctx->enc_mlp, r0, r1, 4 * d, j->key[M_MLP2], j->w[M_MLP2],
-               L->mlp2_b, d, ctx->enc_x, 1);
+    enc_linear(j, M_MLP2, part, ctx->enc_mlp, r0, r1, L->mlp2_b, ctx->enc_x, 1, 0);
 }
 
 static void ln_post_part(void *arg, int part, int n_parts)
 {
-    const enc_job *j = arg;
+    enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
@@ -240,12 +255,13 @@ static void ln_post_part(void *arg, int part, int n_parts)
 int wkv_encoder_run(wkv_context *ctx, const float *mel)
 {
     const wkv_model *m = ctx->model;
-    enc_job job = {ctx, mel, NULL, {NULL}, {NULL}};
+    enc_job job;
+    job_init(&job, ctx, mel);
     wkv_pool_run(ctx->pool, conv1_part, &job);
     wkv_pool_run(ctx->pool, conv2_part, &job);
     wkv_pool_run(ctx->pool, pos_part, &job);
     for (int l = 0; l < m->hp.n_audio_layer; l++) {
-        widen_layer(ctx, &job, &m->w.enc[l]);
+        job_layer(&job, &m->w.enc[l]);
         wkv_pool_run(ctx->pool, qkv_part, &job);
         wkv_pool_run(ctx->pool, attention_part, &job);
         wkv_pool_run(ctx->pool, out_mlp_part, &job);

@@ -3,6 +3,7 @@
 #include "kv_cache.h"
 #include "compute.h"
 #include "ops.h"
+#include "widen.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +30,21 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
 
 typedef struct {
     wkv_compute *compute;
-    const float *enc, *wk, *wv, *bv;
-    const void *key_k, *key_v;
-    float *k, *v;
+    const float *enc, *bv;
+    const wkv_cweight *cw[2]; /* the compute type's K and V projections */
+    wkv_widen *wide;          /* their f32 values, widened only for a fallback */
+    float *out[2];
     int n_ctx, d;
 } fill_job;
+
+static void fill_one(const fill_job *j, int i, int part, int r0, int r1)
+{
+    const float *b = i ? j->bv : NULL;
+    if (j->cw[i] && wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->cw[i], b, j->d,
+                                       j->out[i], 0, i) == 0)
+        return;
+    wkv_linear_rows(j->enc, r0, r1, j->d, wkv_widen_get(j->wide, i), b, j->d, j->out[i], 0);
+}
 
 /* One part's rows of a layer's K and V on the context's compute type (V reuses the
  * rows K converted). */
@@ -41,30 +52,34 @@ static void fill_part(void *arg, int part, int n_parts)
 {
     const fill_job *j = arg;
     int r0 = (int)((long)j->n_ctx * part / n_parts), r1 = (int)((long)j->n_ctx * (part + 1) / n_parts);
-    wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->key_k, j->wk, NULL, j->d, j->k,
-                       0, 0);
-    wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->key_v, j->wv, j->bv, j->d, j->v,
-                       0, 1);
+    fill_one(j, 0, part, r0, r1);
+    fill_one(j, 1, part, r0, r1);
 }
 
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool, float *scratch, wkv_compute *compute)
+                       wkv_pool *pool, float *scratch, pthread_mutex_t *lock,
+                       wkv_compute *compute)
 {
     int d = c->n_state;
     size_t dd = (size_t)d * (size_t)d;
     for (int l = 0; l < c->n_layer; l++) {
         const wkv_layer *L = &m->w.dec[l];
-        /* f32 weights: the exact path, and the compute type's fallback */
-        const float *wk = wkv_mat_f32(&L->cross_k, dd, scratch);
-        const float *wv = wkv_mat_f32(&L->cross_v, dd, scratch + dd);
+        wkv_widen wide;
+        wkv_widen_init(&wide, 2, lock);
+        wkv_widen_set(&wide, 0, &L->cross_k, dd, scratch);
+        wkv_widen_set(&wide, 1, &L->cross_v, dd, scratch + dd);
         if (compute) {
-            fill_job j = {compute, enc, wk, wv, L->cross_v_b, L->cross_k.data, L->cross_v.data,
-                          wkv_cross_k(c, l), wkv_cross_v(c, l), c->n_ctx, d};
+            fill_job j = {compute, enc, L->cross_v_b,
+                          {wkv_compute_weight(compute, L->cross_k.data, d, d),
+                           wkv_compute_weight(compute, L->cross_v.data, d, d)},
+                          &wide, {wkv_cross_k(c, l), wkv_cross_v(c, l)}, c->n_ctx, d};
             wkv_pool_run(pool, fill_part, &j);
             continue;
         }
-        wkv_linear(pool, enc, c->n_ctx, d, wk, NULL, d, wkv_cross_k(c, l));
-        wkv_linear(pool, enc, c->n_ctx, d, wv, L->cross_v_b, d, wkv_cross_v(c, l));
+        /* f32: the exact path, both matrices widened first, over the pool */
+        wkv_widen_all(&wide, pool);
+        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, wkv_cross_k(c, l));
+        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, wkv_cross_v(c, l));
     }
     c->valid = 1;
 }

@@ -18,6 +18,8 @@
 #include "internal.h"
 #include "pool.h"
 
+#include <pthread.h>
+
 struct wkv_compute;
 
 typedef struct {
@@ -41,8 +43,11 @@ void wkv_cross_kv_free(wkv_cross_kv *c);
  * cross-attention key and value weights: in f32 (exact) without `compute`, else on
  * the context's bf16/int8 compute type like the encoder's linear layers.  The cache
  * stays f32 either way. */
+/* scratch: 2 d x d floats where stored f16/quantized projections are widened for f32
+ * products (with a compute type: only if one of its products fails, under lock). */
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool, float *scratch, struct wkv_compute *compute);
+                       wkv_pool *pool, float *scratch, pthread_mutex_t *lock,
+                       struct wkv_compute *compute);
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);

@@ -14,8 +14,10 @@
 #include "pool.h"
 #include "quant.h"
 #include "testutil.h"
+#include "widen.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,93 @@ static void check_refusals(void)
     CHECK(y[0] == 1 && y[1] == 2, "a refused call wrote its output");
 }
 
+typedef struct {
+    wkv_widen *w;
+    const float *got[4][WKV_WIDEN_MAX];
+} widen_race;
+
+/* every part asks for every matrix at once, as the encoder's failed products would */
+static void widen_get_part(void *arg, int part, int n_parts)
+{
+    widen_race *r = arg;
+    (void)n_parts;
+    for (int i = 0; i < r->w->n; i++)
+        r->got[part][i] = wkv_widen_get(r->w, (i + part) % r->w->n);
+}
+
+/* widen.c: matrices widened over 1, 2 and 3 pool parts (wkv_widen_all), or on first
+ * need from every part at once (wkv_widen_get), are wkv_mat_f32's values bit for
+ * bit; stored f32 ones stay in place.  f16 with counts that are not whole blocks of
+ * 32, every block type. */
+static void check_widen(void)
+{
+    const int types[] = {WKV_TYPE_F16, WKV_TYPE_Q8_0, WKV_TYPE_Q5_0, WKV_TYPE_Q5_1,
+                         WKV_TYPE_Q4_0, WKV_TYPE_Q4_1, WKV_TYPE_F32};
+    const size_t counts[] = {37 * 64, 32 * 3 + 5, 96 * 96};
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int checked = 0;
+    for (int threads = 1; threads <= 3; threads++) {
+        wkv_pool *pool = wkv_pool_new(threads);
+        for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+            for (int get = 0; get < 2; get++) {
+                const int n = (int)(sizeof types / sizeof *types);
+                wkv_mat mats[WKV_WIDEN_MAX];
+                uint8_t *store[WKV_WIDEN_MAX];
+                float *want[WKV_WIDEN_MAX], *slots = malloc(n * counts[c] * sizeof(float));
+                wkv_widen w;
+                wkv_widen_init(&w, n, &lock);
+                for (int i = 0; i < n; i++) {
+                    size_t count = types[i] == WKV_TYPE_F16 || types[i] == WKV_TYPE_F32
+                                       ? counts[c] : counts[c] / WKV_QK * WKV_QK;
+                    size_t bytes = types[i] == WKV_TYPE_F32 ? count * 4
+                                   : types[i] == WKV_TYPE_F16
+                                       ? count * 2
+                                       : count / WKV_QK * wkv_quant_block_bytes(types[i]);
+                    store[i] = malloc(bytes + 1);
+                    if (types[i] == WKV_TYPE_F16 || types[i] == WKV_TYPE_F32)
+                        for (size_t k = 0; k < count; k++) {
+                            float v = uniform(-2.0f, 2.0f);
+                            if (types[i] == WKV_TYPE_F32)
+                                memcpy(store[i] + 4 * k, &v, 4);
+                            else
+                                put_half(store[i] + 2 * k, v);
+                        }
+                    else
+                        random_blocks(types[i], store[i], count / WKV_QK);
+                    mats[i] = (wkv_mat){types[i], store[i]};
+                    want[i] = malloc(count * sizeof(float));
+                    const float *f = wkv_mat_f32(&mats[i], count, want[i]);
+                    if (f != want[i])
+                        memcpy(want[i], f, count * sizeof(float));
+                    wkv_widen_set(&w, i, &mats[i], count, slots + (size_t)i * counts[c]);
+                }
+                widen_race race = {&w, {{NULL}}};
+                if (get)
+                    wkv_pool_run(pool, widen_get_part, &race);
+                else
+                    wkv_widen_all(&w, pool);
+                for (int i = 0; i < n; i++) {
+                    const float *got = get ? wkv_widen_get(&w, i) : w.f32[i];
+                    CHECK(got != NULL && !memcmp(got, want[i], w.count[i] * sizeof(float)),
+                          "widen %s, type %d, %zu values, %d threads: not wkv_mat_f32's values",
+                          get ? "on first need" : "over the pool", types[i], w.count[i], threads);
+                    CHECK((types[i] == WKV_TYPE_F32) == (got == (const float *)store[i]),
+                          "widen type %d: stored f32 must stay in place, others in their slot",
+                          types[i]);
+                    for (int p = 0; get && p < wkv_pool_parts(pool); p++)
+                        CHECK(race.got[p][(i - p % n + n) % n] == got,
+                              "part %d saw another copy of matrix %d", p, i);
+                    free(store[i]);
+                    free(want[i]);
+                    checked++;
+                }
+                free(slots);
+            }
+        wkv_pool_free(pool);
+    }
+    printf("widen: %d matrices equal wkv_mat_f32's values\n", checked);
+}
+
 int main(void)
 {
     printf("kernels up to isa %d (0 portable, 1 AVX2, 2 AVX-512)\n", wkv_gemv_isa());
@@ -163,6 +252,7 @@ int main(void)
         for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
             check_shape(TYPES[t], &SHAPES[s], pool2);
     check_refusals();
+    check_widen();
     wkv_pool_free(pool2);
     return tu_finish("gemv_q");
 }
