@@ -142,7 +142,8 @@ static int count_text(const wkv_model *m, const int *t, int a, int b)
     return k;
 }
 
-/* The run's pieces with their times and texts (no pieces for a silent run).  0 or -1. */
+/* The run's pieces with their times and (segment mode) texts; no pieces for a silent
+ * run.  0 or -1. */
 static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
 {
     const int tb = st->m->sp.timestamp_begin;
@@ -157,6 +158,8 @@ static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
         s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
         s->tokens = t + p->tok0;
         s->n_tokens = p->tok1 - p->tok0;
+        if (st->opts.word_timestamps)
+            continue; /* the words carry the text of word mode's finals and partial */
         s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
         if (!s->text)
             return -1;

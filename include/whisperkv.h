@@ -532,7 +532,8 @@ typedef struct {
     int forced, at_end;      /* a forced run; the last run of wkv_stream_finish */
     int agreed;              /* leading text tokens equal to the previous run's rest */
     const wkv_stream_segment *pieces; /* the whole hypothesis cut at timestamp pairs,
-                                         blank and empty pieces included */
+                                         blank and empty pieces included (word mode:
+                                         text NULL, the words have it) */
     int n_pieces, n_commit;  /* pieces[0..n_commit) were committed */
     int64_t new_base;        /* the first sample kept after the run */
     /* word mode: the hypothesis's words (stream seconds) less those ending at or
