@@ -31,7 +31,7 @@ static int opt_threads = G_MININT; /* G_MININT: not given */
 static gchar *opt_compute_type = NULL;
 static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
 static gboolean opt_translate;
-static int opt_beam_size = G_MININT, opt_best_of = G_MININT;
+static int opt_beam_size = G_MININT, opt_best_of = G_MININT, opt_sample_len = G_MININT;
 static gboolean opt_fallback;
 static double opt_compression_threshold = NAN, opt_logprob_threshold = NAN;
 static gint64 opt_seed;
@@ -71,6 +71,8 @@ static GOptionEntry entries[] = {
      "Beam search with N beams at temperature 0 (default 0: greedy)", "N"},
     {"best-of", 0, 0, G_OPTION_ARG_INT, &opt_best_of,
      "Candidates sampled at each fallback temperature (default 5)", "N"},
+    {"sample-len", 0, 0, G_OPTION_ARG_INT, &opt_sample_len,
+     "Tokens decoded per window at most (default 0: half the text context, 224)", "N"},
     {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
      "Threads (default: the number of cores)", "N"},
     {"compute-type", 0, 0, G_OPTION_ARG_STRING, &opt_compute_type,
@@ -566,6 +568,8 @@ int main(int argc, char **argv)
         return usage("--beam-size must be between 0 and 32");
     if (opt_best_of != G_MININT && (opt_best_of < 1 || opt_best_of > 32))
         return usage("--best-of must be between 1 and 32");
+    if (opt_sample_len != G_MININT && (opt_sample_len < 0 || opt_sample_len > 448))
+        return usage("--sample-len must be between 0 and 448");
     if (opt_fallback && opt_no_fallback)
         return usage("--temperature-fallback and --no-fallback contradict each other");
     if ((!isnan(opt_compression_threshold) && !isfinite(opt_compression_threshold)) ||
@@ -729,6 +733,8 @@ int main(int argc, char **argv)
         opts.beam_size = opt_beam_size;
     if (opt_best_of != G_MININT)
         opts.best_of = opt_best_of;
+    if (opt_sample_len != G_MININT)
+        opts.sample_len = opt_sample_len;
     if (opt_prompt && *opt_prompt)
         opts.initial_prompt = opt_prompt;
     if (!isnan(opt_compression_threshold))

@@ -98,7 +98,7 @@ typedef struct {
     gchar *initial_prompt;
     gboolean condition;
     gfloat no_speech_threshold;
-    gint beam_size, best_of;
+    gint beam_size, best_of, sample_len;
     gboolean temperature_fallback;
     gfloat compression_ratio_threshold, logprob_threshold;
     guint64 seed;

@@ -30,6 +30,7 @@ enum {
     PROP_NO_SPEECH_THRESHOLD,
     PROP_BEAM_SIZE,
     PROP_BEST_OF,
+    PROP_SAMPLE_LEN,
     PROP_TEMPERATURE_FALLBACK,
     PROP_COMPRESSION_RATIO_THRESHOLD,
     PROP_LOGPROB_THRESHOLD,
@@ -73,6 +74,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_NO_SPEECH_THRESHOLD] = FIELD(no_speech_threshold),
     [PROP_BEAM_SIZE] = FIELD(beam_size),
     [PROP_BEST_OF] = FIELD(best_of),
+    [PROP_SAMPLE_LEN] = FIELD(sample_len),
     [PROP_TEMPERATURE_FALLBACK] = FIELD(temperature_fallback),
     [PROP_COMPRESSION_RATIO_THRESHOLD] = FIELD(compression_ratio_threshold),
     [PROP_LOGPROB_THRESHOLD] = FIELD(logprob_threshold),
@@ -186,6 +188,7 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
     o->mel_norm = WKV_MEL_WINDOW;
     o->beam_size = p->beam_size;
     o->best_of = p->best_of;
+    o->sample_len = p->sample_len;
     if (!p->temperature_fallback)
         o->temperature_increment = 0.0f;
     o->compression_ratio_threshold = p->compression_ratio_threshold;
@@ -421,6 +424,10 @@ static void make_decoding_props(const wkv_options *d)
     properties[PROP_BEST_OF] = g_param_spec_int("best-of", "Best of",
         "Candidates sampled at each fallback temperature above 0", 1, 32, d->best_of,
         rw_ready);
+    properties[PROP_SAMPLE_LEN] = g_param_spec_int("sample-len", "Sample length",
+        "Tokens decoded per window at most (the reference's sample_len); 0: half the "
+        "model's text context (224); a run that runs away into a repetition loop stops "
+        "here", 0, 448, d->sample_len, rw_ready);
     properties[PROP_TEMPERATURE_FALLBACK] = g_param_spec_boolean("temperature-fallback",
         "Temperature fallback", "Decode a window again at temperatures 0.2, 0.4, ... 1.0 "
         "when its text is too repetitive or improbable (the reference's behaviour); costs "

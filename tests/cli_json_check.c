@@ -245,6 +245,8 @@ int main(int argc, char **argv)
                            ? object_member(root, "root", "live") : NULL;
     delays d = {0};
     int n_segments = 0;
+    guint seg_tokens = 0; /* every segment's tokens (--sample-len bounds them per window) */
+    gint64 windows = 0;
     JsonNode *segs = member(root, "root", "segments");
     if (segs && !JSON_NODE_HOLDS_ARRAY(segs)) {
         problem("segments is not an array");
@@ -291,6 +293,7 @@ int main(int argc, char **argv)
             } else if (toks) {
                 JsonArray *ta = json_node_get_array(toks);
                 guint nt = json_array_get_length(ta);
+                seg_tokens += nt;
                 if (nt == 0)
                     problem("%s.tokens is empty", where);
                 for (guint k = 0; k < nt; k++) {
@@ -318,7 +321,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < G_N_ELEMENTS(ms); i++)
             if (number_member(timings, "timings", ms[i]) < 0)
                 problem("timings.%s is negative", ms[i]);
-        if (int_member(timings, "timings", "windows") < 1)
+        windows = int_member(timings, "timings", "windows");
+        if (windows < 1)
             problem("timings.windows is below 1");
         if (int_member(timings, "timings", "tokens") < 1)
             problem("timings.tokens is below 1");
@@ -330,8 +334,8 @@ int main(int argc, char **argv)
         check_live(live, &d, duration);
 
     printf("n_mels=%" G_GINT64_FORMAT " n_vocab=%" G_GINT64_FORMAT " n_audio_ctx=%" G_GINT64_FORMAT
-           " n_audio_state=%" G_GINT64_FORMAT " segments=%d duration=%.3f live=%d\n",
-           hp[9], hp[0], hp[1], hp[2], n_segments, duration, live != NULL);
+           " n_audio_state=%" G_GINT64_FORMAT " segments=%d duration=%.3f live=%d tokens=%u windows=%" G_GINT64_FORMAT "\n",
+           hp[9], hp[0], hp[1], hp[2], n_segments, duration, live != NULL, seg_tokens, windows);
     g_object_unref(parser);
     return problems ? 1 : 0;
 }

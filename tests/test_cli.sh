@@ -200,6 +200,22 @@ check "jfk.wav decodes to 11.0 s of 16 kHz audio" \
     awk -v d="$(fact duration)" 'BEGIN { exit !(d > 10.9 && d < 11.1) }'
 check "jfk.wav: json language is \"en\"" grep -q '"language" *: *"en"' "$tmp/jfk.json"
 
+# --sample-len: no window decodes more tokens (without it the micro model's windows
+# hold more, so the bound is seen to bite)
+per_window() { tr ' ' '\n' <"$1" | awk -F= '$1=="tokens"{t=$2} $1=="windows"{w=$2} END{printf "%.1f", w ? t / w : 0}'; }
+PER_WINDOW=$(per_window "$tmp/facts")
+run -m "$MODEL" "$JFK" -o json $NF --sample-len 4
+if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >"$tmp/facts4" 2>"$tmp/err"; then
+    p4=$(per_window "$tmp/facts4")
+    if awk -v a="$PER_WINDOW" -v b="$p4" 'BEGIN { exit !(a > 4 && b > 0 && b <= 4) }'; then
+        ok "--sample-len 4: at most 4 tokens a window ($p4; $PER_WINDOW without)"
+    else
+        bad "--sample-len 4: $p4 tokens a window, $PER_WINDOW without" "$tmp/out"
+    fi
+else
+    bad "--sample-len 4 -o json (status $rc)" "$tmp/err" "$tmp/out"
+fi
+
 # srt through --output-file: nothing on stdout, a valid file
 run -m "$MODEL" "$JFK" -o srt --output-file "$tmp/jfk.srt" $NF
 if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] &&
@@ -273,7 +289,7 @@ fi
 # summary that agrees with them (cli_json_check), txt finals one per line as they come.
 run -m "$MODEL" "$JFK" --live --step 2000 --latency 5000 -o json $NF
 if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >"$tmp/facts3" 2>"$tmp/jerr" &&
-    grep -q ' live=1$' "$tmp/facts3" && grep -q '"committed_at"' "$tmp/out" &&
+    grep -q ' live=1 ' "$tmp/facts3" && grep -q '"committed_at"' "$tmp/out" &&
     grep -q '"clock" *: *"virtual"' "$tmp/out" && grep -q "^$PROG: live: [0-9]* runs" "$tmp/err"; then
     LIVE_SEGS=$(tr ' ' '\n' <"$tmp/facts3" | sed -n 's/^segments=//p')
     ok "--live --step 2000 --latency 5000 -o json: committed_at >= end, finals in order, live summary consistent ($LIVE_SEGS finals; $(cat "$tmp/err"))"
@@ -394,7 +410,7 @@ else
 fi
 
 for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
-    "--best-of 0" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
+    "--best-of 0" "--sample-len 449" "--sample-len -1" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
     "--realtime --latency -1" ""; do
     # shellcheck disable=SC2086 # the arguments are split on purpose
     run -m "$MODEL" $args ${args:+"$JFK"}

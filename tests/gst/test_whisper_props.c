@@ -85,6 +85,7 @@ GST_START_TEST(test_defaults_from_core)
     check_float(e, "no-speech-threshold", d.no_speech_threshold);
     check_int(e, "beam-size", d.beam_size);
     check_int(e, "best-of", d.best_of);
+    check_int(e, "sample-len", d.sample_len);
     check_bool(e, "temperature-fallback", d.temperature_increment > 0);
     check_float(e, "compression-ratio-threshold", d.compression_ratio_threshold);
     check_float(e, "logprob-threshold", d.logprob_threshold);
@@ -224,6 +225,37 @@ GST_START_TEST(test_compute_type)
         g_free(want);
         g_free(said);
     }
+}
+GST_END_TEST
+
+/* sample-len reaches the decoder: capped at 4, no window runs more than its start
+ * sequence (at most 4 tokens here) and 4 sampled tokens through the decoder; uncapped,
+ * the micro model's windows run more (so the check can fail). */
+GST_START_TEST(test_sample_len)
+{
+    const gsize n = 16000 * 12;
+    float *pcm = synth_audio(n, 7);
+    double per_window[2];
+    for (int capped = 0; capped < 2; capped++) {
+        WhisperHarness wh;
+        wh_setup(&wh, test_model, FALSE, "sample-len", capped ? 4 : 0,
+                 "condition-on-previous-text", FALSE, "temperature-fallback", FALSE,
+                 "no-speech-threshold", 1.0f, NULL);
+        guint64 w0, t0, w1, t1;
+        g_object_get(wh.element, "windows", &w0, "tokens", &t0, NULL);
+        wh_push_pcm(&wh, pcm, n, 1600, 0, FALSE, FALSE);
+        g_ptr_array_unref(wh_finish(&wh));
+        g_object_get(wh.element, "windows", &w1, "tokens", &t1, NULL);
+        fail_unless(w1 > w0, "no window decoded");
+        per_window[capped] = (double)(t1 - t0) / (double)(w1 - w0);
+        wh_teardown(&wh);
+    }
+    g_print("decoder positions a window: %.1f, with sample-len 4: %.1f\n", per_window[0],
+            per_window[1]);
+    fail_unless(per_window[1] <= 8.0, "sample-len 4: %.1f positions a window", per_window[1]);
+    fail_unless(per_window[0] > 8.0, "uncapped: %.1f positions a window: the check is void",
+                per_window[0]);
+    g_free(pcm);
 }
 GST_END_TEST
 
@@ -454,6 +486,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_defaults_from_core);
     tcase_add_test(tc, test_docs_list_every_property);
     tcase_add_test(tc, test_compute_type);
+    tcase_add_test(tc, test_sample_len);
     tcase_add_test(tc, test_text_unlinked_audio_flows);
     tcase_add_test(tc, test_src_unlinked_text_flows);
     tcase_add_test(tc, test_text_error_reaches_chain);
