@@ -41,20 +41,28 @@ static const slot_name GLOBAL_SLOTS[] = {
     WS("decoder.ln.bias", dec_ln_b),
 };
 
+/* The block a "encoder.blocks.N." / "decoder.blocks.N." name is in, and where the
+ * rest of the name starts; NULL for other names. */
+static const wkv_layer *block_of(const wkv_model *m, const char *name, const char **rest)
+{
+    int layer, n = 0;
+    char part[16];
+    if (sscanf(name, "%15[a-z].blocks.%d.%n", part, &layer, &n) != 2 || n == 0)
+        return NULL;
+    *rest = name + n;
+    return strcmp(part, "decoder") == 0 ? &m->w.dec[layer] : &m->w.enc[layer];
+}
+
 /* The loaded pointer for a tensor name (the test's own mapping). */
 const float *weight_for(const wkv_model *m, const char *name)
 {
     for (size_t i = 0; i < sizeof GLOBAL_SLOTS / sizeof *GLOBAL_SLOTS; i++)
         if (strcmp(name, GLOBAL_SLOTS[i].name) == 0)
             return *(float *const *)(const void *)((const char *)&m->w + GLOBAL_SLOTS[i].off);
-    int layer, n = 0;
-    char part[16];
-    if (sscanf(name, "%15[a-z].blocks.%d.%n", part, &layer, &n) != 2 || n == 0)
-        return NULL;
-    int dec = strcmp(part, "decoder") == 0;
-    const wkv_layer *l = dec ? &m->w.dec[layer] : &m->w.enc[layer];
-    for (size_t i = 0; i < sizeof LAYER_SLOTS / sizeof *LAYER_SLOTS; i++)
-        if (strcmp(name + n, LAYER_SLOTS[i].name) == 0)
+    const char *rest;
+    const wkv_layer *l = block_of(m, name, &rest);
+    for (size_t i = 0; l && i < sizeof LAYER_SLOTS / sizeof *LAYER_SLOTS; i++)
+        if (strcmp(rest, LAYER_SLOTS[i].name) == 0)
             return *(float *const *)(const void *)((const char *)l + LAYER_SLOTS[i].off);
     return NULL;
 }
@@ -70,13 +78,10 @@ const wkv_mat *mat_for(const wkv_model *m, const char *name)
     };
     if (strcmp(name, "decoder.token_embedding.weight") == 0)
         return &m->w.tok;
-    int layer, n = 0;
-    char part[16];
-    if (sscanf(name, "%15[a-z].blocks.%d.%n", part, &layer, &n) != 2 || n == 0)
-        return NULL;
-    const wkv_layer *l = strcmp(part, "decoder") == 0 ? &m->w.dec[layer] : &m->w.enc[layer];
-    for (size_t i = 0; i < sizeof mats / sizeof *mats; i++)
-        if (strcmp(name + n, mats[i].name) == 0)
+    const char *rest;
+    const wkv_layer *l = block_of(m, name, &rest);
+    for (size_t i = 0; l && i < sizeof mats / sizeof *mats; i++)
+        if (strcmp(rest, mats[i].name) == 0)
             return (const wkv_mat *)(const void *)((const char *)l + mats[i].off);
     return NULL;
 }
