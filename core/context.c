@@ -46,13 +46,14 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     wkv_blas_single_threaded();
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
-    size_t cols_chan = (size_t)(hp->n_mels > hp->n_audio_state ? hp->n_mels : hp->n_audio_state);
+    /* im2col: conv1 reads 3 mel frames for each of 2T rows, conv2 3 frames of d for T */
+    size_t cols1 = 2 * T * 3 * (size_t)hp->n_mels, cols2 = T * 3 * d;
     struct {
         float **buf;
         size_t n;
     } enc[] = {
         {&ctx->enc_out, T * d},
-        {&ctx->enc_cols, 2 * T * 3 * cols_chan},
+        {&ctx->enc_cols, cols1 > cols2 ? cols1 : cols2},
         {&ctx->enc_x, 2 * T * d},
         {&ctx->enc_h, T * d},
         {&ctx->enc_q, T * d},

@@ -26,7 +26,7 @@ struct wkv_context {
 
     /* encoder activations for one window */
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
-    float *enc_cols;  /* im2col buffer: 2*n_audio_ctx x 3*max(n_mels, d) */
+    float *enc_cols;  /* im2col buffer: max(2T x 3 n_mels, T x 3d), T = n_audio_ctx */
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
     float *enc_mlp;   /* n_audio_ctx x 4d */
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
