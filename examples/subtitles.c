@@ -2,7 +2,8 @@
  * complete. */
 #include "subtitles.h"
 
-#include <math.h>
+#include "cue_text.h"
+
 #include <string.h>
 
 struct wkv_cues {
@@ -12,10 +13,10 @@ struct wkv_cues {
     wkv_cue_cutter *cut;
 };
 
-/* Python's round(seconds * 1000) then [HH:]MM:SS.mmm (vtt: hours only when > 0) */
+/* [HH:]MM:SS.mmm of wkv_cue_ms (vtt: hours only when > 0) */
 static void timestamp(double t, gboolean vtt, char *buf, size_t size)
 {
-    gint64 ms = (gint64)nearbyint((t > 0 ? t : 0) * 1000.0);
+    gint64 ms = wkv_cue_ms(t);
     gint64 h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
     if (vtt && h == 0)
         g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ".%03" G_GINT64_FORMAT,
@@ -23,56 +24,6 @@ static void timestamp(double t, gboolean vtt, char *buf, size_t size)
     else
         g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT
                    "%c%03" G_GINT64_FORMAT, h, m, s, vtt ? '.' : ',', ms % 1000);
-}
-
-/* Text as written: control characters but '\n' dropped, WebVTT's escapes. */
-static void append_text(GString *dst, const char *s, gboolean vtt)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c < 0x20 && c != '\n')
-            continue;
-        if (vtt && c == '&')
-            g_string_append(dst, "&amp;");
-        else if (vtt && c == '<')
-            g_string_append(dst, "&lt;");
-        else if (vtt && c == '>')
-            g_string_append(dst, "&gt;");
-        else
-            g_string_append_c(dst, (char)c);
-    }
-}
-
-/* The cue's text with word `mark` underlined (-1: none), as the reference's
- * re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>") does: '.' stops at a newline and '$' may
- * stand before a final one, so a word with an inner newline stays as it is. */
-static char *cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark)
-{
-    GString *s = g_string_new(NULL);
-    for (guint i = 0; i < n; i++) {
-        const char *w = q[i].text;
-        if ((int)i != mark) {
-            append_text(s, w, vtt);
-            continue;
-        }
-        const char *rest = w;
-        while (*rest && wkv_py_space(g_utf8_get_char(rest)))
-            rest = g_utf8_next_char(rest);
-        size_t n = strlen(rest);
-        const char *nl = strchr(rest, '\n');
-        if (nl && nl != rest + n - 1) {
-            append_text(s, w, vtt);
-            continue;
-        }
-        char *ws = g_strndup(w, (gsize)(rest - w)), *body = g_strndup(rest, nl ? n - 1 : n);
-        append_text(s, ws, vtt);
-        g_string_append(s, "<u>");
-        append_text(s, body, vtt);
-        g_string_append(s, nl ? "</u>\n" : "</u>");
-        g_free(ws);
-        g_free(body);
-    }
-    return g_string_free(s, FALSE);
 }
 
 static void write_cue(wkv_cues *c, const char *a, const char *b, const char *text)
@@ -83,32 +34,40 @@ static void write_cue(wkv_cues *c, const char *a, const char *b, const char *tex
         fprintf(c->out, "%d\n%s --> %s\n%s\n\n", ++c->n_cues, a, b, text);
 }
 
+static void write_part(wkv_cues *c, double start, double end, const char *text)
+{
+    char a[48], b[48];
+    timestamp(start, c->vtt, a, sizeof a);
+    timestamp(end, c->vtt, b, sizeof b);
+    write_cue(c, a, b, text);
+}
+
+typedef struct {
+    wkv_cues *c;
+    const wkv_cue_word *q;
+    guint n;
+} highlight_ctx;
+
+static void write_highlight(double start, double end, int mark, void *user)
+{
+    const highlight_ctx *h = user;
+    char *text = wkv_cue_text(h->q, h->n, h->c->vtt, mark);
+    write_part(h->c, start, end, text);
+    g_free(text);
+}
+
 static void emit(const wkv_cue_word *q, guint n, void *user)
 {
     wkv_cues *c = user;
-    char a[48], b[48];
-    timestamp(q[0].start, c->vtt, a, sizeof a);
-    timestamp(q[n - 1].end, c->vtt, b, sizeof b);
-    char *plain = cue_text(q, n, c->vtt, -1);
-    if (!c->highlight) {
-        write_cue(c, a, b, plain);
-    } else {
+    if (c->highlight) {
         /* one cue per word underlined, and the plain text over the gaps between them */
-        char prev[48];
-        g_strlcpy(prev, a, sizeof prev);
-        for (guint i = 0; i < n; i++) {
-            char s[48], e[48];
-            timestamp(q[i].start, c->vtt, s, sizeof s);
-            timestamp(q[i].end, c->vtt, e, sizeof e);
-            if (strcmp(prev, s) != 0)
-                write_cue(c, prev, s, plain);
-            char *marked = cue_text(q, n, c->vtt, (int)i);
-            write_cue(c, s, e, marked);
-            g_free(marked);
-            g_strlcpy(prev, e, sizeof prev);
-        }
+        highlight_ctx h = {c, q, n};
+        wkv_cue_highlight(q, n, write_highlight, &h);
+    } else {
+        char *plain = wkv_cue_text(q, n, c->vtt, -1);
+        write_part(c, q[0].start, q[n - 1].end, plain);
+        g_free(plain);
     }
-    g_free(plain);
     fflush(c->out);
 }
 

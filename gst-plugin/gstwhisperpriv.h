@@ -106,6 +106,7 @@ typedef struct {
     gchar *alignment_heads;
     gint text_unit;          /* GstWhisperTextUnit */
     wkv_cue_cut_options cue; /* text-unit=cue */
+    gboolean highlight_words;
     /* voice activity: vad-* (the core's wkv_vad_params), post-vad-messages */
     gchar *vad_model_path;
     gfloat vad_threshold, vad_max_speech_s, vad_samples_overlap;
@@ -163,6 +164,7 @@ typedef struct {
     gchar *opt_heads;         /* opts.alignment_heads */
     gint text_unit;           /* GstWhisperTextUnit */
     wkv_cue_cut_options cue_opts;
+    gboolean highlight;       /* highlight-words: a cue as its highlighted sub-cues */
     wkv_cue_cutter *cut;      /* text-unit=cue: the current stretch's cues */
     GPtrArray *cue_out;       /* where complete cues go (WSeg*), while cutting */
     GstClockTime cue_t0, cue_limit; /* as CollectCtx's, for the cues being cut */

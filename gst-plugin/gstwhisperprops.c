@@ -41,6 +41,7 @@ enum {
     PROP_MAX_LINE_WIDTH,
     PROP_MAX_LINE_COUNT,
     PROP_MAX_WORDS_PER_LINE,
+    PROP_HIGHLIGHT_WORDS,
     PROP_VAD_MODEL,
     PROP_VAD_THRESHOLD,
     PROP_VAD_MIN_SPEECH,
@@ -85,6 +86,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_MAX_LINE_WIDTH] = FIELD(cue.max_line_width),
     [PROP_MAX_LINE_COUNT] = FIELD(cue.max_line_count),
     [PROP_MAX_WORDS_PER_LINE] = FIELD(cue.max_words_per_line),
+    [PROP_HIGHLIGHT_WORDS] = FIELD(highlight_words),
     [PROP_VAD_MODEL] = FIELD(vad_model_path),
     [PROP_VAD_THRESHOLD] = FIELD(vad_threshold),
     [PROP_VAD_MIN_SPEECH] = FIELD(vad_min_speech_ms),
@@ -201,6 +203,7 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
     o->alignment_heads = self->w.opt_heads;
     self->w.text_unit = p->text_unit;
     self->w.cue_opts = p->cue;
+    self->w.highlight = p->highlight_words;
     memset(&self->stats, 0, sizeof self->stats);
 }
 
@@ -479,6 +482,10 @@ static void make_word_props(const wkv_options *d)
     properties[PROP_MAX_WORDS_PER_LINE] = g_param_spec_int("max-words-per-line",
         "Maximum words per line", "text-unit=cue: words per line (0: none; as the "
         "reference's max_words_per_line)", 0, 100000, 0, rw_ready);
+    properties[PROP_HIGHLIGHT_WORDS] = g_param_spec_boolean("highlight-words",
+        "Highlight words", "text-unit=cue: each cue as the reference's highlight_words "
+        "writes it, one buffer per word with that word in <u></u> over the word's time, "
+        "and the plain cue over the gaps between words", FALSE, rw_ready);
 }
 
 /* Voice activity: defaults from the core's wkv_vad_params_default (whisper.cpp's). */

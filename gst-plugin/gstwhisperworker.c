@@ -12,6 +12,7 @@
 #endif
 
 #include "gstwhisperpriv.h"
+#include "cue_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,18 +86,32 @@ static GstClockTime word_time(const CollectCtx *c, double secs)
     return c->t0 + gst_whisper_secs_to_ns(secs) + c->lateness * GST_MSECOND;
 }
 
-/* text-unit=cue: a complete cue, its words' texts joined (line breaks included). */
+typedef struct {
+    GstWhisperWorker *w;
+    const wkv_cue_word *words;
+    guint n;
+} CueCtx;
+
+/* One buffer of a cue: [a, b) seconds, word `mark` underlined (-1: none); the text as
+ * the CLI's SRT writes it (cues/cue_text.c). */
+static void cue_part(double a, double b, int mark, void *user)
+{
+    const CueCtx *c = user;
+    WSeg *s = g_new0(WSeg, 1);
+    s->text = wkv_cue_text(c->words, c->n, FALSE, mark);
+    s->text_only = TRUE;
+    place(s, a, b, c->w->cue_t0, c->w->cue_limit, c->w->cue_lateness, c->w->cue_out);
+}
+
+/* text-unit=cue: a complete cue, its words' texts joined (line breaks included), or
+ * with highlight-words its highlighted sub-cues. */
 static void collect_cue(const wkv_cue_word *words, guint n, void *user)
 {
-    GstWhisperWorker *w = user;
-    GString *text = g_string_new(NULL);
-    for (guint i = 0; i < n; i++)
-        g_string_append(text, words[i].text);
-    WSeg *s = g_new0(WSeg, 1);
-    s->text = g_string_free(text, FALSE);
-    s->text_only = TRUE;
-    place(s, words[0].start, words[n - 1].end, w->cue_t0, w->cue_limit, w->cue_lateness,
-          w->cue_out);
+    CueCtx c = {user, words, n};
+    if (c.w->highlight)
+        wkv_cue_highlight(words, n, cue_part, &c);
+    else
+        cue_part(words[0].start, words[n - 1].end, -1, &c);
 }
 
 static int collect_segment(const wkv_segment *speech_seg, void *user)

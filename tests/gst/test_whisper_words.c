@@ -6,12 +6,15 @@
  * word or cue without word-timestamps fails to start.  On shared/speech/gb0 with the
  * micro-en test-vector model (skipped, 77, without the shared data). */
 #include "cue_cut.h"
+#include "cue_text.h"
 #include "gstwhisper.h"
 #include "testutil.h"
 #include "wav.h"
 #include "whisper_check.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static wav_data gb0;
@@ -33,12 +36,10 @@ typedef struct {
 static void core_cue(const wkv_cue_word *w, guint n, void *user)
 {
     CoreWords *c = user;
-    GString *text = g_string_new(NULL);
-    for (guint i = 0; i < n; i++)
-        g_string_append(text, w[i].text);
+    gchar *text = wkv_cue_text(w, n, FALSE, -1);
     GstClockTime a = secs_ns(w[0].start), b = secs_ns(w[n - 1].end);
-    textseg_add(c->cues, a, b > a ? b - a : 0, text->str);
-    g_string_free(text, TRUE);
+    textseg_add(c->cues, a, b > a ? b - a : 0, text);
+    g_free(text);
 }
 
 static int core_words_cb(const wkv_segment *seg, void *user)
@@ -168,6 +169,107 @@ GST_START_TEST(test_cue_buffers_equal_cli_cutter)
 }
 GST_END_TEST
 
+/* The element's cue buffers as SubRip, numbered from 1, times at whole ms as the
+ * CLI rounds them (the buffers start at 0 here: PTS is the cue's start). */
+static gchar *buffers_srt(GPtrArray *got)
+{
+    GString *srt = g_string_new(NULL);
+    for (guint i = 0; i < got->len; i++) {
+        const TextSeg *t = g_ptr_array_index(got, i);
+        guint64 ms[2] = {(t->pts + 500000) / 1000000, (t->pts + t->duration + 500000) / 1000000};
+        g_string_append_printf(srt, "%u\n", i + 1);
+        for (int k = 0; k < 2; k++)
+            g_string_append_printf(srt, "%02" G_GUINT64_FORMAT ":%02" G_GUINT64_FORMAT
+                                   ":%02" G_GUINT64_FORMAT ",%03" G_GUINT64_FORMAT "%s",
+                                   ms[k] / 3600000, ms[k] / 60000 % 60, ms[k] / 1000 % 60,
+                                   ms[k] % 1000, k ? "\n" : " --> ");
+        g_string_append_printf(srt, "%s\n\n", t->text);
+    }
+    return g_string_free(srt, FALSE);
+}
+
+/* The test's samples as a 16-bit WAV (exact: they were read from one). */
+static gchar *write_samples_wav(void)
+{
+    gchar *path = NULL;
+    gint fd = g_file_open_tmp("whisper-words-XXXXXX.wav", &path, NULL);
+    fail_unless(fd >= 0, "no temporary file");
+    guint32 data = N_SAMPLES * 2;
+    guint8 h[44] = "RIFF....WAVEfmt ";
+    guint32 v32[] = {36 + data, 16, 1 | (1u << 16), 16000, 32000, 2 | (16u << 16)};
+    memcpy(h + 4, &v32[0], 4);
+    memcpy(h + 16, &v32[1], 20);
+    memcpy(h + 36, "data", 4);
+    memcpy(h + 40, &data, 4);
+    gint16 *pcm = g_new(gint16, N_SAMPLES);
+    for (gsize i = 0; i < N_SAMPLES; i++)
+        pcm[i] = (gint16)lrintf(gb0.samples[i] * 32768.0f);
+    FILE *f = fdopen(fd, "wb");
+    fail_unless(f && fwrite(h, 1, 44, f) == 44 && fwrite(pcm, 2, N_SAMPLES, f) == N_SAMPLES &&
+                fclose(f) == 0, "cannot write %s", path);
+    g_free(pcm);
+    return path;
+}
+
+/* The element's cue buffers written as SubRip equal, byte for byte, what the CLI
+ * (WHISPER_TEST_CLI) writes with -o srt for the same samples and cue options, with
+ * and without highlight-words. */
+static void check_cli_srt(const gchar *wav, int width, int count, int per_line, gboolean hl)
+{
+    gchar *w = g_strdup_printf("%d", width), *c = g_strdup_printf("%d", count);
+    gchar *p = g_strdup_printf("%d", per_line);
+    const gchar *argv[] = {g_getenv("WHISPER_TEST_CLI"), "-m", micro_en, "--mel-norm", "window",
+                           "--word-timestamps", "-o", "srt", "--max-line-width", w,
+                           "--max-line-count", c, "--max-words-per-line", p,
+                           hl ? "--highlight-words" : wav, hl ? wav : NULL, NULL};
+    gchar *out = NULL, *err = NULL;
+    gint status = -1;
+    fail_unless(g_spawn_sync(NULL, (gchar **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                             &status, NULL) && g_spawn_check_wait_status(status, NULL),
+                "the CLI failed: %s", err ? err : "?");
+    WhisperHarness wh;
+    wh_setup(&wh, micro_en, TRUE, "word-timestamps", TRUE, "text-unit",
+             GST_WHISPER_TEXT_UNIT_CUE, "max-line-width", width, "max-line-count", count,
+             "max-words-per-line", per_line, "highlight-words", hl, NULL);
+    wh_push_pcm(&wh, gb0.samples, N_SAMPLES, 4000, 0, TRUE, FALSE);
+    GPtrArray *got = wh_finish(&wh);
+    gchar *mine = buffers_srt(got);
+    gsize at = 0;
+    while (mine[at] && mine[at] == out[at])
+        at++;
+    fail_unless(got->len > 1 && mine[at] == out[at],
+                "width %d count %d per line %d highlight %d: %u buffers; the element's SRT "
+                "differs from the CLI's at byte %" G_GSIZE_FORMAT ": '%.40s' vs '%.40s'", width,
+                count, per_line, hl, got->len, at, mine + at, out + at);
+    g_print("max-line-width %d max-line-count %d max-words-per-line %d highlight-words %d: "
+            "%u buffers, SRT byte-equal to the CLI's (%" G_GSIZE_FORMAT " bytes)\n", width, count,
+            per_line, hl, got->len, strlen(out));
+    g_free(mine);
+    g_ptr_array_unref(got);
+    wh_teardown(&wh);
+    g_free(out);
+    g_free(err);
+    g_free(w);
+    g_free(c);
+    g_free(p);
+}
+
+GST_START_TEST(test_cue_buffers_equal_cli_srt)
+{
+    if (!g_getenv("WHISPER_TEST_CLI")) {
+        fail_if(g_getenv("CI") && strcmp(g_getenv("CI"), "false"), "CI without the CLI");
+        g_print("skipped: WHISPER_TEST_CLI unset (meson -Dexamples=disabled)\n");
+        return;
+    }
+    gchar *wav = write_samples_wav();
+    check_cli_srt(wav, 42, 2, 0, FALSE);
+    check_cli_srt(wav, 0, 0, 3, FALSE);
+    check_cli_srt(wav, 42, 2, 0, TRUE);
+    g_unlink(wav);
+    g_free(wav);
+}
+GST_END_TEST
+
 /* text-unit=word or cue without word-timestamps: the element does not start, and
  * its error names what to set. */
 GST_START_TEST(test_unit_needs_word_timestamps)
@@ -201,6 +303,7 @@ static Suite *words_suite(void)
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_word_buffers_equal_core);
     tcase_add_test(tc, test_cue_buffers_equal_cli_cutter);
+    tcase_add_test(tc, test_cue_buffers_equal_cli_srt);
     tcase_add_test(tc, test_unit_needs_word_timestamps);
     return s;
 }

@@ -1,0 +1,70 @@
+/* A cue's text and its highlighted sub-cues (cue_text.h). */
+#include "cue_text.h"
+
+#include <math.h>
+#include <string.h>
+
+gint64 wkv_cue_ms(double t)
+{
+    return (gint64)nearbyint((t > 0 ? t : 0) * 1000.0);
+}
+
+/* Text as written: control characters but '\n' dropped, WebVTT's escapes. */
+static void append_text(GString *dst, const char *s, gboolean vtt)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 && c != '\n')
+            continue;
+        if (vtt && c == '&')
+            g_string_append(dst, "&amp;");
+        else if (vtt && c == '<')
+            g_string_append(dst, "&lt;");
+        else if (vtt && c == '>')
+            g_string_append(dst, "&gt;");
+        else
+            g_string_append_c(dst, (char)c);
+    }
+}
+
+/* '.' stops at a newline and '$' may stand before a final one, so a word with an
+ * inner newline stays as it is. */
+char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < n; i++) {
+        const char *w = q[i].text;
+        if ((int)i != mark) {
+            append_text(s, w, vtt);
+            continue;
+        }
+        const char *rest = w;
+        while (*rest && wkv_py_space(g_utf8_get_char(rest)))
+            rest = g_utf8_next_char(rest);
+        size_t len = strlen(rest);
+        const char *nl = strchr(rest, '\n');
+        if (nl && nl != rest + len - 1) {
+            append_text(s, w, vtt);
+            continue;
+        }
+        char *ws = g_strndup(w, (gsize)(rest - w)), *body = g_strndup(rest, nl ? len - 1 : len);
+        append_text(s, ws, vtt);
+        g_string_append(s, "<u>");
+        append_text(s, body, vtt);
+        g_string_append(s, nl ? "</u>\n" : "</u>");
+        g_free(ws);
+        g_free(body);
+    }
+    return g_string_free(s, FALSE);
+}
+
+void wkv_cue_highlight(const wkv_cue_word *q, guint n, wkv_cue_part_cb cb, void *user)
+{
+    double prev = n ? q[0].start : 0;
+    for (guint i = 0; i < n; i++) {
+        if (wkv_cue_ms(prev) != wkv_cue_ms(q[i].start))
+            cb(prev, q[i].start, -1, user);
+        cb(q[i].start, q[i].end, (int)i, user);
+        prev = q[i].end;
+    }
+}

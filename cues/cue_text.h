@@ -1,0 +1,25 @@
+/* A cue's text as the reference's writers make it, and its highlighted form
+ * (whisper/utils.py highlight_words; shared/docs/word-timestamps.md §7).  Shared by the
+ * CLI's SRT/VTT writer (examples/subtitles.c) and the element's text-unit=cue with
+ * highlight-words, so both cut the same sub-cues with the same text. */
+#ifndef WKV_CUE_TEXT_H
+#define WKV_CUE_TEXT_H
+
+#include "cue_cut.h"
+
+/* Seconds rounded to whole ms as the writers round (Python's round(t * 1000)); the
+ * writers' timestamps are equal exactly when these are. */
+gint64 wkv_cue_ms(double t);
+
+/* The cue's words joined: control characters but '\n' dropped, vtt: '&', '<', '>'
+ * escaped; word `mark` underlined (-1: none) as the reference's
+ * re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>") does.  g_free. */
+char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark);
+
+/* One highlighted sub-cue: [start, end) seconds, the word marked (-1: none, a gap). */
+typedef void (*wkv_cue_part_cb)(double start, double end, int mark, void *user);
+/* The highlighted form of a cue: per word a sub-cue with it marked, and before a word
+ * that starts after the previous sub-cue ended (at whole ms) a plain one over the gap. */
+void wkv_cue_highlight(const wkv_cue_word *q, guint n, wkv_cue_part_cb cb, void *user);
+
+#endif
