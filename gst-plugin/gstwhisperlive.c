@@ -13,6 +13,7 @@
 #endif
 
 #include "gstwhisperpriv.h"
+#include "cue_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,15 +67,76 @@ static GstClockTime run_arrival(const LiveCall *c, const wkv_stream_segment *seg
                                                 (gint64)llround(secs * WKV_SAMPLE_RATE));
 }
 
+typedef struct {
+    GPtrArray *out;
+    const wkv_cue_word *words;
+    guint n;
+} LiveCue;
+
+/* One buffer of a live cue.  The cutter's times are text times in seconds (exact back
+ * to the nanosecond).  A cue waits for the word that opens the next one, so it is
+ * outside the latency promise (its words were final in time). */
+static void live_cue_part(double a, double b, int mark, void *user)
+{
+    const LiveCue *c = user;
+    WSeg *s = g_new0(WSeg, 1);
+    s->text = wkv_cue_text(c->words, c->n, FALSE, mark);
+    s->text_only = TRUE;
+    s->final = TRUE;
+    s->pts = gst_whisper_secs_to_ns(a);
+    GstClockTime e = gst_whisper_secs_to_ns(b);
+    s->duration = e > s->pts ? e - s->pts : 0;
+    s->arrived = GST_CLOCK_TIME_NONE;
+    g_ptr_array_add(c->out, s);
+}
+
+/* text-unit=cue live: a cue the cutter completed, or its highlighted sub-cues. */
+static void live_cue(const wkv_cue_word *words, guint n, void *user)
+{
+    GstWhisper *self = user;
+    LiveCue c = {self->live.cue_out, words, n};
+    g_return_if_fail(c.out != NULL);
+    if (self->w.highlight)
+        wkv_cue_highlight(words, n, live_cue_part, &c);
+    else
+        live_cue_part(words[0].start, words[n - 1].end, -1, &c);
+}
+
+/* A final's words (text times) into the cue cutter; complete cues go to `out`. */
+static void live_cut(GstWhisper *self, const GArray *words, GPtrArray *out)
+{
+    wkv_word *ws = g_new(wkv_word, words->len + 1);
+    for (guint k = 0; k < words->len; k++) {
+        const WWord *w = &g_array_index(words, WWord, k);
+        ws[k] = (wkv_word){w->word, (double)w->start / 1e9, (double)w->end / 1e9, w->probability};
+    }
+    wkv_segment seg = {0};
+    seg.words = ws;
+    seg.n_words = (int)words->len;
+    self->live.cue_out = out;
+    wkv_cue_cutter_segment(self->live.cut, &seg);
+    self->live.cue_out = NULL;
+    g_free(ws);
+}
+
+static void live_cut_finish(GstWhisper *self, GPtrArray *out)
+{
+    self->live.cue_out = out;
+    wkv_cue_cutter_finish(self->live.cut);
+    self->live.cue_out = NULL;
+}
+
 /* Word timestamps: the segment's words for its message and, text-unit=word and a
- * final, one buffer per word (the segment itself makes none). */
+ * final, one buffer per word (the segment itself makes none); text-unit=cue and a
+ * final, its words go to the cue cutter. */
 static void live_words(LiveCall *c, const wkv_stream_segment *seg, GstClockTime base_ts,
                        WSeg *w, GPtrArray *out)
 {
     GstWhisperWorker *wk = &c->self->w;
     const double base_s = (double)seg->run_base / WKV_SAMPLE_RATE;
     gboolean buffers = seg->final && wk->text_unit == GST_WHISPER_TEXT_UNIT_WORD;
-    w->no_buffer = buffers;
+    gboolean cues = seg->final && c->self->live.cut;
+    w->no_buffer = buffers || cues;
     w->words = g_array_sized_new(FALSE, FALSE, sizeof(WWord), (guint)seg->n_words);
     for (int k = 0; k < seg->n_words; k++) {
         const wkv_word *wd = &seg->words[k];
@@ -93,6 +155,8 @@ static void live_words(LiveCall *c, const wkv_stream_segment *seg, GstClockTime 
         ws->arrived = run_arrival(c, seg, wd->start - base_s);
         g_ptr_array_add(out, ws);
     }
+    if (cues)
+        live_cut(c->self, w->words, out);
 }
 
 static void live_on_segment(const wkv_stream_segment *seg, void *user)
@@ -136,6 +200,8 @@ void gst_whisper_live_free(GstWhisper *self)
 {
     wkv_stream_free(self->live.stream);
     self->live.stream = NULL;
+    wkv_cue_cutter_free(self->live.cut);
+    self->live.cut = NULL;
 }
 
 /* Lock held. */
@@ -172,6 +238,11 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
             return gst_whisper_worker_error(self, "live stream", err);
     }
     wkv_stream_reset(l->stream);
+    /* a new stretch: cues start afresh (a flush dropped the open one's words) */
+    wkv_cue_cutter_free(l->cut);
+    l->cut = NULL;
+    if (self->w.text_unit == GST_WHISPER_TEXT_UNIT_CUE && self->w.opts.word_timestamps)
+        l->cut = wkv_cue_cutter_new(&self->w.cue_opts, live_cue, self);
     l->offset = wkv_stream_length(l->stream);
     l->pushed = 0;
     return TRUE;
@@ -202,15 +273,19 @@ static void live_language(GstWhisper *self)
     GST_INFO_OBJECT(self, "detected language %s (live)", w->opt_language);
 }
 
-/* Pushes each run's segments and a GAP up to its first uncommitted sample. */
+/* Pushes each run's segments and a GAP up to its first uncommitted sample (or the
+ * open cue's start: its words are committed but their buffer is still to come). */
 static GstFlowReturn live_push(GstWhisper *self, LiveCall *c)
 {
     GstFlowReturn ret = GST_FLOW_OK;
+    double open_s;
+    GstClockTime hold = self->live.cut && wkv_cue_cutter_pending(self->live.cut, &open_s)
+                            ? gst_whisper_secs_to_ns(open_s) : GST_CLOCK_TIME_NONE;
     for (guint i = 0; i < c->batches->len && ret == GST_FLOW_OK; i++) {
         LiveBatch *b = &g_array_index(c->batches, LiveBatch, i);
-        ret = gst_whisper_text_push_segments(self, b->segs,
-            c->t0 + gst_whisper_samples_to_ns(b->new_base - c->offset) +
-            c->lateness * GST_MSECOND);
+        GstClockTime until = c->t0 + gst_whisper_samples_to_ns(b->new_base - c->offset) +
+                             c->lateness * GST_MSECOND;
+        ret = gst_whisper_text_push_segments(self, b->segs, MIN(until, hold));
     }
     return ret;
 }
@@ -248,6 +323,15 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
     int rc = wkv_stream_push(st, pcm, (size_t)n, now, &err);
     if (rc >= 0 && closed)
         rc = wkv_stream_finish(st, now, &err);
+    if (rc >= 0 && closed && l->cut) {
+        /* the stretch's last cue, after its last run's segments */
+        if (c.batches->len == 0) {
+            LiveBatch b = {g_ptr_array_new_with_free_func(gst_whisper_seg_free),
+                           wkv_stream_length(st)};
+            g_array_append_val(c.batches, b);
+        }
+        live_cut_finish(self, g_array_index(c.batches, LiveBatch, c.batches->len - 1).segs);
+    }
     l->call = NULL;
     if (c.arrivals)
         g_array_unref((GArray *)c.arrivals);

@@ -186,6 +186,8 @@ typedef struct {
     gint64 offset;  /* stream index of the current stretch's sample 0 */
     gint64 pushed;  /* the stretch's samples before this index are in the stream */
     void *call;     /* what the stream's callbacks need during a call (gstwhisperlive.c) */
+    wkv_cue_cutter *cut; /* text-unit=cue: the stretch's committed words cut into cues */
+    GPtrArray *cue_out;  /* where complete cues go (WSeg*), while cutting */
 } GstWhisperLive;
 
 struct _GstWhisper {

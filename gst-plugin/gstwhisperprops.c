@@ -471,8 +471,8 @@ static void make_word_props(const wkv_options *d)
         "gst-plugins-rs transcribers), or a subtitle cue cut by max-line-width, "
         "max-line-count and max-words-per-line ('\\n' between lines). word and cue need "
         "word-timestamps (else the element fails to start). Live: word pushes each "
-        "committed word, segment the committed stretches of words; cue is offline only "
-        "(live runs push segments)", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
+        "committed word, segment the committed stretches of words, cue the committed "
+        "words cut into cues (each once the next word opens another)", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
     properties[PROP_MAX_LINE_WIDTH] = g_param_spec_int("max-line-width", "Maximum line width",
         "text-unit=cue: characters per line before a line break (0: none; as the "
         "reference's max_line_width)", 0, 100000, 0, rw_ready);

@@ -4,6 +4,8 @@
  * GAPs must cover the stretch without holes or overlaps.  With word-timestamps and
  * text-unit=word the same for the words of wkv_stream's word mode, one buffer each,
  * never starting before the one before. */
+#include "cue_cut.h"
+#include "cue_text.h"
 #include "gstwhisper.h"
 #include "whisper_check.h"
 
@@ -194,15 +196,15 @@ static void check_cover(GPtrArray *finals, GArray *spans, GstClockTime from, Gst
 }
 
 /* The element's text for pcm[0..n) from PTS t0, pushed one step at a time (each run
- * waited for), then EOS; text_src's GAPs into `spans`.  words: word-timestamps and
- * text-unit=word. */
-static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0, gboolean words,
-                               GArray *spans)
+ * waited for), then EOS; text_src's GAPs into `spans`.  unit word or cue: with
+ * word-timestamps (cue: max-line-width 42, max-line-count 2). */
+static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0,
+                               GstWhisperTextUnit unit, GArray *spans)
 {
     WhisperHarness wh;
     wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY,
-             "word-timestamps", words, "text-unit",
-             words ? GST_WHISPER_TEXT_UNIT_WORD : GST_WHISPER_TEXT_UNIT_SEGMENT, NULL);
+             "word-timestamps", unit != GST_WHISPER_TEXT_UNIT_SEGMENT, "text-unit", unit,
+             "max-line-width", 42, "max-line-count", 2, NULL);
     for (gsize off = 0; off < n; off += STEP_SAMPLES)
         push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
                         t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
@@ -218,7 +220,7 @@ GST_START_TEST(test_live_equals_stream)
     const GstClockTime t0 = GST_SECOND;
     float *pcm = synth_audio(n, 23);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    GPtrArray *got = element_text(pcm, n, t0, FALSE, spans);
+    GPtrArray *got = element_text(pcm, n, t0, GST_WHISPER_TEXT_UNIT_SEGMENT, spans);
     GPtrArray *want = stream_finals(pcm, n, t0, FALSE);
     g_print("live oracle: %u finals from the element, %u from wkv_stream\n", got->len,
             want->len);
@@ -241,7 +243,7 @@ GST_START_TEST(test_live_words_equal_stream)
     const GstClockTime t0 = GST_SECOND / 2;
     float *pcm = synth_audio(n, 29);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    GPtrArray *got = element_text(pcm, n, t0, TRUE, spans);
+    GPtrArray *got = element_text(pcm, n, t0, GST_WHISPER_TEXT_UNIT_WORD, spans);
     GPtrArray *want = stream_finals(pcm, n, t0, TRUE);
     g_print("live words: %u word buffers from the element, %u words from wkv_stream\n",
             got->len, want->len);
@@ -260,6 +262,61 @@ GST_START_TEST(test_live_words_equal_stream)
 }
 GST_END_TEST
 
+static void oracle_cue(const wkv_cue_word *w, guint n, void *user)
+{
+    gchar *text = wkv_cue_text(w, n, FALSE, -1);
+    GstClockTime a = after_ns(w[0].start), e = after_ns(w[n - 1].end);
+    textseg_add(user, a, e > a ? e - a : 0, text);
+    g_free(text);
+}
+
+/* text-unit=cue live: the cues equal the CLI's cutter (max-line-width 42,
+ * max-line-count 2) applied to wkv_stream's committed words on the same samples, in
+ * time order without overlaps; the open cue goes out at EOS. */
+GST_START_TEST(test_live_cues_equal_stream)
+{
+    const gsize n = 16000 * 20;
+    const GstClockTime t0 = GST_SECOND / 2;
+    float *pcm = synth_audio(n, 29);
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    GPtrArray *got = element_text(pcm, n, t0, GST_WHISPER_TEXT_UNIT_CUE, spans);
+    GPtrArray *words = stream_finals(pcm, n, t0, TRUE);
+    /* the committed words as one segment (with width and count set the cutter keeps
+     * no segment breaks), times in text seconds as the element feeds its cutter */
+    wkv_word *ws = g_new(wkv_word, words->len + 1);
+    for (guint i = 0; i < words->len; i++) {
+        const TextSeg *t = g_ptr_array_index(words, i);
+        ws[i] = (wkv_word){t->text, (double)t->pts / 1e9, (double)(t->pts + t->duration) / 1e9,
+                           0.5};
+    }
+    wkv_segment seg = {0};
+    seg.words = ws;
+    seg.n_words = (int)words->len;
+    GPtrArray *want = textseg_array_new();
+    wkv_cue_cut_options co = {42, 2, 0};
+    wkv_cue_cutter *cut = wkv_cue_cutter_new(&co, oracle_cue, want);
+    wkv_cue_cutter_segment(cut, &seg);
+    wkv_cue_cutter_finish(cut);
+    wkv_cue_cutter_free(cut);
+    g_print("live cues: %u cue buffers from the element, %u cues of %u committed words\n",
+            got->len, want->len, words->len);
+    fail_unless(want->len >= 3, "the oracle needs cues, got %u", want->len);
+    for (guint i = 1; i < got->len; i++) {
+        const TextSeg *a = g_ptr_array_index(got, i - 1), *b = g_ptr_array_index(got, i);
+        fail_unless(b->pts >= a->pts + a->duration, "cue %u at %" GST_TIME_FORMAT
+                    " overlaps cue %u ending at %" GST_TIME_FORMAT, i, GST_TIME_ARGS(b->pts),
+                    i - 1, GST_TIME_ARGS(a->pts + a->duration));
+    }
+    assert_same_segments(got, want, "live text-unit=cue vs the cutter on wkv_stream's words");
+    g_free(ws);
+    g_array_unref(spans);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    g_ptr_array_unref(words);
+    g_free(pcm);
+}
+GST_END_TEST
+
 static Suite *live_suite(void)
 {
     Suite *s = suite_create("whisper-live");
@@ -268,6 +325,7 @@ static Suite *live_suite(void)
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_live_equals_stream);
     tcase_add_test(tc, test_live_words_equal_stream);
+    tcase_add_test(tc, test_live_cues_equal_stream);
     return s;
 }
 
