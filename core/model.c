@@ -231,8 +231,13 @@ static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, in
             wkv_fail(&r, r.off, "out of memory");
             goto fail;
         }
-        if (wkv_scan_tensors(&r, &ts) || load_tensors(&r, m, &ts) ||
-            wkv_weights_keep_f16(m, error))
+        if (wkv_scan_tensors(&r, &ts))
+            goto fail;
+        /* the first pass faulted in the pages around every header (and the kernel's
+         * readahead after them): hand them back, or they add to the copies' peak */
+        if (r.mapped)
+            drop_pages(r.p, r.size);
+        if (load_tensors(&r, m, &ts) || wkv_weights_keep_f16(m, error))
             goto fail;
         wkv_weights_bind(m);
     }
