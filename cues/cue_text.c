@@ -58,13 +58,20 @@ char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark)
     return g_string_free(s, FALSE);
 }
 
-void wkv_cue_highlight(const wkv_cue_word *q, guint n, wkv_cue_part_cb cb, void *user)
+void wkv_cue_parts(const wkv_cue_word *q, guint n, gboolean highlight, wkv_cue_part_cb cb,
+                   void *user)
 {
-    double prev = n ? q[0].start : 0;
+    if (n == 0)
+        return;
+    if (!highlight) {
+        cb(q, n, q[0].start, q[n - 1].end, -1, user);
+        return;
+    }
+    double prev = q[0].start;
     for (guint i = 0; i < n; i++) {
         if (wkv_cue_ms(prev) != wkv_cue_ms(q[i].start))
-            cb(prev, q[i].start, -1, user);
-        cb(q[i].start, q[i].end, (int)i, user);
+            cb(q, n, prev, q[i].start, -1, user);
+        cb(q, n, q[i].start, q[i].end, (int)i, user);
         prev = q[i].end;
     }
 }

@@ -16,10 +16,14 @@ gint64 wkv_cue_ms(double t);
  * re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>") does.  g_free. */
 char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark);
 
-/* One highlighted sub-cue: [start, end) seconds, the word marked (-1: none, a gap). */
-typedef void (*wkv_cue_part_cb)(double start, double end, int mark, void *user);
-/* The highlighted form of a cue: per word a sub-cue with it marked, and before a word
- * that starts after the previous sub-cue ended (at whole ms) a plain one over the gap. */
-void wkv_cue_highlight(const wkv_cue_word *q, guint n, wkv_cue_part_cb cb, void *user);
+/* One part of the cue q[0..n) as written: [start, end) seconds, the word marked (-1:
+ * none; wkv_cue_text makes its text). */
+typedef void (*wkv_cue_part_cb)(const wkv_cue_word *q, guint n, double start, double end,
+                                int mark, void *user);
+/* The parts a cue is written as: itself, unmarked; or with highlight, per word a part
+ * with it marked, and before a word that starts after the previous part ended (at whole
+ * ms) a plain one over the gap. */
+void wkv_cue_parts(const wkv_cue_word *q, guint n, gboolean highlight, wkv_cue_part_cb cb,
+                   void *user);
 
 #endif

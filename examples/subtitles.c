@@ -34,40 +34,22 @@ static void write_cue(wkv_cues *c, const char *a, const char *b, const char *tex
         fprintf(c->out, "%d\n%s --> %s\n%s\n\n", ++c->n_cues, a, b, text);
 }
 
-static void write_part(wkv_cues *c, double start, double end, const char *text)
+static void write_part(const wkv_cue_word *q, guint n, double start, double end, int mark,
+                       void *user)
 {
+    wkv_cues *c = user;
     char a[48], b[48];
     timestamp(start, c->vtt, a, sizeof a);
     timestamp(end, c->vtt, b, sizeof b);
+    char *text = wkv_cue_text(q, n, c->vtt, mark);
     write_cue(c, a, b, text);
-}
-
-typedef struct {
-    wkv_cues *c;
-    const wkv_cue_word *q;
-    guint n;
-} highlight_ctx;
-
-static void write_highlight(double start, double end, int mark, void *user)
-{
-    const highlight_ctx *h = user;
-    char *text = wkv_cue_text(h->q, h->n, h->c->vtt, mark);
-    write_part(h->c, start, end, text);
     g_free(text);
 }
 
 static void emit(const wkv_cue_word *q, guint n, void *user)
 {
     wkv_cues *c = user;
-    if (c->highlight) {
-        /* one cue per word underlined, and the plain text over the gaps between them */
-        highlight_ctx h = {c, q, n};
-        wkv_cue_highlight(q, n, write_highlight, &h);
-    } else {
-        char *plain = wkv_cue_text(q, n, c->vtt, -1);
-        write_part(c, q[0].start, q[n - 1].end, plain);
-        g_free(plain);
-    }
+    wkv_cue_parts(q, n, c->highlight, write_part, c);
     fflush(c->out);
 }
 

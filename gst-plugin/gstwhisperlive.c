@@ -67,39 +67,30 @@ static GstClockTime run_arrival(const LiveCall *c, const wkv_stream_segment *seg
                                                 (gint64)llround(secs * WKV_SAMPLE_RATE));
 }
 
-typedef struct {
-    GPtrArray *out;
-    const wkv_cue_word *words;
-    guint n;
-} LiveCue;
-
 /* One buffer of a live cue.  The cutter's times are text times in seconds (exact back
  * to the nanosecond).  A cue waits for the word that opens the next one, so it is
  * outside the latency promise (its words were final in time). */
-static void live_cue_part(double a, double b, int mark, void *user)
+static void live_cue_part(const wkv_cue_word *q, guint n, double a, double b, int mark,
+                          void *user)
 {
-    const LiveCue *c = user;
+    GstWhisper *self = user;
+    g_return_if_fail(self->live.cue_out != NULL);
     WSeg *s = g_new0(WSeg, 1);
-    s->text = wkv_cue_text(c->words, c->n, FALSE, mark);
+    s->text = wkv_cue_text(q, n, FALSE, mark);
     s->text_only = TRUE;
     s->final = TRUE;
     s->pts = gst_whisper_secs_to_ns(a);
     GstClockTime e = gst_whisper_secs_to_ns(b);
     s->duration = e > s->pts ? e - s->pts : 0;
     s->arrived = GST_CLOCK_TIME_NONE;
-    g_ptr_array_add(c->out, s);
+    g_ptr_array_add(self->live.cue_out, s);
 }
 
 /* text-unit=cue live: a cue the cutter completed, or its highlighted sub-cues. */
 static void live_cue(const wkv_cue_word *words, guint n, void *user)
 {
     GstWhisper *self = user;
-    LiveCue c = {self->live.cue_out, words, n};
-    g_return_if_fail(c.out != NULL);
-    if (self->w.highlight)
-        wkv_cue_highlight(words, n, live_cue_part, &c);
-    else
-        live_cue_part(words[0].start, words[n - 1].end, -1, &c);
+    wkv_cue_parts(words, n, self->w.highlight, live_cue_part, self);
 }
 
 /* A final's words (text times) into the cue cutter; complete cues go to `out`. */

@@ -86,32 +86,23 @@ static GstClockTime word_time(const CollectCtx *c, double secs)
     return c->t0 + gst_whisper_secs_to_ns(secs) + c->lateness * GST_MSECOND;
 }
 
-typedef struct {
-    GstWhisperWorker *w;
-    const wkv_cue_word *words;
-    guint n;
-} CueCtx;
-
 /* One buffer of a cue: [a, b) seconds, word `mark` underlined (-1: none); the text as
  * the CLI's SRT writes it (cues/cue_text.c). */
-static void cue_part(double a, double b, int mark, void *user)
+static void cue_part(const wkv_cue_word *q, guint n, double a, double b, int mark, void *user)
 {
-    const CueCtx *c = user;
+    GstWhisperWorker *w = user;
     WSeg *s = g_new0(WSeg, 1);
-    s->text = wkv_cue_text(c->words, c->n, FALSE, mark);
+    s->text = wkv_cue_text(q, n, FALSE, mark);
     s->text_only = TRUE;
-    place(s, a, b, c->w->cue_t0, c->w->cue_limit, c->w->cue_lateness, c->w->cue_out);
+    place(s, a, b, w->cue_t0, w->cue_limit, w->cue_lateness, w->cue_out);
 }
 
 /* text-unit=cue: a complete cue, its words' texts joined (line breaks included), or
  * with highlight-words its highlighted sub-cues. */
 static void collect_cue(const wkv_cue_word *words, guint n, void *user)
 {
-    CueCtx c = {user, words, n};
-    if (c.w->highlight)
-        wkv_cue_highlight(words, n, cue_part, &c);
-    else
-        cue_part(words[0].start, words[n - 1].end, -1, &c);
+    GstWhisperWorker *w = user;
+    wkv_cue_parts(words, n, w->highlight, cue_part, w);
 }
 
 static int collect_segment(const wkv_segment *speech_seg, void *user)
