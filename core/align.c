@@ -194,12 +194,11 @@ typedef struct {
     float *w; /* n_pairs x L x F */
 } recorder;
 
-static void record_layer(void *user, int layer, const float *q, int n)
+static void record_layer(void *user, int layer, const float *q, const float *k, int n)
 {
     recorder *r = user;
     const wkv_hparams *hp = &r->ctx->model->hp;
     const int d = hp->n_text_state, hd = d / hp->n_text_head;
-    const float *k = wkv_cross_k(&r->ctx->cross, layer);
     for (int i = 0; i < r->n_pairs; i++) {
         if (r->pairs[2 * i] != layer || n != r->L)
             continue;

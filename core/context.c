@@ -115,6 +115,12 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
     if (type != WKV_COMPUTE_F32 &&
         !(c = wkv_compute_new(ctx->model, type, wkv_pool_parts(ctx->pool), error)))
         return -1;
+    /* the cross cache in half on bf16/int8 (kv_cache.h says why) */
+    if (wkv_cross_kv_set_f16(&ctx->cross, c != NULL) != 0) {
+        wkv_compute_free(c);
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
     if (ctx->enc_wl && !c != !ctx->compute) {
         /* the widening scratch: f32 products widen into it every window, so it is
          * kept resident; a compute type's products use their own copies and widen
@@ -122,6 +128,7 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
         const size_t d = (size_t)ctx->model->hp.n_audio_state, bytes = 12 * d * d * sizeof(float);
         float *wl = c ? malloc(bytes) : wkv_alloc_resident(bytes);
         if (!wl) {
+            wkv_cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
             wkv_compute_free(c);
             wkv_set_error(error, "out of memory");
             return -1;
@@ -150,7 +157,8 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
 {
     const wkv_cross_kv *c = &ctx->cross;
     const wkv_self_kv *sk = &ctx->self;
-    size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state * sizeof(float);
+    size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state *
+                   (c->f16 ? sizeof(uint16_t) : sizeof(float));
     size_t self = (size_t)sk->n_slots * (2 * wkv_self_offset(sk, 1, 0) * sizeof(float) +
                                          ((size_t)sk->n_ctx + 1) * sizeof(int));
     if (cache_bytes)
@@ -180,7 +188,7 @@ int wkv_encode(wkv_context *ctx, const float *mel)
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
     wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                      &ctx->widen_lock, ctx->compute);
+                      &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
     ctx->stats.cross_kv_computes++;
     ctx->stats.decode_ms += wkv_now_ms() - t1;
     wkv_decode_reset(ctx);

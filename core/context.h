@@ -28,7 +28,8 @@ struct wkv_context {
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
     float *enc_cols;  /* im2col buffer: max(2T x 3 n_mels, T x 3d), T = n_audio_ctx */
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
-    float *enc_mlp;   /* n_audio_ctx x 4d */
+    float *enc_mlp;   /* n_audio_ctx x 4d; between encoder runs a half cross cache's
+                       * f32 stage (kv_cache.h) */
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
     float *enc_wl;    /* one encoder layer's matrices, or one decoder layer's cross-K/V
                        * projections, widened to f32 (12 d x d); NULL when all of
@@ -48,8 +49,9 @@ struct wkv_context {
     int n_steps;
     int pass_p0, pass_n; /* positions covered by the last decoder pass (rows of dec_x) */
     /* set only during a word-alignment pass (align.c): sees every layer's
-     * cross-attention queries; NULL otherwise, so decoding pays one test per layer */
-    void (*cross_hook)(void *user, int layer, const float *q, int n);
+     * cross-attention queries and keys (f32); NULL otherwise, so decoding pays one
+     * test per layer */
+    void (*cross_hook)(void *user, int layer, const float *q, const float *k, int n);
     void *cross_hook_user;
 };
 

@@ -114,10 +114,19 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     float *x = ctx->dec_x, *h = ctx->dec_h;
     wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
     dense(ctx, h, n, d, L->cross_q, L->cross_q_b, d, ctx->dec_q, 0);
-    if (ctx->cross_hook)
-        ctx->cross_hook(ctx->cross_hook_user, l, ctx->dec_q, n);
-    wkv_attention(ctx->pool, ctx->dec_q, wkv_cross_k(&ctx->cross, l), wkv_cross_v(&ctx->cross, l), n,
-                  ctx->cross.n_ctx, d, m->hp.n_text_head, -1, ctx->dec_scores, ctx->dec_att);
+    const wkv_cross_kv *c = &ctx->cross;
+    const int n_head = m->hp.n_text_head;
+    if (c->f16 && !ctx->cross_hook && wkv_attention_f16_ok(n, n_head)) { /* steps */
+        wkv_attention_f16(ctx->pool, ctx->dec_q, wkv_cross_k16(c, l), wkv_cross_v16(c, l), n,
+                          c->n_ctx, d, n_head, ctx->dec_scores, ctx->dec_att);
+    } else { /* f32, or a pass of many rows over a half layer widened once */
+        const float *k, *v;
+        wkv_cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
+        if (ctx->cross_hook)
+            ctx->cross_hook(ctx->cross_hook_user, l, ctx->dec_q, k, n);
+        wkv_attention(ctx->pool, ctx->dec_q, k, v, n, c->n_ctx, d, n_head, -1, ctx->dec_scores,
+                      ctx->dec_att);
+    }
     dense(ctx, ctx->dec_att, n, d, L->cross_o, L->cross_o_b, d, x, 1);
 
     wkv_layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
@@ -260,7 +269,7 @@ int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode m
     if (mode != WKV_CACHE_FULL) {
         /* the slow paths: cross K/V projected again for this pass */
         wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                          &ctx->widen_lock, ctx->compute);
+                          &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
         ctx->stats.cross_kv_computes++;
     }
     if (mode == WKV_CACHE_NONE && kv->n[0] > 0) {

@@ -2,6 +2,7 @@
  * kv_cache.h). */
 #include "kv_cache.h"
 #include "compute.h"
+#include "gemv_f16.h"
 #include "ops.h"
 #include "widen.h"
 
@@ -14,6 +15,8 @@ int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state)
     c->n_layer = n_layer;
     c->n_ctx = n_ctx;
     c->n_state = n_state;
+    c->f16 = 0;
+    c->k16 = c->v16 = NULL;
     c->k = wkv_alloc_resident(n * sizeof(float));
     c->v = wkv_alloc_resident(n * sizeof(float));
     c->valid = 0;
@@ -24,8 +27,36 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
 {
     free(c->k);
     free(c->v);
+    free(c->k16);
+    free(c->v16);
     c->k = c->v = NULL;
+    c->k16 = c->v16 = NULL;
     c->valid = 0;
+}
+
+int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16)
+{
+    f16 = !!f16;
+    if (f16 == c->f16)
+        return 0;
+    const size_t n = (size_t)c->n_layer * c->n_ctx * c->n_state,
+                 bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
+    void *k = wkv_alloc_resident(bytes), *v = wkv_alloc_resident(bytes);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    wkv_cross_kv_free(c);
+    if (f16) {
+        c->k16 = k;
+        c->v16 = v;
+    } else {
+        c->k = k;
+        c->v = v;
+    }
+    c->f16 = f16;
+    return 0;
 }
 
 typedef struct {
@@ -33,17 +64,20 @@ typedef struct {
     const float *enc, *bv;
     const wkv_cweight *cw[2]; /* the compute type's K and V projections */
     wkv_widen *wide;          /* their f32 values, widened only for a fallback */
-    float *out[2];
+    float *out[2];            /* f32 results: the cache, or the stage of a half cache */
+    uint16_t *out16[2];       /* a half cache's layer, or NULL */
     int n_ctx, d;
 } fill_job;
 
 static void fill_one(const fill_job *j, int i, int part, int r0, int r1)
 {
     const float *b = i ? j->bv : NULL;
-    if (j->cw[i] && wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->cw[i], b, j->d,
-                                       j->out[i], 0, i) == 0)
-        return;
-    wkv_linear_rows(j->enc, r0, r1, j->d, wkv_widen_get(j->wide, i), b, j->d, j->out[i], 0);
+    if (!j->cw[i] || wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->cw[i], b,
+                                        j->d, j->out[i], 0, i) != 0)
+        wkv_linear_rows(j->enc, r0, r1, j->d, wkv_widen_get(j->wide, i), b, j->d, j->out[i], 0);
+    if (j->out16[i]) /* this part's rows rounded into the half cache */
+        wkv_f32_to_f16_row(j->out[i] + (size_t)r0 * j->d, j->out16[i] + (size_t)r0 * j->d,
+                           (size_t)(r1 - r0) * j->d);
 }
 
 /* One part's rows of a layer's K and V on the context's compute type (V reuses the
@@ -58,30 +92,72 @@ static void fill_part(void *arg, int part, int n_parts)
 
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
                        wkv_pool *pool, float *scratch, pthread_mutex_t *lock,
-                       wkv_compute *compute)
+                       wkv_compute *compute, float *stage)
 {
     int d = c->n_state;
-    size_t dd = (size_t)d * (size_t)d;
+    size_t dd = (size_t)d * (size_t)d, nd = (size_t)c->n_ctx * (size_t)d;
     for (int l = 0; l < c->n_layer; l++) {
         const wkv_layer *L = &m->w.dec[l];
         wkv_widen wide;
         wkv_widen_init(&wide, 2, lock);
         wkv_widen_set(&wide, 0, &L->cross_k, dd, scratch);
         wkv_widen_set(&wide, 1, &L->cross_v, dd, scratch + dd);
+        fill_job j = {compute, enc, L->cross_v_b, {NULL, NULL}, &wide, {NULL, NULL},
+                      {NULL, NULL}, c->n_ctx, d};
+        if (c->f16) {
+            j.out[0] = stage;
+            j.out[1] = stage + nd;
+            j.out16[0] = wkv_cross_k16(c, l);
+            j.out16[1] = wkv_cross_v16(c, l);
+        } else {
+            j.out[0] = wkv_cross_k(c, l);
+            j.out[1] = wkv_cross_v(c, l);
+        }
         if (compute) {
-            fill_job j = {compute, enc, L->cross_v_b,
-                          {wkv_compute_weight(compute, L->cross_k.data, d, d),
-                           wkv_compute_weight(compute, L->cross_v.data, d, d)},
-                          &wide, {wkv_cross_k(c, l), wkv_cross_v(c, l)}, c->n_ctx, d};
+            j.cw[0] = wkv_compute_weight(compute, L->cross_k.data, d, d);
+            j.cw[1] = wkv_compute_weight(compute, L->cross_v.data, d, d);
             wkv_pool_run(pool, fill_part, &j);
             continue;
         }
         /* f32: the exact path, both matrices widened first, over the pool */
         wkv_widen_all(&wide, pool);
-        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, wkv_cross_k(c, l));
-        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, wkv_cross_v(c, l));
+        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, j.out[0]);
+        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, j.out[1]);
+        if (c->f16) {
+            wkv_f32_to_f16_row(j.out[0], j.out16[0], nd);
+            wkv_f32_to_f16_row(j.out[1], j.out16[1], nd);
+        }
     }
     c->valid = 1;
+}
+
+typedef struct {
+    const uint16_t *src[2];
+    float *dst[2];
+    size_t n;
+} widen_job;
+
+static void widen_part(void *arg, int part, int n_parts)
+{
+    const widen_job *j = arg;
+    size_t a = j->n * (size_t)part / (size_t)n_parts, b = j->n * (size_t)(part + 1) / (size_t)n_parts;
+    for (int i = 0; i < 2; i++)
+        wkv_f16_to_f32_row(j->src[i] + a, j->dst[i] + a, b - a);
+}
+
+void wkv_cross_layer_f32(const wkv_cross_kv *c, int layer, float *wide, wkv_pool *pool,
+                         const float **k, const float **v)
+{
+    if (!c->f16) {
+        *k = wkv_cross_k(c, layer);
+        *v = wkv_cross_v(c, layer);
+        return;
+    }
+    size_t nd = (size_t)c->n_ctx * (size_t)c->n_state;
+    widen_job j = {{wkv_cross_k16(c, layer), wkv_cross_v16(c, layer)}, {wide, wide + nd}, nd};
+    wkv_pool_run(pool, widen_part, &j);
+    *k = wide;
+    *v = wide + nd;
 }
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state)

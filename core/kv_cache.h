@@ -3,8 +3,13 @@
  * Cross-KV cache: for each decoder layer, K = enc · Wk^T and V = enc · Wv^T + bv over
  * the n_audio_ctx encoder frames.  They depend only on the encoder output, so they
  * are computed once per window (wkv_cross_kv_fill, right after the encoder) and read
- * by every decoding step of that window.  Invariant: `valid` is set exactly when k/v
- * hold the projections of the current encoder output; a new window refills them.
+ * by every decoding step of that window.  Invariant: `valid` is set exactly when the
+ * cache holds the projections of the current encoder output; a new window refills them.
+ * Element type: f32 (k, v) on the f32 compute type, whose results are the reference's;
+ * IEEE half (k16, v16, as whisper.cpp keeps its cross cache) on bf16/int8, which are
+ * approximate anyway: a decoder step streams every layer's K and V, so half the bytes
+ * is most of what a quantized file's step can still save.  Steps read the halves
+ * directly; passes of more rows read a layer widened to f32 (wkv_cross_layer_f32).
  *
  * Self-KV cache: for each decoder layer, the K and V rows of every position decoded
  * so far.  Past positions never change, so a step appends one row per new token and
@@ -19,12 +24,15 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <stdint.h>
 
 struct wkv_compute;
 
 typedef struct {
     int n_layer, n_ctx, n_state;
-    float *k, *v; /* [n_layer][n_ctx][n_state] */
+    int f16;              /* k16/v16 hold the cache, k/v are NULL; else the reverse */
+    float *k, *v;         /* [n_layer][n_ctx][n_state] */
+    uint16_t *k16, *v16;  /* the same layout in IEEE half */
     int valid;
 } wkv_cross_kv;
 
@@ -39,15 +47,23 @@ typedef struct {
 
 int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state);
 void wkv_cross_kv_free(wkv_cross_kv *c);
+/* Switches the element type (f16: 1 = half, 0 = f32), reallocating; the cache becomes
+ * invalid.  0, or -1 with the old type kept when memory runs out. */
+int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16);
 /* Projects the encoder output (n_ctx x n_state) through every decoder layer's
  * cross-attention key and value weights: in f32 (exact) without `compute`, else on
- * the context's bf16/int8 compute type like the encoder's linear layers.  The cache
- * stays f32 either way. */
-/* scratch: 2 d x d floats where stored f16/quantized projections are widened for f32
- * products (with a compute type: only if one of its products fails, under lock). */
+ * the context's bf16/int8 compute type like the encoder's linear layers.
+ * scratch: 2 d x d floats where stored f16/quantized projections are widened for f32
+ * products (with a compute type: only if one of its products fails, under lock);
+ * stage: 2 n_ctx x d floats, used only by a half cache (a layer's f32 results before
+ * they are rounded). */
 void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
                        wkv_pool *pool, float *scratch, pthread_mutex_t *lock,
-                       struct wkv_compute *compute);
+                       struct wkv_compute *compute, float *stage);
+/* A layer's K and V as f32: the cache itself, or a half cache widened into `wide`
+ * (2 n_ctx x d floats) over the pool. */
+void wkv_cross_layer_f32(const wkv_cross_kv *c, int layer, float *wide, wkv_pool *pool,
+                         const float **k, const float **v);
 
 int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);
@@ -75,6 +91,14 @@ static inline float *wkv_cross_k(const wkv_cross_kv *c, int layer)
 static inline float *wkv_cross_v(const wkv_cross_kv *c, int layer)
 {
     return c->v + (size_t)layer * c->n_ctx * c->n_state;
+}
+static inline uint16_t *wkv_cross_k16(const wkv_cross_kv *c, int layer)
+{
+    return c->k16 + (size_t)layer * c->n_ctx * c->n_state;
+}
+static inline uint16_t *wkv_cross_v16(const wkv_cross_kv *c, int layer)
+{
+    return c->v16 + (size_t)layer * c->n_ctx * c->n_state;
 }
 
 #endif

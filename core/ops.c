@@ -1,5 +1,6 @@
 /* Layer norm, GELU, softmax, linear layers on sgemm, f16 conversion. */
 #include "ops.h"
+#include "gemv_f16.h"
 #include "internal.h"
 
 #include <cblas.h>
@@ -272,7 +273,18 @@ typedef struct {
     const float *q, *k, *v;
     int n_q, n_kv, d, n_head, causal_offset;
     float *scores, *out;
+    const uint16_t *k16, *v16; /* K and V in half instead (attention_rows only) */
 } attention_job;
+
+/* n floats of K or V from offset off: in place, or a half row widened into buf. */
+static inline const float *kv_row(const float *f32, const uint16_t *f16, size_t off, int n,
+                                  float *buf)
+{
+    if (!f16)
+        return f32 + off;
+    wkv_f16_to_f32_row(f16 + off, buf, (size_t)n);
+    return buf;
+}
 
 static void attention_head(const attention_job *j, int h, float *scores, wkv_pool *pool)
 {
@@ -327,8 +339,9 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
             vis[r] = j->causal_offset + r + 1 > t0 ? j->causal_offset + r + 1 : t0;
         vis_max = vis[r] > vis_max ? vis[r] : vis_max;
     }
+    float buf[j->k16 ? nh * hd : 1]; /* one row of half K or V widened; d <= 8192 */
     for (int t = t0; t < vis_max; t++) {
-        const float *kr = j->k + (size_t)t * d + h0 * hd;
+        const float *kr = kv_row(j->k, j->k16, (size_t)t * d + h0 * hd, nh * hd, buf);
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
@@ -349,7 +362,7 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
         }
     }
     for (int t = t0; t < vis_max; t++) {
-        const float *vr = j->v + (size_t)t * d + h0 * hd;
+        const float *vr = kv_row(j->v, j->v16, (size_t)t * d + h0 * hd, nh * hd, buf);
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
@@ -418,28 +431,37 @@ static void attention_keys(wkv_pool *pool, const attention_job *j)
         }
 }
 
+/* Up to 8 rows with n_q x n_head <= 64: K and V streamed once, split by keys over the
+ * pool when there are enough of them. */
+static void attention_step(wkv_pool *pool, const attention_job *j)
+{
+    const int n_q = j->n_q, n_kv = j->n_kv, d = j->d, n_head = j->n_head;
+    const int parts = wkv_pool_parts(pool);
+    const size_t nml = (size_t)n_q * n_head;
+    const size_t room = (size_t)64 * n_kv; /* scores: max(n_q, 64) x n_kv, n_q <= 8 */
+    if (parts > 1 && parts <= 64 && n_kv >= 64 * parts &&
+        nml * n_kv + parts * ((size_t)n_q * d + 2 * nml) <= room) {
+        attention_keys(pool, j);
+        return;
+    }
+    /* short histories: on this thread, normalised here */
+    float ml[2 * 64];
+    attention_rows(j, 0, n_head, 0, n_kv, j->scores, j->out, ml, ml + nml);
+    const int hd = d / n_head;
+    for (int r = 0; r < n_q; r++)
+        for (int c = 0; c < d; c++) {
+            float l = ml[nml + (size_t)r * n_head + c / hd];
+            float *o = j->out + (size_t)r * d + c;
+            *o = l > 0.0f ? *o / l : 0.0f;
+        }
+}
+
 void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out)
 {
-    attention_job job = {q, k, v, n_q, n_kv, d, n_head, causal_offset, scores, out};
+    attention_job job = {q, k, v, n_q, n_kv, d, n_head, causal_offset, scores, out, NULL, NULL};
     if (n_q <= 8 && n_q * n_head <= 64) { /* steps: K and V streamed once */
-        const int parts = wkv_pool_parts(pool);
-        const size_t nml = (size_t)n_q * n_head;
-        const size_t room = (size_t)64 * n_kv; /* scores: max(n_q, 64) x n_kv, n_q <= 8 */
-        if (parts > 1 && parts <= 64 && n_kv >= 64 * parts &&
-            nml * n_kv + parts * ((size_t)n_q * d + 2 * nml) <= room) {
-            attention_keys(pool, &job);
-            return;
-        }
-        /* short histories: on this thread, normalised here */
-        float ml[2 * 64];
-        attention_rows(&job, 0, n_head, 0, n_kv, scores, out, ml, ml + nml);
-        const int hd = d / n_head;
-        for (int r = 0; r < n_q; r++)
-            for (int c = 0; c < d; c++) {
-                float l = ml[nml + (size_t)r * n_head + c / hd];
-                out[(size_t)r * d + c] = l > 0.0f ? out[(size_t)r * d + c] / l : 0.0f;
-            }
+        attention_step(pool, &job);
     } else if (n_q >= 64) { /* many rows (prompt passes): heads in turn, softmax rows split */
         for (int h = 0; h < n_head; h++)
             attention_head(&job, h, scores, pool);
@@ -469,4 +491,22 @@ void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n)
         wkv_pool_run(pool, gelu_part, &job);
     else
         wkv_gelu(x, n);
+}
+
+int wkv_attention_f16_ok(int n_q, int n_head)
+{
+    return n_q >= 1 && n_q <= 8 && n_head <= 64;
+}
+
+void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const uint16_t *v,
+                       int n_q, int n_kv, int d, int n_head, float *scores, float *out)
+{
+    /* groups of rows small enough for the step path; each streams K and V once */
+    const int g = 64 / n_head;
+    for (int r0 = 0; r0 < n_q; r0 += g) {
+        const int n = n_q - r0 < g ? n_q - r0 : g;
+        attention_job job = {q + (size_t)r0 * d, NULL, NULL, n, n_kv, d, n_head, -1, scores,
+                             out + (size_t)r0 * d, k, v};
+        attention_step(pool, &job);
+    }
 }

@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* y[r] = LayerNorm(x[r]) * w + b for `rows` rows of `n` (eps 1e-5). y may be x. */
 void wkv_layer_norm(const float *x, float *y, int rows, int n, const float *w,
@@ -36,6 +37,12 @@ void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
  * row counts split the heads. */
 void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out);
+/* Whether wkv_attention_f16 takes n_q rows of n_head heads: the step path only. */
+int wkv_attention_f16_ok(int n_q, int n_head);
+/* wkv_attention without a mask over K and V stored in half (a bf16/int8 context's
+ * cross cache), each row widened as it streams by: rows in groups of the step path. */
+void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const uint16_t *v,
+                       int n_q, int n_kv, int d, int n_head, float *scores, float *out);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
 void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n);
 

@@ -3,7 +3,8 @@
  *  - bf16's output within 1e-2 and int8's within 3e-2 relative (Frobenius) of f32's,
  *    and not equal to it (the other type really ran);
  *  - the window's cross-attention K/V, which the type computes too, within the same
- *    bounds of the f32 projection of that type's own encoder output (and not equal);
+ *    bounds of the f32 projection of that type's own encoder output (and not equal),
+ *    kept in half: every value the type's f32 result rounded (f32 again on f32);
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN.
@@ -36,7 +37,11 @@ static double cross_k_error(const wkv_context *ctx)
     const int T = ctx->cross.n_ctx, d = ctx->cross.n_state;
     float *w = malloc((size_t)d * d * sizeof *w);
     const float *wk = wkv_mat_f32(&ctx->model->w.dec[0].cross_k, (size_t)d * d, w);
-    const float *enc = wkv_encoder_output(ctx), *k = wkv_cross_k(&ctx->cross, 0);
+    float *k = malloc(2 * (size_t)T * d * sizeof *k); /* K, and V when widened */
+    const float *enc = wkv_encoder_output(ctx), *kc, *vc;
+    wkv_cross_layer_f32(&ctx->cross, 0, k, NULL, &kc, &vc);
+    if (kc != k)
+        memcpy(k, kc, (size_t)T * d * sizeof *k);
     double num = 0.0, den = 0.0;
     for (int t = 0; t < T; t++)
         for (int o = 0; o < d; o++) {
@@ -48,6 +53,7 @@ static double cross_k_error(const wkv_context *ctx)
             den += r * r;
         }
     free(w);
+    free(k);
     return sqrt(num / (den > 0.0 ? den : 1.0));
 }
 
@@ -86,6 +92,18 @@ static void check_size(const char *size)
         printf("%s %s: encoder output relative error %.3g (bound %.0e)\n", size, name, e,
                types[t].bound);
         CHECK(e <= types[t].bound && e > 0.0, "%s %s: relative error %g", size, name, e);
+        /* the half cache holds the compute type's f32 results rounded: the last
+         * layer's are still in the stage (kv_cache.h) */
+        const wkv_cross_kv *c = &ctx->cross;
+        const size_t nd = (size_t)c->n_ctx * c->n_state;
+        size_t off = 0;
+        for (int kv = 0; c->f16 && kv < 2; kv++) {
+            const uint16_t *h = kv ? wkv_cross_v16(c, c->n_layer - 1) : wkv_cross_k16(c, c->n_layer - 1);
+            for (size_t i = 0; i < nd; i++)
+                off += h[i] != wkv_f32_to_f16(ctx->enc_mlp[kv * nd + i]);
+        }
+        CHECK(c->f16 && off == 0, "%s %s: half cross cache %d, %zu values not the rounded "
+              "results", size, name, c->f16, off);
         double ek = cross_k_error(ctx);
         printf("%s %s: cross K relative error %.3g\n", size, name, ek);
         CHECK(ek <= types[t].bound && ek > 1e-5, "%s %s: cross K relative error %g", size,
@@ -96,7 +114,8 @@ static void check_size(const char *size)
               "%s without oneDNN: rc %d, %s", name, rc, err ? err : "(no error)");
 #endif
     }
-    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0, "back to f32");
+    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0 && !ctx->cross.f16,
+          "back to f32, with an f32 cross cache");
     CHECK(wkv_encode(ctx, mel) == 0 &&
               memcmp(wkv_encoder_output(ctx), ref, n_out * sizeof *ref) == 0,
           "%s: f32 after another type is not bit-identical", size);

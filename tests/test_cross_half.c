@@ -1,0 +1,191 @@
+/* cross_half: the half cross cache (bf16/int8 contexts, kv_cache.h) changes nothing but
+ * the rounding of its values to half.
+ *  - decoder: a context whose cache is half and one whose f32 cache holds the same
+ *    values rounded through half give bit-identical logits for single steps (the
+ *    half rows widened as they stream by), a batch of 8 sequences, and a prompt pass
+ *    of more than 8 rows (the layer widened once);
+ *  - the half cache's values are the f32 projections rounded to nearest (2^-11
+ *    relative each, 2^-25 absolute below half's normal range), and it takes half the
+ *    bytes (wkv_context_memory);
+ *  - wkv_attention_f16 with 20 heads (rows split into groups of the step path) equals
+ *    wkv_attention on the widened K and V within 1e-5 relative, and exactly where the
+ *    two take the same path.
+ * Usage: test_cross_half MODEL.bin */
+#include "context.h"
+#include "gemv_f16.h"
+#include "ops.h"
+#include "testutil.h"
+#include "whisperkv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEPS 12
+#define BATCH 8
+
+static uint32_t seed = 99;
+static float frand(void)
+{
+    seed = seed * 1664525u + 1013904223u;
+    return (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
+}
+
+/* Everything one context decodes: steps, then a batch, then a pass of STEPS rows. */
+typedef struct {
+    float *steps, *batch, *pass;
+} run;
+
+static run decode_all(wkv_context *ctx, const int *seq, int n_vocab)
+{
+    run r = {malloc((size_t)STEPS * n_vocab * sizeof(float)),
+             malloc((size_t)BATCH * n_vocab * sizeof(float)),
+             malloc((size_t)n_vocab * sizeof(float))};
+    wkv_decode_reset(ctx);
+    for (int i = 0; i < STEPS; i++)
+        CHECK(wkv_decode(ctx, seq + i, 1, r.steps + (size_t)i * n_vocab) == 0, "step %d", i);
+    /* BATCH sequences continuing the same prefix with different tokens */
+    CHECK(wkv_self_kv_reserve(&ctx->self, BATCH) == 0, "reserve");
+    int slots[BATCH], toks[BATCH];
+    for (int s = 0; s < BATCH; s++) {
+        slots[s] = s;
+        toks[s] = seq[s + 2];
+        wkv_self_kv_copy(&ctx->self, s, 0, 0);
+    }
+    CHECK(wkv_decoder_batch(ctx, slots, toks, BATCH, r.batch) == 0, "batch");
+    wkv_decode_reset(ctx);
+    CHECK(wkv_decode(ctx, seq, STEPS, r.pass) == 0, "pass");
+    return r;
+}
+
+static void run_free(run *r)
+{
+    free(r->steps);
+    free(r->batch);
+    free(r->pass);
+}
+
+static void check_decoder(const char *path)
+{
+    char *err = NULL;
+    wkv_model *model = wkv_model_load(path, &err);
+    CHECK(model != NULL, "%s", err ? err : "");
+    if (!model)
+        return;
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    const wkv_specials *sp = wkv_model_specials(model);
+    float *mel = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *mel);
+    for (size_t i = 0; i < (size_t)hp->n_mels * WKV_N_FRAMES; i++)
+        mel[i] = frand();
+    int seq[STEPS];
+    seq[0] = sp->sot;
+    for (int i = 1; i < STEPS; i++)
+        seq[i] = (int)((uint32_t)(frand() * 1e6f + 1e6f) % (uint32_t)sp->eot);
+
+    wkv_context *a = wkv_context_new(model, 2, NULL), *b = wkv_context_new(model, 2, NULL);
+    size_t cache_f32 = 0, cache_half = 0;
+    wkv_context_memory(a, &cache_f32, NULL);
+    CHECK(wkv_cross_kv_set_f16(&b->cross, 1) == 0 && b->cross.f16 && !b->cross.k && b->cross.k16,
+          "a half cache");
+    wkv_context_memory(b, &cache_half, NULL);
+    const size_t n = (size_t)a->cross.n_layer * a->cross.n_ctx * a->cross.n_state;
+    CHECK(cache_f32 - cache_half == n * 2 * sizeof(uint16_t),
+          "cache bytes %zu (f32) and %zu (half) differ by %zu, want %zu", cache_f32, cache_half,
+          cache_f32 - cache_half, n * 2 * sizeof(uint16_t));
+
+    CHECK(wkv_encode(a, mel) == 0 && wkv_encode(b, mel) == 0, "encode");
+    /* a's f32 cache rounded through half in place: b's values, if b rounded right */
+    double worst = 0.0;
+    int differ = 0;
+    for (int kv = 0; kv < 2; kv++) {
+        float *f = kv ? a->cross.v : a->cross.k;
+        const uint16_t *h = kv ? b->cross.v16 : b->cross.k16;
+        for (size_t i = 0; i < n; i++) {
+            const float r = wkv_f16_to_f32(wkv_f32_to_f16(f[i]));
+            /* half's normal range: 2^-11 relative; below it, 2^-25 absolute */
+            const float e = fabsf(f[i]) >= 0x1p-14f ? fabsf((r - f[i]) / f[i])
+                                                    : fabsf(r - f[i]) * 0x1p14f;
+            worst = e > worst ? e : worst;
+            differ += wkv_f16_to_f32(h[i]) != r;
+            f[i] = r;
+        }
+    }
+    printf("half cross cache: %d of %zu values not the f32 ones rounded; worst rounding %.3g"
+           " (bound 2^-11 = 4.88e-4)\n",
+           differ, 2 * n, worst);
+    CHECK(differ == 0, "%d half values are not the f32 projections rounded", differ);
+    CHECK(worst > 0.0 && worst <= 0x1p-11, "rounding to half: worst %g", worst);
+
+    run ra = decode_all(a, seq, hp->n_vocab), rb = decode_all(b, seq, hp->n_vocab);
+    const char *what[] = {"single steps", "a batch of 8", "a pass of 12 rows"};
+    const float *x[] = {ra.steps, ra.batch, ra.pass}, *y[] = {rb.steps, rb.batch, rb.pass};
+    const size_t len[] = {(size_t)STEPS * hp->n_vocab, (size_t)BATCH * hp->n_vocab,
+                          (size_t)hp->n_vocab};
+    for (int i = 0; i < 3; i++) {
+        int same = memcmp(x[i], y[i], len[i] * sizeof(float)) == 0;
+        printf("%s: half cache %s (relative %.3g)\n", what[i], same ? "bit-identical" : "DIFFERS",
+               tu_rel_err(y[i], x[i], len[i]));
+        CHECK(same, "%s: the half cache's logits differ from the rounded f32 cache's", what[i]);
+    }
+    run_free(&ra);
+    run_free(&rb);
+    wkv_context_free(a);
+    wkv_context_free(b);
+    wkv_model_free(model);
+    free(mel);
+}
+
+/* wkv_attention_f16 against wkv_attention on the same values, 20 heads. */
+static void check_attention(void)
+{
+    const int d = 640, n_head = 20, n_kv = 1500;
+    const size_t nd = (size_t)n_kv * d;
+    uint16_t *k16 = malloc(nd * sizeof *k16), *v16 = malloc(nd * sizeof *v16);
+    float *k = malloc(nd * sizeof *k), *v = malloc(nd * sizeof *v);
+    float *q = malloc(8 * (size_t)d * sizeof *q), *scores = malloc(64 * (size_t)n_kv * 4 * sizeof *scores);
+    float *o1 = malloc(8 * (size_t)d * sizeof *o1), *o2 = malloc(8 * (size_t)d * sizeof *o2);
+    for (size_t i = 0; i < nd; i++) {
+        k16[i] = wkv_f32_to_f16(frand());
+        v16[i] = wkv_f32_to_f16(frand());
+        k[i] = wkv_f16_to_f32(k16[i]);
+        v[i] = wkv_f16_to_f32(v16[i]);
+    }
+    for (int i = 0; i < 8 * d; i++)
+        q[i] = 4.0f * frand();
+    wkv_pool *pool = wkv_pool_new(2);
+    for (int threads = 1; threads <= 2; threads++)
+        for (int n_q = 1; n_q <= 8; n_q++) {
+            wkv_pool *p = threads == 2 ? pool : NULL;
+            CHECK(wkv_attention_f16_ok(n_q, n_head), "n_q %d not taken", n_q);
+            wkv_attention(p, q, k, v, n_q, n_kv, d, n_head, -1, scores, o1);
+            wkv_attention_f16(p, q, k16, v16, n_q, n_kv, d, n_head, scores, o2);
+            double e = tu_rel_err(o2, o1, (size_t)n_q * d);
+            int same_path = n_q * n_head <= 64;
+            if (threads == 2 && (n_q == 1 || n_q == 8))
+                printf("attention, 20 heads, %d rows, %d threads: relative %.3g\n", n_q, threads, e);
+            CHECK(same_path ? e == 0.0 : e <= 1e-5, "%d rows, %d threads: relative %g", n_q,
+                  threads, e);
+        }
+    CHECK(!wkv_attention_f16_ok(9, n_head) && !wkv_attention_f16_ok(1, 65), "limits");
+    wkv_pool_free(pool);
+    free(k16);
+    free(v16);
+    free(k);
+    free(v);
+    free(q);
+    free(scores);
+    free(o1);
+    free(o2);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_cross_half MODEL\n");
+        return 2;
+    }
+    check_attention();
+    check_decoder(argv[1]);
+    return tu_finish("cross_half");
+}
