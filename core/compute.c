@@ -204,23 +204,30 @@ static float quantize_row(const float *x, int n, int8_t *q)
     return quantize_row_clones(x, n, q);
 }
 
-/* One row of an int8 product back to f32: o (+)= a * sr * scale + b (b may be NULL). */
+/* One row of an int8 product added back in f32: o += a * sr * scale + b (b may be NULL). */
 WKV_CLONES
-static void dequant_row(const int32_t *a, int n, float sr, const float *scale,
-                               const float *b, int accumulate, float *o)
+static void dequant_row_add(const int32_t *a, int n, float sr, const float *scale,
+                            const float *b, float *o)
 {
-    if (accumulate && b)
+    if (b)
         for (int j = 0; j < n; j++)
             o[j] += (float)a[j] * sr * scale[j] + b[j];
-    else if (accumulate)
-        for (int j = 0; j < n; j++)
-            o[j] += (float)a[j] * sr * scale[j];
-    else if (b)
-        for (int j = 0; j < n; j++)
-            o[j] = (float)a[j] * sr * scale[j] + b[j];
     else
         for (int j = 0; j < n; j++)
-            o[j] = (float)a[j] * sr * scale[j];
+            o[j] += (float)a[j] * sr * scale[j];
+}
+
+/* o = a * sr * scale + b over s32 products that oneDNN wrote into the f32 output row
+ * itself (each value read through memcpy, then overwritten with its float): no s32
+ * buffer as large as the output. */
+WKV_CLONES
+static void dequant_row_in_place(float *o, int n, float sr, const float *scale, const float *b)
+{
+    for (int j = 0; j < n; j++) {
+        int32_t a;
+        memcpy(&a, o + j, sizeof a);
+        o[j] = (float)a * sr * scale[j] + (b ? b[j] : 0.0f);
+    }
 }
 
 /* Row r (of `in` values) of a stored matrix as f32: in place, or widened into buf. */
@@ -384,25 +391,33 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
     if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
         return -1;
     if (i8) {
-        size_t rb = pt->rows_n * sizeof(float), ab = pt->acc_n * sizeof(int32_t);
-        if (grow((void **)&pt->row_scale, &rb, (size_t)rows * sizeof(float)) != 0 ||
-            grow((void **)&pt->acc, &ab, (size_t)rows * n * sizeof(int32_t)) != 0)
+        size_t rb = pt->rows_n * sizeof(float);
+        if (grow((void **)&pt->row_scale, &rb, (size_t)rows * sizeof(float)) != 0)
             return -1;
-        pt->rows_n = rb / sizeof(float), pt->acc_n = ab / sizeof(int32_t);
+        pt->rows_n = rb / sizeof(float);
         for (int r = 0; r < rows; r++)
             pt->row_scale[r] = quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
     } else {
         to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
     }
     pt->qx_rows = rows, pt->qx_k = k;
-convert_done:;
+convert_done:
+    if (i8 && accumulate) { /* else the s32 products go into `out` itself (same size) */
+        size_t ab = pt->acc_n * sizeof(int32_t);
+        if (grow((void **)&pt->acc, &ab, (size_t)rows * n * sizeof(int32_t)) != 0)
+            return -1;
+        pt->acc_n = ab / sizeof(int32_t);
+    }
     cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
-    if (exec(c, pt, &sh, pt->qx, cw->q, b, i8 ? (void *)pt->acc : (void *)out) != 0)
+    if (exec(c, pt, &sh, pt->qx, cw->q, b, i8 && accumulate ? (void *)pt->acc : (void *)out) != 0)
         return -1;
-    if (i8)
+    if (i8 && accumulate)
         for (int r = 0; r < rows; r++)
-            dequant_row(pt->acc + (size_t)r * n, n, pt->row_scale[r], cw->scale, b,
-                               accumulate, out + (size_t)r * n);
+            dequant_row_add(pt->acc + (size_t)r * n, n, pt->row_scale[r], cw->scale, b,
+                            out + (size_t)r * n);
+    else if (i8)
+        for (int r = 0; r < rows; r++)
+            dequant_row_in_place(out + (size_t)r * n, n, pt->row_scale[r], cw->scale, b);
     return 0;
 }
 
