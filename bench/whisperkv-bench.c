@@ -13,12 +13,16 @@
  *    the type's own peak (f32: the sgemm peak; bf16, int8: oneDNN's matmul peak on
  *    2048^3, measured with the rooflines when built with oneDNN) and the speed-up
  *    over f32 measured in the same rounds.
+ * The main measurement's context runs on --type (default auto, what the CLI and the
+ * element default to: f32 for f32/f16 files, int8 for quantized ones when built with
+ * oneDNN); the table's label names the type.
  * Medians of --reps runs.  The decoder's steps follow a prompt of --prompt tokens
  * (default 225, the longest the reference sends; 4 is a window's start without
  * previous text, what scripts/whispercpp-bench.sh times for whisper.cpp).
  *
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
  *                   [--tokens N] [--prompt N] [--file WAV] [--compute-type LIST]
+ *                   [--type TYPE]
  */
 #include "dnnl_peak.h"
 #include "genlib.h"
@@ -63,6 +67,7 @@ typedef struct {
     int prompt; /* decoder prompt tokens; 0: n_text_ctx / 2 + 1 (225), the longest */
     const char *file;
     const char *compute_types; /* comma-separated wkv_compute_type names, or NULL */
+    wkv_compute_type type;     /* the main measurement's context (--type; default auto) */
     double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
     double type_peak[4];             /* per wkv_compute_type: the peak its encoder is
                                         measured against (f32: sgemm; bf16, int8:
@@ -217,11 +222,12 @@ static double step_weight_bytes(const wkv_hparams *hp)
     return n * stored_bytes_per_weight(hp->ftype);
 }
 
-/* Plus the f32 cross K/V of the window every block reads: what a step streams. */
-static double step_bytes(const wkv_hparams *hp)
+/* Plus the cross K/V of the window every block reads (f32, or half on bf16/int8):
+ * what a step streams. */
+static double step_bytes(const wkv_hparams *hp, wkv_compute_type type)
 {
-    return step_weight_bytes(hp) +
-           hp->n_text_layer * 2.0 * hp->n_audio_ctx * hp->n_text_state * 4.0;
+    return step_weight_bytes(hp) + hp->n_text_layer * 2.0 * hp->n_audio_ctx * hp->n_text_state *
+                                       (type == WKV_COMPUTE_F32 ? 4.0 : 2.0);
 }
 
 /* ms per token of `steps` single-token steps after a prompt of n_prompt tokens. */
@@ -328,12 +334,14 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     const wkv_hparams *hp = wkv_model_hparams(model);
     const wkv_specials *sp = wkv_model_specials(model);
     wkv_context *ctx = wkv_context_new(model, bo->threads, &err);
-    if (!ctx) {
-        fprintf(stderr, "%s\n", err);
+    if (!ctx || wkv_context_set_compute_type(ctx, bo->type, &err) != 0) {
+        fprintf(stderr, "%s\n", err ? err : "no memory");
         free(err);
+        wkv_context_free(ctx);
         wkv_model_free(model);
         return -1;
     }
+    const wkv_compute_type type = wkv_context_compute_type(ctx);
 
     size_t n_pcm = WKV_N_SAMPLES;
     float *pcm = malloc(n_pcm * sizeof *pcm);
@@ -401,9 +409,9 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         .cache_mb = (double)cache_b / 1048576.0,
         .act_mb = (double)act_b / 1048576.0,
     };
-    snprintf(res->label, sizeof res->label, "%s", label);
+    snprintf(res->label, sizeof res->label, "%s (%s)", label, wkv_compute_type_name(type));
     res->enc_gflops = encoder_flops(hp) / (res->enc * 1e-3) / 1e9;
-    res->step_gbs = step_bytes(hp) / (res->full * 1e-3) / 1e9;
+    res->step_gbs = step_bytes(hp, type) / (res->full * 1e-3) / 1e9;
     wkv_context_free(ctx);
     ctx = NULL;
     int rc = bo->compute_types ? bench_compute_types(label, model, window, bo) : 0;
@@ -491,9 +499,10 @@ static int bench_file(const char *label, const char *model_path, const bench_opt
     char *err = NULL;
     wkv_model *model = wkv_model_load(model_path, &err);
     wkv_context *ctx = model ? wkv_context_new(model, bo->threads, &err) : NULL;
-    if (!ctx) {
-        fprintf(stderr, "%s\n", err);
+    if (!ctx || wkv_context_set_compute_type(ctx, bo->type, &err) != 0) {
+        fprintf(stderr, "%s\n", err ? err : "no memory");
         free(err);
+        wkv_context_free(ctx);
         wkv_model_free(model);
         wav_free(&wav);
         return -1;
@@ -569,12 +578,14 @@ static char *generate(const char *size)
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
-                    "[--tokens N] [--prompt N] [--file WAV] [--compute-type f32,bf16,int8]\n", argv0);
+                    "[--tokens N] [--prompt N] [--file WAV] [--compute-type f32,bf16,int8] "
+                    "[--type auto|f32|bf16|int8]\n", argv0);
 }
 
 int main(int argc, char **argv)
 {
-    bench_opts bo = {.threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .reps = 5, .tokens = 100};
+    bench_opts bo = {.threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .reps = 5, .tokens = 100,
+                     .type = WKV_COMPUTE_AUTO};
     const char *sizes = "tiny,base", *model_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc)
@@ -593,6 +604,14 @@ int main(int argc, char **argv)
             bo.file = argv[++i];
         else if (!strcmp(argv[i], "--compute-type") && i + 1 < argc)
             bo.compute_types = argv[++i];
+        else if (!strcmp(argv[i], "--type") && i + 1 < argc) {
+            int t = wkv_compute_type_parse(argv[++i]);
+            if (t < 0) {
+                fprintf(stderr, "--type must be auto, f32, bf16 or int8\n");
+                return 2;
+            }
+            bo.type = (wkv_compute_type)t;
+        }
         else {
             usage(argv[0]);
             return 2;

@@ -77,7 +77,8 @@ static GOptionEntry entries[] = {
      "Threads (default: the number of cores)", "N"},
     {"compute-type", 0, 0, G_OPTION_ARG_STRING, &opt_compute_type,
      "Encoder compute type: auto (f32 for f32/f16 files, int8 for quantized ones), f32 "
-     "(exact), bf16 or int8 (need oneDNN; docs/performance.md); default f32", "TYPE"},
+     "(exact), bf16 or int8 (need oneDNN; docs/performance.md); default auto, as the "
+     "element's", "TYPE"},
     {"no-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_no_timestamps,
      "Decode without timestamp tokens (one segment per 30-s window)", NULL},
     {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
@@ -701,9 +702,9 @@ int main(int argc, char **argv)
         status = fail(1, "%s", err);
         goto done;
     }
-    if (opt_compute_type &&
-        wkv_context_set_compute_type(
-            ctx, (wkv_compute_type)wkv_compute_type_parse(opt_compute_type), &err) != 0) {
+    if (wkv_context_set_compute_type(
+            ctx, opt_compute_type ? (wkv_compute_type)wkv_compute_type_parse(opt_compute_type)
+                                  : WKV_COMPUTE_AUTO, &err) != 0) {
         err = take_core_error(err, "cannot use that compute type");
         status = fail(1, "%s", err);
         goto done;
