@@ -1,5 +1,6 @@
 /* Layer norm, GELU, softmax, linear layers on sgemm, f16 conversion. */
 #include "ops.h"
+#include "attn_f16.h"
 #include "gemv_f16.h"
 #include "internal.h"
 
@@ -339,16 +340,23 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
             vis[r] = j->causal_offset + r + 1 > t0 ? j->causal_offset + r + 1 : t0;
         vis_max = vis[r] > vis_max ? vis[r] : vis_max;
     }
-    float buf[j->k16 ? nh * hd : 1]; /* one row of half K or V widened; d <= 8192 */
+    /* half K/V: widened in registers by attn_f16.c's kernels, else a row at a time
+     * into buf (d <= 8192) */
+    const int regs = j->k16 && wkv_attn_f16_ok(hd);
+    float buf[j->k16 && !regs ? nh * hd : 1];
     for (int t = t0; t < vis_max; t++) {
-        const float *kr = kv_row(j->k, j->k16, (size_t)t * d + h0 * hd, nh * hd, buf);
+        const size_t off = (size_t)t * d + h0 * hd;
+        const float *kr = regs ? NULL : kv_row(j->k, j->k16, off, nh * hd, buf);
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
             const float *qr = j->q + (size_t)r * d + h0 * hd;
             float *sr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
-            for (int hh = 0; hh < nh; hh++)
-                sr[(size_t)hh * n_kv] = scale * dot_lanes(qr + hh * hd, kr + hh * hd, hd);
+            if (regs)
+                wkv_attn_f16_dot(qr, j->k16 + off, nh, hd, scale, sr, n_kv);
+            else
+                for (int hh = 0; hh < nh; hh++)
+                    sr[(size_t)hh * n_kv] = scale * dot_lanes(qr + hh * hd, kr + hh * hd, hd);
         }
     }
     for (int r = 0; r < j->n_q; r++) {
@@ -362,12 +370,17 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
         }
     }
     for (int t = t0; t < vis_max; t++) {
-        const float *vr = kv_row(j->v, j->v16, (size_t)t * d + h0 * hd, nh * hd, buf);
+        const size_t off = (size_t)t * d + h0 * hd;
+        const float *vr = regs ? NULL : kv_row(j->v, j->v16, off, nh * hd, buf);
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
             float *orow = o + (size_t)r * d + h0 * hd;
             const float *pr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
+            if (regs) {
+                wkv_attn_f16_axpy(pr, n_kv, j->v16 + off, nh, hd, orow);
+                continue;
+            }
             for (int hh = 0; hh < nh; hh++) {
                 const float p = pr[(size_t)hh * n_kv];
                 for (int i = 0; i < hd; i++)

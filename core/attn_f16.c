@@ -1,0 +1,123 @@
+/* The decoder's step attention over a half cross cache (kv_cache.h): one key or value
+ * row of every head at a time, the halves widened in registers (F16C) instead of
+ * through a buffer.  Bit for bit what ops.c's f32 loops give on the widened values:
+ * the dot keeps dot_lanes' sixteen lanes, its reduction tree and separate multiply
+ * and add (the core is built as ISO C: no contraction into FMA); the value update is
+ * elementwise.  AVX-512 and AVX2 (run-time choice, gemv_f16.c's detection); elsewhere,
+ * or with a head size not a multiple of 16, the caller widens rows itself. */
+#include "attn_f16.h"
+#include "gemv_f16.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define T512 __attribute__((target("avx512f,avx2,f16c")))
+#define T256 __attribute__((target("avx2,f16c")))
+
+static T512 void dot512(const float *q, const uint16_t *k, int nh, int hd, float scale,
+                        float *out, size_t stride)
+{
+    for (int h = 0; h < nh; h++, q += hd, k += hd) {
+        __m512 s = _mm512_setzero_ps();
+        for (int i = 0; i < hd; i += 16)
+            s = _mm512_add_ps(s, _mm512_mul_ps(_mm512_loadu_ps(q + i),
+                                               _mm512_cvtph_ps(_mm256_loadu_si256(
+                                                   (const __m256i *)(const void *)(k + i)))));
+        /* dot_lanes' tree: lanes k += k + 8, then + 4, + 2, + 1 */
+        __m256 a = _mm256_add_ps(_mm512_castps512_ps256(s),
+                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+        __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+        b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
+        out[(size_t)h * stride] = scale * _mm_cvtss_f32(b);
+    }
+}
+
+static T512 void axpy512(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
+                         float *o)
+{
+    for (int h = 0; h < nh; h++, v += hd, o += hd) {
+        const __m512 a = _mm512_set1_ps(p[(size_t)h * stride]);
+        for (int i = 0; i < hd; i += 16)
+            _mm512_storeu_ps(o + i, _mm512_add_ps(_mm512_loadu_ps(o + i),
+                                                  _mm512_mul_ps(a, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                                      (const __m256i *)(const void *)(v + i))))));
+    }
+}
+
+static T256 __m256 cvt8(const uint16_t *x)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)x));
+}
+
+static T256 void dot256(const float *q, const uint16_t *k, int nh, int hd, float scale,
+                        float *out, size_t stride)
+{
+    for (int h = 0; h < nh; h++, q += hd, k += hd) {
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps(); /* lanes 0-7, 8-15 */
+        for (int i = 0; i < hd; i += 16) {
+            lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(q + i), cvt8(k + i)));
+            hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_loadu_ps(q + i + 8), cvt8(k + i + 8)));
+        }
+        __m256 a = _mm256_add_ps(lo, hi);
+        __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+        b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
+        out[(size_t)h * stride] = scale * _mm_cvtss_f32(b);
+    }
+}
+
+static T256 void axpy256(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
+                         float *o)
+{
+    for (int h = 0; h < nh; h++, v += hd, o += hd) {
+        const __m256 a = _mm256_set1_ps(p[(size_t)h * stride]);
+        for (int i = 0; i < hd; i += 8)
+            _mm256_storeu_ps(o + i, _mm256_add_ps(_mm256_loadu_ps(o + i),
+                                                  _mm256_mul_ps(a, cvt8(v + i))));
+    }
+}
+
+int wkv_attn_f16_ok(int hd)
+{
+    return hd > 0 && hd % 16 == 0 && wkv_gemv_isa() != WKV_ISA_SCALAR;
+}
+
+void wkv_attn_f16_dot(const float *q, const uint16_t *k, int nh, int hd, float scale,
+                      float *out, size_t stride)
+{
+    if (wkv_gemv_isa() == WKV_ISA_AVX512)
+        dot512(q, k, nh, hd, scale, out, stride);
+    else
+        dot256(q, k, nh, hd, scale, out, stride);
+}
+
+void wkv_attn_f16_axpy(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
+                       float *o)
+{
+    if (wkv_gemv_isa() == WKV_ISA_AVX512)
+        axpy512(p, stride, v, nh, hd, o);
+    else
+        axpy256(p, stride, v, nh, hd, o);
+}
+
+#else /* no x86 kernels: the caller widens rows (wkv_attn_f16_ok says so) */
+
+int wkv_attn_f16_ok(int hd)
+{
+    (void)hd;
+    return 0;
+}
+
+void wkv_attn_f16_dot(const float *q, const uint16_t *k, int nh, int hd, float scale,
+                      float *out, size_t stride)
+{
+    (void)q, (void)k, (void)nh, (void)hd, (void)scale, (void)out, (void)stride;
+}
+
+void wkv_attn_f16_axpy(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
+                       float *o)
+{
+    (void)p, (void)stride, (void)v, (void)nh, (void)hd, (void)o;
+}
+#endif
