@@ -16,6 +16,7 @@ struct wkv_output {
     JsonObject *live;     /* the live summary, when set */
     wkv_cues *cues;       /* srt/vtt with word timestamps */
     char *alignment_heads; /* json with word timestamps */
+    char *compute_type;   /* json: the context's compute type (auto resolved) */
     gboolean words;
     GArray *final_delays; /* live: committed_at - end of each final (double) */
     GArray *word_delays;  /* live with words: the same of each word */
@@ -29,6 +30,12 @@ void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
     o->alignment_heads = g_strdup(alignment_heads);
     if (!o->cues && (o->fmt == WKV_OUT_SRT || o->fmt == WKV_OUT_VTT))
         o->cues = wkv_cues_new(cues, o->fmt == WKV_OUT_VTT, o->out);
+}
+
+void wkv_output_set_compute_type(wkv_output *o, const char *name)
+{
+    g_free(o->compute_type);
+    o->compute_type = g_strdup(name);
 }
 
 gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
@@ -75,6 +82,7 @@ void wkv_output_free(wkv_output *o)
         json_array_unref(o->segments);
     g_free(o->first_language);
     g_free(o->alignment_heads);
+    g_free(o->compute_type);
     wkv_cues_free(o->cues);
     if (o->language_probs)
         json_array_unref(o->language_probs);
@@ -332,6 +340,8 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     JsonObject *m = json_object_new();
     set_hparams(m, wkv_model_hparams(model));
     json_object_set_object_member(root, "model", m);
+    if (o->compute_type)
+        json_object_set_string_member(root, "compute_type", o->compute_type);
     /* "auto": what was detected (the first window's), if anything was */
     if (g_strcmp0(language, "auto") == 0 && o->first_language)
         language = o->first_language;

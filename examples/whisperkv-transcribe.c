@@ -751,6 +751,7 @@ int main(int argc, char **argv)
     prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
     out = wkv_output_new(fmt, outf);
+    wkv_output_set_compute_type(out, wkv_compute_type_name(wkv_context_compute_type(ctx)));
     if (!wkv_word_options_apply(model, &opts, out, &err)) {
         status = usage("%s", err);
         goto done;

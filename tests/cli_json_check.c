@@ -236,6 +236,17 @@ int main(int argc, char **argv)
                 problem("model.%s is negative or missing", hparams[i]);
         }
 
+    /* what ran: the CLI's default (auto) is f32 on f32/f16 files, int8 on quantized
+     * ones when built with oneDNN; the tests run f16 files without --compute-type */
+    JsonNode *ct = member(root, "root", "compute_type");
+    const char *ct_name = ct && JSON_NODE_HOLDS_VALUE(ct) &&
+                                  json_node_get_value_type(ct) == G_TYPE_STRING
+                              ? json_node_get_string(ct) : NULL;
+    gint64 ft = hp[G_N_ELEMENTS(hparams) - 1] % 1000;
+    if (!ct_name || ((ft == 0 || ft == 1) && strcmp(ct_name, "f32") != 0))
+        problem("compute_type is %s on a file of ftype %" G_GINT64_FORMAT " (want f32)",
+                ct_name ? ct_name : "missing", ft);
+
     JsonNode *lang = member(root, "root", "language");
     if (lang && (!JSON_NODE_HOLDS_VALUE(lang) || json_node_get_value_type(lang) != G_TYPE_STRING ||
                  !*json_node_get_string(lang)))
