@@ -3,7 +3,9 @@
  *  - decoder: a context whose cache is half and one whose f32 cache holds the same
  *    values rounded through half give bit-identical logits for single steps (the
  *    half rows widened as they stream by), a batch of 8 sequences, and a prompt pass
- *    of more than 8 rows (the layer widened once);
+ *    of more than 8 rows (the layer widened once), and the same word-alignment matrix
+ *    and token probabilities (the alignment pass reads widened layers through its
+ *    hook);
  *  - the half cache's values are the f32 projections rounded to nearest (2^-11
  *    relative each, 2^-25 absolute below half's normal range), and it takes half the
  *    bytes (wkv_context_memory);
@@ -11,6 +13,7 @@
  *    wkv_attention on the widened K and V within 1e-5 relative, and exactly where the
  *    two take the same path.
  * Usage: test_cross_half MODEL.bin */
+#include "align.h"
 #include "context.h"
 #include "gemv_f16.h"
 #include "ops.h"
@@ -130,6 +133,38 @@ static void check_decoder(const char *path)
     }
     run_free(&ra);
     run_free(&rb);
+
+    /* the alignment pass: sot, notimestamps, 8 text tokens, eot over 100 frames */
+    int *pairs = NULL, n_pairs = 0, al[11];
+    char *herr = NULL;
+    CHECK(wkv_heads_resolve(model, "default", &pairs, &n_pairs, NULL, &herr) == 0, "heads: %s",
+          herr ? herr : "");
+    al[0] = sp->sot;
+    al[1] = sp->notimestamps;
+    for (int i = 0; i < 8; i++)
+        al[2 + i] = seq[2 + i];
+    al[10] = sp->eot;
+    const int F = 100, rows = 11 - 1 - 1;
+    float *ma = malloc((size_t)rows * F * sizeof *ma), *mb = malloc((size_t)rows * F * sizeof *mb);
+    float pa[16], pb[16];
+    CHECK(wkv_align_matrix(a, pairs, n_pairs, al, 11, 1, F, ma, pa) == 0 &&
+              wkv_align_matrix(b, pairs, n_pairs, al, 11, 1, F, mb, pb) == 0,
+          "alignment pass");
+    int finite = 1, varied = 0;
+    for (int i = 0; i < rows * F; i++) {
+        finite &= isfinite(ma[i]);
+        varied |= ma[i] != ma[0];
+    }
+    CHECK(finite && varied, "the alignment matrix is not finite and varied");
+    int same = memcmp(ma, mb, (size_t)rows * F * sizeof *ma) == 0 &&
+               memcmp(pa, pb, 8 * sizeof *pa) == 0;
+    printf("alignment matrix and probabilities: half cache %s\n",
+           same ? "bit-identical" : "DIFFERS");
+    CHECK(same, "the alignment pass differs on the half cache");
+    free(ma);
+    free(mb);
+    free(pairs);
+    free(herr);
     wkv_context_free(a);
     wkv_context_free(b);
     wkv_model_free(model);
