@@ -8,7 +8,8 @@
  * Element type: f32 (k, v) on the f32 compute type, whose results are the reference's;
  * IEEE half (k16, v16, as whisper.cpp keeps its cross cache) on bf16/int8, which are
  * approximate anyway: a decoder step streams every layer's K and V, so half the bytes
- * is most of what a quantized file's step can still save.  Steps read the halves
+ * is most of what a quantized file's step can still save (values beyond half's range,
+ * +-65504, become +-inf there, as in whisper.cpp's cache).  Steps read the halves
  * directly; passes of more rows read a layer widened to f32 (wkv_cross_layer_f32).
  *
  * Self-KV cache: for each decoder layer, the K and V rows of every position decoded
