@@ -171,6 +171,75 @@ static float softmax_exp_clones(float *x, int n, float *max)
     return (float)sum;
 }
 
+/* e^x in double for x <= 0, to ~2 ulp (4.7e-16 relative measured against libm's exp
+ * on [-680, 0]): x - n ln2 (ln2 in two parts), Taylor to degree 12 on |r| <= ln2 / 2,
+ * 2^n from the bits of the rounding sum, so that a loop of it vectorizes. */
+static inline double exp_nonpos_d(double x)
+{
+    x = x < -708.0 ? -708.0 : x; /* e^-708 ~ 3e-308: nothing to a sum of e^0 and more */
+    const double magic = 6755399441055744.0; /* 1.5 * 2^52: adding it rounds to an integer */
+    const double t = x * 1.4426950408889634 + magic, n = t - magic;
+    double r = x - n * 0.6931471803691238164901733398437500;
+    r = r - n * 1.9082149292705877000220631004e-10;
+    double p = 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    int64_t tb, mb;
+    memcpy(&tb, &t, sizeof tb);
+    memcpy(&mb, &magic, sizeof mb);
+    const int64_t sb = (int64_t)((uint64_t)(tb - mb + 1023) << 52);
+    double scale;
+    memcpy(&scale, &sb, sizeof scale);
+    return p * scale;
+}
+
+/* log(sum e^x) over a row of logits in double: the maximum over sixteen lanes, then
+ * e^(x - max) by exp_nonpos_d in sixteen double lanes.  Both loops vectorize; libm's
+ * exp over a 51865-token vocabulary took 0.3 - 0.5 ms a call, twice a greedy step, on
+ * one thread while the other waited.  NaN stays NaN; all -inf gives -inf. */
+WKV_CLONES
+static double log_sum_exp_clones(const float *x, int n)
+{
+    float m16[16];
+    for (int k = 0; k < 16; k++)
+        m16[k] = -INFINITY;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++)
+            m16[k] = x[i + k] > m16[k] ? x[i + k] : m16[k];
+    float m = -INFINITY;
+    for (int k = 0; k < 16; k++)
+        m = m16[k] > m ? m16[k] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    if (m == -INFINITY)
+        return -INFINITY;
+    double s[16] = {0}, sum = 0.0;
+    for (i = 0; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++)
+            s[k] += exp_nonpos_d((double)x[i + k] - m);
+    for (; i < n; i++)
+        sum += exp_nonpos_d((double)x[i] - m);
+    for (int k = 0; k < 16; k++)
+        sum += s[k];
+    return (double)m + log(sum);
+}
+
+double wkv_log_sum_exp(const float *x, int n)
+{
+    return log_sum_exp_clones(x, n);
+}
+
 float wkv_softmax_exp(float *x, int n, float *max)
 {
     return softmax_exp_clones(x, n, max);

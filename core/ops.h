@@ -43,6 +43,9 @@ int wkv_attention_f16_ok(int n_q, int n_head);
  * cross cache), each row widened as it streams by: rows in groups of the step path. */
 void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const uint16_t *v,
                        int n_q, int n_kv, int d, int n_head, float *scores, float *out);
+/* log(sum_i e^x[i]) (the log-softmax's normalizer) in double, vectorized; -inf when
+ * every x is -inf. */
+double wkv_log_sum_exp(const float *x, int n);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
 void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n);
 

@@ -1,28 +1,15 @@
 /* Logit filters and scores, in the reference's order and with its edge cases. */
 #include "rules.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-static double log_sum_exp(const float *x, int n)
-{
-    float mx = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (x[i] > mx)
-            mx = x[i];
-    if (mx == -INFINITY)
-        return -INFINITY;
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += exp((double)x[i] - mx);
-    return mx + log(s);
-}
-
 double wkv_logprob(const float *logits, int n, int token)
 {
-    return (double)logits[token] - log_sum_exp(logits, n);
+    return (double)logits[token] - wkv_log_sum_exp(logits, n);
 }
 
 double wkv_prob(const float *logits, int n, int token)
@@ -91,8 +78,8 @@ void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
             forbid(logits, tb + r->max_initial_ts_index + 1, n_vocab);
     }
     /* if the timestamps together are more probable than any text token, sample one */
-    double lse = log_sum_exp(logits, n_vocab);
-    double ts_lp = log_sum_exp(logits + tb, n_vocab - tb) - lse;
+    double lse = wkv_log_sum_exp(logits, n_vocab);
+    double ts_lp = wkv_log_sum_exp(logits + tb, n_vocab - tb) - lse;
     float max_text = -INFINITY;
     for (int i = 0; i < tb; i++)
         if (logits[i] > max_text)

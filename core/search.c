@@ -2,6 +2,7 @@
  * searches through the KV caches: greedy or beam search at temperature 0, best-of
  * sampling above it, with the reference's filters, scores and ranking. */
 #include "context.h"
+#include "ops.h"
 #include "rules.h"
 
 #include <math.h>
@@ -99,14 +100,7 @@ static int argmax2(const float *x, int n, float *margin)
 /* log_softmax of a whole row, in place (double accumulation). */
 static void log_softmax(float *x, int n)
 {
-    float mx = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (x[i] > mx)
-            mx = x[i];
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += exp((double)x[i] - mx);
-    float lse = (float)(mx + log(s));
+    float lse = (float)wkv_log_sum_exp(x, n);
     for (int i = 0; i < n; i++)
         x[i] -= lse;
 }

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,6 +207,22 @@ static void scores(fixture *f)
     double want = x - log(exp(x) + (f->n_vocab - 1));
     CHECK(fabs(lp - want) < 1e-9, "logprob %.12f, want %.12f", lp, want);
     CHECK(fabs(wkv_prob(f->logits, f->n_vocab, 7) - exp(want)) < 1e-12, "prob");
+    /* spread logits (-100 .. 0 below the best, a third suppressed): the vectorized
+     * exp against a long double sum of libm's expl */
+    uint32_t r = 12345;
+    for (int i = 0; i < f->n_vocab; i++) {
+        r = r * 1664525u + 1013904223u;
+        f->logits[i] = i % 3 == 1 ? -INFINITY : (float)(r >> 8) / 167772.16f - 100.0f;
+    }
+    float mx = -INFINITY;
+    for (int i = 0; i < f->n_vocab; i++)
+        mx = f->logits[i] > mx ? f->logits[i] : mx;
+    long double sum = 0.0L;
+    for (int i = 0; i < f->n_vocab; i++)
+        sum += expl((long double)f->logits[i] - mx);
+    const double want2 = (double)((long double)f->logits[5] - mx - logl(sum));
+    const double lp2 = wkv_logprob(f->logits, f->n_vocab, 5);
+    CHECK(fabs(lp2 - want2) < 1e-12, "spread logits: logprob %.15f, want %.15f", lp2, want2);
     CHECK(wkv_compression_ratio("") == 0.0, "empty text");
     char rep[401];
     memset(rep, 'a', 400);
