@@ -134,10 +134,9 @@ void wkv_gelu(float *x, size_t n)
     gelu_clones(x, n);
 }
 
-/* Sixteen lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and
- * the baseline, chosen at run time. */
-WKV_CLONES
-static float softmax_exp_clones(float *x, int n, float *max)
+/* The maximum of x[0..n) over sixteen lanes (-inf for none), inlined into each
+ * caller's clone so that it vectorizes for that target. */
+static inline float max_lanes(const float *x, int n)
 {
     float m16[16];
     for (int k = 0; k < 16; k++)
@@ -151,12 +150,22 @@ static float softmax_exp_clones(float *x, int n, float *max)
         m = m16[k] > m ? m16[k] : m;
     for (; i < n; i++)
         m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+/* Sixteen lanes at a time so the compiler vectorizes; built for AVX-512, AVX2 and
+ * the baseline, chosen at run time. */
+WKV_CLONES
+static float softmax_exp_clones(float *x, int n, float *max)
+{
+    const float m = max_lanes(x, n);
     if (max)
         *max = m;
     if (m == -INFINITY)
         return 0.0f;
     float s[16] = {0};
-    for (i = 0; i + 16 <= n; i += 16)
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
         for (int k = 0; k < 16; k++) {
             x[i + k] = exp_nonpos(x[i + k] - m);
             s[k] += x[i + k];
@@ -210,22 +219,12 @@ static inline double exp_nonpos_d(double x)
 WKV_CLONES
 static double log_sum_exp_clones(const float *x, int n)
 {
-    float m16[16];
-    for (int k = 0; k < 16; k++)
-        m16[k] = -INFINITY;
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int k = 0; k < 16; k++)
-            m16[k] = x[i + k] > m16[k] ? x[i + k] : m16[k];
-    float m = -INFINITY;
-    for (int k = 0; k < 16; k++)
-        m = m16[k] > m ? m16[k] : m;
-    for (; i < n; i++)
-        m = x[i] > m ? x[i] : m;
+    const float m = max_lanes(x, n);
     if (m == -INFINITY)
         return -INFINITY;
     double s[16] = {0}, sum = 0.0;
-    for (i = 0; i + 16 <= n; i += 16)
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
         for (int k = 0; k < 16; k++)
             s[k] += exp_nonpos_d((double)x[i + k] - m);
     for (; i < n; i++)
