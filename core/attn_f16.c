@@ -13,6 +13,17 @@
 
 #define T512 __attribute__((target("avx512f,avx2,f16c")))
 #define T256 __attribute__((target("avx2,f16c")))
+#define INL static inline __attribute__((always_inline))
+
+/* The last three steps of dot_lanes' tree on lanes 0-7 (already s[k] + s[k + 8]):
+ * k += k + 4, then + 2, then + 1. */
+INL T256 float tree8(__m256 a)
+{
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
+    return _mm_cvtss_f32(b);
+}
 
 static T512 void dot512(const float *q, const uint16_t *k, int nh, int hd, float scale,
                         float *out, size_t stride)
@@ -23,13 +34,9 @@ static T512 void dot512(const float *q, const uint16_t *k, int nh, int hd, float
             s = _mm512_add_ps(s, _mm512_mul_ps(_mm512_loadu_ps(q + i),
                                                _mm512_cvtph_ps(_mm256_loadu_si256(
                                                    (const __m256i *)(const void *)(k + i)))));
-        /* dot_lanes' tree: lanes k += k + 8, then + 4, + 2, + 1 */
-        __m256 a = _mm256_add_ps(_mm512_castps512_ps256(s),
-                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
-        __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-        b = _mm_add_ps(b, _mm_movehl_ps(b, b));
-        b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
-        out[(size_t)h * stride] = scale * _mm_cvtss_f32(b);
+        /* dot_lanes' tree: lanes k += k + 8, then the rest */
+        const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1));
+        out[(size_t)h * stride] = scale * tree8(_mm256_add_ps(_mm512_castps512_ps256(s), hi));
     }
 }
 
@@ -45,7 +52,7 @@ static T512 void axpy512(const float *p, size_t stride, const uint16_t *v, int n
     }
 }
 
-static T256 __m256 cvt8(const uint16_t *x)
+INL T256 __m256 cvt8(const uint16_t *x)
 {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)x));
 }
@@ -59,11 +66,7 @@ static T256 void dot256(const float *q, const uint16_t *k, int nh, int hd, float
             lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(q + i), cvt8(k + i)));
             hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_loadu_ps(q + i + 8), cvt8(k + i + 8)));
         }
-        __m256 a = _mm256_add_ps(lo, hi);
-        __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-        b = _mm_add_ps(b, _mm_movehl_ps(b, b));
-        b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
-        out[(size_t)h * stride] = scale * _mm_cvtss_f32(b);
+        out[(size_t)h * stride] = scale * tree8(_mm256_add_ps(lo, hi));
     }
 }
 
