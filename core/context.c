@@ -158,7 +158,7 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
     const wkv_cross_kv *c = &ctx->cross;
     const wkv_self_kv *sk = &ctx->self;
     size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state *
-                   (c->f16 ? sizeof(uint16_t) : sizeof(float));
+                   (wkv_cross_half(c) ? sizeof(uint16_t) : sizeof(float));
     size_t self = (size_t)sk->n_slots * (2 * wkv_self_offset(sk, 1, 0) * sizeof(float) +
                                          ((size_t)sk->n_ctx + 1) * sizeof(int));
     if (cache_bytes)

@@ -116,10 +116,10 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     dense(ctx, h, n, d, L->cross_q, L->cross_q_b, d, ctx->dec_q, 0);
     const wkv_cross_kv *c = &ctx->cross;
     const int n_head = m->hp.n_text_head;
-    if (c->f16 && !ctx->cross_hook && wkv_attention_f16_ok(n, n_head)) { /* steps */
+    if (wkv_cross_half(c) && !ctx->cross_hook && wkv_attention_f16_ok(n, n_head, d)) {
         wkv_attention_f16(ctx->pool, ctx->dec_q, wkv_cross_k16(c, l), wkv_cross_v16(c, l), n,
                           c->n_ctx, d, n_head, ctx->dec_scores, ctx->dec_att);
-    } else { /* f32, or a pass of many rows over a half layer widened once */
+    } else { /* f32; or a half layer widened once: a pass of many rows, alignment */
         const float *k, *v;
         wkv_cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
         if (ctx->cross_hook)

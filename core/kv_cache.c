@@ -15,7 +15,6 @@ int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state)
     c->n_layer = n_layer;
     c->n_ctx = n_ctx;
     c->n_state = n_state;
-    c->f16 = 0;
     c->k16 = c->v16 = NULL;
     c->k = wkv_alloc_resident(n * sizeof(float));
     c->v = wkv_alloc_resident(n * sizeof(float));
@@ -37,7 +36,7 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
 int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16)
 {
     f16 = !!f16;
-    if (f16 == c->f16)
+    if (f16 == wkv_cross_half(c))
         return 0;
     const size_t n = (size_t)c->n_layer * c->n_ctx * c->n_state,
                  bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
@@ -55,7 +54,6 @@ int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16)
         c->k = k;
         c->v = v;
     }
-    c->f16 = f16;
     return 0;
 }
 
@@ -104,7 +102,7 @@ void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
         wkv_widen_set(&wide, 1, &L->cross_v, dd, scratch + dd);
         fill_job j = {compute, enc, L->cross_v_b, {NULL, NULL}, &wide, {NULL, NULL},
                       {NULL, NULL}, c->n_ctx, d};
-        if (c->f16) {
+        if (wkv_cross_half(c)) {
             j.out[0] = stage;
             j.out[1] = stage + nd;
             j.out16[0] = wkv_cross_k16(c, l);
@@ -123,7 +121,7 @@ void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
         wkv_widen_all(&wide, pool);
         wkv_linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, j.out[0]);
         wkv_linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, j.out[1]);
-        if (c->f16) {
+        if (wkv_cross_half(c)) {
             wkv_f32_to_f16_row(j.out[0], j.out16[0], nd);
             wkv_f32_to_f16_row(j.out[1], j.out16[1], nd);
         }
@@ -148,7 +146,7 @@ static void widen_part(void *arg, int part, int n_parts)
 void wkv_cross_layer_f32(const wkv_cross_kv *c, int layer, float *wide, wkv_pool *pool,
                          const float **k, const float **v)
 {
-    if (!c->f16) {
+    if (!wkv_cross_half(c)) {
         *k = wkv_cross_k(c, layer);
         *v = wkv_cross_v(c, layer);
         return;

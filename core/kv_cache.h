@@ -10,7 +10,8 @@
  * approximate anyway: a decoder step streams every layer's K and V, so half the bytes
  * is most of what a quantized file's step can still save (values beyond half's range,
  * +-65504, become +-inf there, as in whisper.cpp's cache).  Steps read the halves
- * directly; passes of more rows read a layer widened to f32 (wkv_cross_layer_f32).
+ * directly (attn_f16.c); passes of more rows, the alignment pass and CPUs without those
+ * kernels read a layer widened to f32 (wkv_cross_layer_f32).
  *
  * Self-KV cache: for each decoder layer, the K and V rows of every position decoded
  * so far.  Past positions never change, so a step appends one row per new token and
@@ -31,9 +32,8 @@ struct wkv_compute;
 
 typedef struct {
     int n_layer, n_ctx, n_state;
-    int f16;              /* k16/v16 hold the cache, k/v are NULL; else the reverse */
-    float *k, *v;         /* [n_layer][n_ctx][n_state] */
-    uint16_t *k16, *v16;  /* the same layout in IEEE half */
+    float *k, *v;         /* [n_layer][n_ctx][n_state], f32; NULL when half */
+    uint16_t *k16, *v16;  /* the same layout in IEEE half; NULL when f32 */
     int valid;
 } wkv_cross_kv;
 
@@ -92,6 +92,11 @@ static inline float *wkv_cross_k(const wkv_cross_kv *c, int layer)
 static inline float *wkv_cross_v(const wkv_cross_kv *c, int layer)
 {
     return c->v + (size_t)layer * c->n_ctx * c->n_state;
+}
+/* Whether the cache is kept in half. */
+static inline int wkv_cross_half(const wkv_cross_kv *c)
+{
+    return c->k16 != NULL;
 }
 static inline uint16_t *wkv_cross_k16(const wkv_cross_kv *c, int layer)
 {

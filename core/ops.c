@@ -1,7 +1,6 @@
 /* Layer norm, GELU, softmax, linear layers on sgemm, f16 conversion. */
 #include "ops.h"
 #include "attn_f16.h"
-#include "gemv_f16.h"
 #include "internal.h"
 
 #include <cblas.h>
@@ -345,16 +344,6 @@ typedef struct {
     const uint16_t *k16, *v16; /* K and V in half instead (attention_rows only) */
 } attention_job;
 
-/* n floats of K or V from offset off: in place, or a half row widened into buf. */
-static inline const float *kv_row(const float *f32, const uint16_t *f16, size_t off, int n,
-                                  float *buf)
-{
-    if (!f16)
-        return f32 + off;
-    wkv_f16_to_f32_row(f16 + off, buf, (size_t)n);
-    return buf;
-}
-
 static void attention_head(const attention_job *j, int h, float *scores, wkv_pool *pool)
 {
     int hd = j->d / j->n_head;
@@ -408,19 +397,16 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
             vis[r] = j->causal_offset + r + 1 > t0 ? j->causal_offset + r + 1 : t0;
         vis_max = vis[r] > vis_max ? vis[r] : vis_max;
     }
-    /* half K/V: widened in registers by attn_f16.c's kernels, else a row at a time
-     * into buf (d <= 8192) */
-    const int regs = j->k16 && wkv_attn_f16_ok(hd);
-    float buf[j->k16 && !regs ? nh * hd : 1];
+    /* half K/V: widened in registers by attn_f16.c's kernels (wkv_attention_f16_ok) */
     for (int t = t0; t < vis_max; t++) {
         const size_t off = (size_t)t * d + h0 * hd;
-        const float *kr = regs ? NULL : kv_row(j->k, j->k16, off, nh * hd, buf);
+        const float *kr = j->k + off;
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
             const float *qr = j->q + (size_t)r * d + h0 * hd;
             float *sr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
-            if (regs)
+            if (j->k16)
                 wkv_attn_f16_dot(qr, j->k16 + off, nh, hd, scale, sr, n_kv);
             else
                 for (int hh = 0; hh < nh; hh++)
@@ -439,13 +425,13 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
     }
     for (int t = t0; t < vis_max; t++) {
         const size_t off = (size_t)t * d + h0 * hd;
-        const float *vr = regs ? NULL : kv_row(j->v, j->v16, off, nh * hd, buf);
+        const float *vr = j->v + off;
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
             float *orow = o + (size_t)r * d + h0 * hd;
             const float *pr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
-            if (regs) {
+            if (j->v16) {
                 wkv_attn_f16_axpy(pr, n_kv, j->v16 + off, nh, hd, orow);
                 continue;
             }
@@ -574,9 +560,10 @@ void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n)
         wkv_gelu(x, n);
 }
 
-int wkv_attention_f16_ok(int n_q, int n_head)
+int wkv_attention_f16_ok(int n_q, int n_head, int d)
 {
-    return n_q >= 1 && n_q <= 8 && n_head <= 64;
+    return n_q >= 1 && n_q <= 8 && n_head >= 1 && n_head <= 64 && d % n_head == 0 &&
+           wkv_attn_f16_ok(d / n_head);
 }
 
 void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const uint16_t *v,

@@ -37,10 +37,13 @@ void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
  * row counts split the heads. */
 void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out);
-/* Whether wkv_attention_f16 takes n_q rows of n_head heads: the step path only. */
-int wkv_attention_f16_ok(int n_q, int n_head);
+/* Whether wkv_attention_f16 takes n_q rows of n_head heads of d: the step path (up
+ * to 8 rows) on a CPU with attn_f16.c's kernels for the head size.  Otherwise the
+ * caller widens K and V to f32 (wkv_cross_layer_f32) and calls wkv_attention. */
+int wkv_attention_f16_ok(int n_q, int n_head, int d);
 /* wkv_attention without a mask over K and V stored in half (a bf16/int8 context's
- * cross cache), each row widened as it streams by: rows in groups of the step path. */
+ * cross cache), each row widened in registers as it streams by: rows in groups of the
+ * step path.  Only where wkv_attention_f16_ok says so. */
 void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const uint16_t *v,
                        int n_q, int n_kv, int d, int n_head, float *scores, float *out);
 /* log(sum_i e^x[i]) (the log-softmax's normalizer) in double, vectorized; -inf when

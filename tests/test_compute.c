@@ -99,13 +99,13 @@ static void check_size(const char *size)
         const wkv_cross_kv *c = &ctx->cross;
         const size_t nd = (size_t)c->n_ctx * c->n_state;
         size_t off = 0;
-        for (int kv = 0; c->f16 && kv < 2; kv++) {
+        for (int kv = 0; wkv_cross_half(c) && kv < 2; kv++) {
             const uint16_t *h = kv ? wkv_cross_v16(c, c->n_layer - 1) : wkv_cross_k16(c, c->n_layer - 1);
             for (size_t i = 0; i < nd; i++)
                 off += h[i] != wkv_f32_to_f16(ctx->enc_mlp[kv * nd + i]);
         }
-        CHECK(c->f16 && off == 0, "%s %s: half cross cache %d, %zu values not the rounded "
-              "results", size, name, c->f16, off);
+        CHECK(wkv_cross_half(c) && off == 0, "%s %s: half cross cache %d, %zu values not the "
+              "rounded results", size, name, wkv_cross_half(c), off);
         double ek = cross_k_error(ctx);
         printf("%s %s: cross K relative error %.3g\n", size, name, ek);
         CHECK(ek <= types[t].bound && ek > 1e-5, "%s %s: cross K relative error %g", size,
@@ -116,7 +116,7 @@ static void check_size(const char *size)
               "%s without oneDNN: rc %d, %s", name, rc, err ? err : "(no error)");
 #endif
     }
-    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0 && !ctx->cross.f16,
+    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0 && !wkv_cross_half(&ctx->cross),
           "back to f32, with an f32 cross cache");
     CHECK(wkv_encode(ctx, mel) == 0 &&
               memcmp(wkv_encoder_output(ctx), ref, n_out * sizeof *ref) == 0,

@@ -89,7 +89,7 @@ static void check_decoder(const char *path)
     wkv_context *a = wkv_context_new(model, 2, NULL), *b = wkv_context_new(model, 2, NULL);
     size_t cache_f32 = 0, cache_half = 0;
     wkv_context_memory(a, &cache_f32, NULL);
-    CHECK(wkv_cross_kv_set_f16(&b->cross, 1) == 0 && b->cross.f16 && !b->cross.k && b->cross.k16,
+    CHECK(wkv_cross_kv_set_f16(&b->cross, 1) == 0 && wkv_cross_half(&b->cross) && !b->cross.k,
           "a half cache");
     wkv_context_memory(b, &cache_half, NULL);
     const size_t n = (size_t)a->cross.n_layer * a->cross.n_ctx * a->cross.n_state;
@@ -192,7 +192,7 @@ static void check_attention(void)
     for (int threads = 1; threads <= 2; threads++)
         for (int n_q = 1; n_q <= 8; n_q++) {
             wkv_pool *p = threads == 2 ? pool : NULL;
-            CHECK(wkv_attention_f16_ok(n_q, n_head), "n_q %d not taken", n_q);
+            CHECK(wkv_attention_f16_ok(n_q, n_head, d), "n_q %d not taken", n_q);
             wkv_attention(p, q, k, v, n_q, n_kv, d, n_head, -1, scores, o1);
             wkv_attention_f16(p, q, k16, v16, n_q, n_kv, d, n_head, scores, o2);
             double e = tu_rel_err(o2, o1, (size_t)n_q * d);
@@ -202,7 +202,8 @@ static void check_attention(void)
             CHECK(same_path ? e == 0.0 : e <= 1e-5, "%d rows, %d threads: relative %g", n_q,
                   threads, e);
         }
-    CHECK(!wkv_attention_f16_ok(9, n_head) && !wkv_attention_f16_ok(1, 65), "limits");
+    CHECK(!wkv_attention_f16_ok(9, n_head, d) && !wkv_attention_f16_ok(1, 65, 65 * 64) &&
+              !wkv_attention_f16_ok(1, 8, 8 * 24), "limits (9 rows, 65 heads, head size 24)");
     wkv_pool_free(pool);
     free(k16);
     free(v16);
