@@ -306,11 +306,17 @@ if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/jerr" &&
 else
     bad "--live --word-timestamps -o json (status $rc)" "$tmp/jerr" "$tmp/err" "$tmp/out"
 fi
+# The virtual clock moves on by each run's measured compute time, so how much audio a
+# run sees, and so the finals, can differ from the json run above on a busy machine:
+# the txt run is checked against its own summary (one line per final; a final whose
+# text is only white space writes none).
 run -m "$MODEL" "$JFK" --live --step 2000 --latency 5000 $NF
-if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -le "$LIVE_SEGS" ] && [ "$(lines "$tmp/out")" -gt 0 ]; then
-    ok "--live txt: $(lines "$tmp/out") final lines (json had $LIVE_SEGS segments)"
+TXT_FINALS=$(sed -n "s/^$PROG: live: [0-9]* runs, \([0-9]*\) finals.*/\1/p" "$tmp/err")
+if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -gt 0 ] &&
+    [ "$(lines "$tmp/out")" -le "${TXT_FINALS:-0}" ]; then
+    ok "--live txt: $(lines "$tmp/out") final lines for the summary's $TXT_FINALS finals (json run had $LIVE_SEGS)"
 else
-    bad "--live txt (status $rc, $(lines "$tmp/out") lines, json $LIVE_SEGS)" "$tmp/err" "$tmp/out"
+    bad "--live txt (status $rc, $(lines "$tmp/out") lines, summary ${TXT_FINALS:-none} finals)" "$tmp/err" "$tmp/out"
 fi
 LDC=$SHARED/speech/ldc93s1/LDC93S1.wav
 if [ -f "$LDC" ]; then
