@@ -22,7 +22,8 @@
  *
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
  *                   [--tokens N] [--prompt N] [--file WAV] [--compute-type LIST]
- *                   [--type TYPE]
+ *                   [--type TYPE] [--smaps]
+ * --smaps prints where the resident memory after decoding sits, per mapping.
  */
 #include "dnnl_peak.h"
 #include "genlib.h"
@@ -67,6 +68,7 @@ typedef struct {
     int prompt; /* decoder prompt tokens; 0: n_text_ctx / 2 + 1 (225), the longest */
     const char *file;
     const char *compute_types; /* comma-separated wkv_compute_type names, or NULL */
+    int smaps;                 /* --smaps: print the resident memory by mapping */
     wkv_compute_type type;     /* the main measurement's context (--type; default auto) */
     double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
     double type_peak[4];             /* per wkv_compute_type: the peak its encoder is
@@ -193,6 +195,53 @@ static double rss_now_mb(void)
     if (f)
         fclose(f);
     return ok ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0 : NAN;
+}
+
+/* --smaps: the process's resident memory by mapping (/proc/self/smaps), summed per
+ * file name, [heap], [stack] and anonymous, largest first, on stderr: what the RSS
+ * that the memory table compares with the budget is made of. */
+static void print_smaps(const char *label)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return;
+    enum { MAXN = 256 };
+    char names[MAXN][128];
+    double kb[MAXN];
+    int n = 0, cur = -1;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        char perms[8], path[400] = "";
+        long rss;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %399[^\n]", &a, &b, perms, path) >= 3) {
+            const char *name = path[0] ? path : "[anonymous]";
+            const char *slash = strrchr(name, '/');
+            name = slash ? slash + 1 : name;
+            for (cur = 0; cur < n && strcmp(names[cur], name); cur++)
+                ;
+            if (cur == n && n < MAXN) {
+                snprintf(names[n], sizeof names[n], "%s", name);
+                kb[n++] = 0;
+            }
+            if (cur >= n)
+                cur = -1;
+        } else if (cur >= 0 && sscanf(line, "Rss: %ld kB", &rss) == 1) {
+            kb[cur] += (double)rss;
+        }
+    }
+    fclose(f);
+    fprintf(stderr, "resident memory of %s by mapping (MB):\n", label);
+    for (int k = 0; k < 12; k++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (kb[i] > 0 && (best < 0 || kb[i] > kb[best]))
+                best = i;
+        if (best < 0 || kb[best] < 512)
+            break;
+        fprintf(stderr, "  %8.1f  %s\n", kb[best] / 1024.0, names[best]);
+        kb[best] = -1;
+    }
 }
 
 /* Bytes per weight of a file's matrices as the engine keeps them (as stored): f32,
@@ -393,6 +442,8 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     }
     size_t cache_b = 0, act_b = 0;
     wkv_context_memory(ctx, &cache_b, &act_b);
+    if (bo->smaps)
+        print_smaps(label);
     *res = (model_result){
         .load_ms = load_ms,
         .mel = median(mel_t, reps),
@@ -579,7 +630,7 @@ static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
                     "[--tokens N] [--prompt N] [--file WAV] [--compute-type f32,bf16,int8] "
-                    "[--type auto|f32|bf16|int8]\n", argv0);
+                    "[--type auto|f32|bf16|int8] [--smaps]\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -602,6 +653,8 @@ int main(int argc, char **argv)
             model_path = argv[++i];
         else if (!strcmp(argv[i], "--file") && i + 1 < argc)
             bo.file = argv[++i];
+        else if (!strcmp(argv[i], "--smaps"))
+            bo.smaps = 1;
         else if (!strcmp(argv[i], "--compute-type") && i + 1 < argc)
             bo.compute_types = argv[++i];
         else if (!strcmp(argv[i], "--type") && i + 1 < argc) {

@@ -57,6 +57,20 @@ const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int
     return NULL;
 }
 
+void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
+                         const int *n, const int *in, const wkv_cweight **cw)
+{
+    (void)c, (void)pool, (void)src, (void)n, (void)in;
+    for (int i = 0; i < count; i++)
+        cw[i] = NULL;
+}
+
+size_t wkv_compute_scratch_bytes(const wkv_compute *c)
+{
+    (void)c;
+    return 0;
+}
+
 int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
                        const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
                        int same_x)
@@ -130,13 +144,19 @@ typedef struct {
     int32_t *acc;     /* int8: s32 products */
     size_t qx_bytes, acc_n, rows_n;
     int qx_rows, qx_k; /* what qx holds (0: nothing valid) */
+    float *wrow;       /* a stored weight row widened to f32 (conversion) */
 } cpart;
 
 struct wkv_compute {
     wkv_compute_type type;
     dnnl_engine_t engine;
-    cweight *w;
+    cweight w[2]; /* the convolutions (stored f32, small): converted once */
     int n_w;
+    /* the layer scratch: slot i holds up to cap[i] weights (and as many rows' scales)
+     * of the matrix wkv_compute_convert last put there */
+    cweight slot[WKV_COMPUTE_SLOTS];
+    size_t cap[WKV_COMPUTE_SLOTS], cap_rows[WKV_COMPUTE_SLOTS];
+    int max_in; /* the widest stored row a conversion reads */
     cpart *parts;
     int n_parts;
     /* attention: the layer's keys and values in bf16, per head and dense, so that the
@@ -145,23 +165,14 @@ struct wkv_compute {
      * k16: head h's K_h^T (hd x T) at h * hd * T; v16: head h's V_h (T x hd) at
      * h * T * hd */
     uint16_t *k16, *v16;
+    size_t kv_elems; /* each: n_audio_ctx x d */
     int T, hd;
     const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
 };
 
-static uint16_t f32_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
-        return (uint16_t)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
-    return (uint16_t)(u >> 16);
-}
-
-/* q[i] = bf16(scale * x[i]) as f32_to_bf16, branch-free so that it vectorizes: the
- * activations are converted at every product, the scalar loop was a tenth of an
- * encoder run. */
+/* q[i] = bf16(scale * x[i]), rounded to nearest even, NaN kept a (quiet) NaN;
+ * branch-free so that it vectorizes: the activations are converted at every product,
+ * a scalar loop was a tenth of an encoder run. */
 WKV_CLONES
 static void to_bf16(const float *x, size_t n, float scale, uint16_t *q)
 {
@@ -244,33 +255,26 @@ static const float *stored_row(const wkv_mat *m, int r, int in, float *buf)
     return buf;
 }
 
-static int convert_weight(cweight *cw, wkv_compute_type type)
+/* Rows r0 .. r1 of cw's stored matrix into its copy (cw->q, cw->scale allocated):
+ * widened to f32 a row at a time into `row`, then rounded to bf16 or quantized with
+ * one scale per row. */
+static void convert_rows(cweight *cw, wkv_compute_type type, int r0, int r1, float *row)
 {
-    size_t count = (size_t)cw->n * cw->in;
-    /* the stored matrix is read a row at a time, widened into `row` */
-    float *row = malloc((size_t)cw->in * sizeof *row);
-    if (type == WKV_COMPUTE_BF16) {
-        cw->q = malloc(count * sizeof(uint16_t));
-    } else {
-        cw->q = malloc(count);
-        cw->scale = malloc((size_t)cw->n * sizeof(float));
-    }
-    if (!row || !cw->q || (type != WKV_COMPUTE_BF16 && !cw->scale)) {
-        free(row);
-        return -1;
-    }
-    for (int r = 0; r < cw->n; r++) {
+    for (int r = r0; r < r1; r++) {
         const float *f = stored_row(&cw->src, r, cw->in, row);
-        if (type == WKV_COMPUTE_BF16) {
-            uint16_t *q = (uint16_t *)cw->q + (size_t)r * cw->in;
-            for (int i = 0; i < cw->in; i++)
-                q[i] = f32_to_bf16(f[i]);
-        } else {
+        if (type == WKV_COMPUTE_BF16)
+            to_bf16(f, (size_t)cw->in, 1.0f, (uint16_t *)cw->q + (size_t)r * cw->in);
+        else
             cw->scale[r] = quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
-        }
     }
-    free(row);
-    return 0;
+}
+
+/* Room for n rows of `in` weights in the type's form. */
+static int cweight_alloc(cweight *cw, wkv_compute_type type, size_t count, size_t rows)
+{
+    cw->q = malloc(count * (type == WKV_COMPUTE_BF16 ? sizeof(uint16_t) : 1));
+    cw->scale = type == WKV_COMPUTE_BF16 ? NULL : malloc(rows * sizeof(float));
+    return cw->q && (type == WKV_COMPUTE_BF16 || cw->scale) ? 0 : -1;
 }
 
 static void prim_free(cprim *p)
@@ -429,6 +433,70 @@ const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int
     return NULL;
 }
 
+typedef struct {
+    wkv_compute *c;
+    int count;
+} convert_job;
+
+static void convert_part(void *arg, int part, int n_parts)
+{
+    convert_job *j = arg;
+    wkv_compute *c = j->c;
+    float *row = c->parts[part < c->n_parts ? part : 0].wrow;
+    for (int i = 0; i < j->count; i++) {
+        cweight *cw = &c->slot[i];
+        if (!cw->src.data)
+            continue;
+        int r0 = (int)((long)cw->n * part / n_parts), r1 = (int)((long)cw->n * (part + 1) / n_parts);
+        convert_rows(cw, c->type, r0, r1, row);
+    }
+}
+
+void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
+                         const int *n, const int *in, const wkv_cweight **cw)
+{
+    if (count > WKV_COMPUTE_SLOTS)
+        count = WKV_COMPUTE_SLOTS;
+    for (int i = 0; i < count; i++) {
+        cweight *s = &c->slot[i];
+        size_t need = (size_t)n[i] * (size_t)in[i];
+        int fits = src[i]->data && n[i] > 0 && in[i] > 0 && in[i] <= c->max_in &&
+                   need <= c->cap[i] && (size_t)n[i] <= c->cap_rows[i] &&
+                   (src[i]->type == WKV_TYPE_F32 || src[i]->type == WKV_TYPE_F16 ||
+                    in[i] % WKV_QK == 0);
+        s->src = fits ? *src[i] : (wkv_mat){0};
+        s->n = fits ? n[i] : 0;
+        s->in = fits ? in[i] : 0;
+        cw[i] = fits ? s : NULL;
+    }
+    /* the parts must not be more than the row buffers made for them */
+    convert_job j = {c, count};
+    if (wkv_pool_parts(pool) <= c->n_parts)
+        wkv_pool_run(pool, convert_part, &j);
+    else
+        convert_part(&j, 0, 1);
+}
+
+size_t wkv_compute_scratch_bytes(const wkv_compute *c)
+{
+    if (!c)
+        return 0;
+    const size_t elt = c->type == WKV_COMPUTE_BF16 ? sizeof(uint16_t) : 1;
+    size_t bytes = 0;
+    for (int i = 0; i < WKV_COMPUTE_SLOTS; i++)
+        bytes += c->cap[i] * elt + (c->type == WKV_COMPUTE_BF16 ? 0 : c->cap_rows[i] * sizeof(float));
+    for (int i = 0; i < c->n_w; i++)
+        bytes += (size_t)c->w[i].n * c->w[i].in * elt +
+                 (c->w[i].scale ? (size_t)c->w[i].n * sizeof(float) : 0);
+    bytes += 2 * c->kv_elems * sizeof(uint16_t);
+    for (int p = 0; p < c->n_parts; p++) {
+        const cpart *pt = &c->parts[p];
+        bytes += pt->qx_bytes + pt->att16_bytes + pt->rows_n * sizeof(float) +
+                 pt->acc_n * sizeof(int32_t) + (size_t)c->max_in * sizeof(float);
+    }
+    return bytes;
+}
+
 int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
                        const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
                        int same_x)
@@ -506,11 +574,14 @@ void wkv_compute_free(wkv_compute *c)
         return;
     free(c->k16);
     free(c->v16);
-    for (int i = 0; c->w && i < c->n_w; i++) {
+    for (int i = 0; i < 2; i++) {
         free(c->w[i].q);
         free(c->w[i].scale);
     }
-    free(c->w);
+    for (int i = 0; i < WKV_COMPUTE_SLOTS; i++) {
+        free(c->slot[i].q);
+        free(c->slot[i].scale);
+    }
     for (int p = 0; c->parts && p < c->n_parts; p++) {
         cpart *pt = &c->parts[p];
         for (int i = 0; i < pt->n_prims; i++)
@@ -521,6 +592,7 @@ void wkv_compute_free(wkv_compute *c)
         free(pt->att16);
         free(pt->row_scale);
         free(pt->acc);
+        free(pt->wrow);
     }
     free(c->parts);
     if (c->engine)
@@ -536,40 +608,46 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
         return NULL;
     }
     const wkv_hparams *hp = &m->hp;
-    const int d = hp->n_audio_state, nl = hp->n_audio_layer;
+    const int d = hp->n_audio_state;
     wkv_compute *c = calloc(1, sizeof *c);
     if (!c)
         goto oom;
     c->type = type;
     c->n_parts = n_parts > 0 ? n_parts : 1;
-    c->w = calloc((size_t)6 * nl + 2 + 2 * (size_t)hp->n_text_layer, sizeof *c->w);
     c->parts = calloc((size_t)c->n_parts, sizeof *c->parts);
     c->T = hp->n_audio_ctx;
     c->hd = d / hp->n_audio_head;
-    c->k16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
-    c->v16 = malloc((size_t)hp->n_audio_ctx * d * sizeof(uint16_t));
-    if (!c->w || !c->parts || !c->k16 || !c->v16)
+    c->kv_elems = (size_t)hp->n_audio_ctx * d;
+    c->k16 = malloc(c->kv_elems * sizeof(uint16_t));
+    c->v16 = malloc(c->kv_elems * sizeof(uint16_t));
+    if (!c->parts || !c->k16 || !c->v16)
         goto oom;
-    c->w[c->n_w++] = (cweight){{WKV_TYPE_F32, m->w.conv1_w}, d, hp->n_mels * 3, NULL, NULL};
-    c->w[c->n_w++] = (cweight){{WKV_TYPE_F32, m->w.conv2_w}, d, d * 3, NULL, NULL};
-    for (int l = 0; l < nl; l++) {
-        const wkv_layer *L = &m->w.enc[l];
-        c->w[c->n_w++] = (cweight){L->attn_q, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->attn_k, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->attn_v, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->attn_o, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->mlp0, 4 * d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){L->mlp2, d, 4 * d, NULL, NULL};
-    }
-    /* the decoder's cross-attention K/V projections run once per window on the
-     * encoder's output (wkv_cross_kv_fill): part of a window's cost, like the encoder */
-    for (int l = 0; hp->n_text_state == d && l < hp->n_text_layer; l++) {
-        c->w[c->n_w++] = (cweight){m->w.dec[l].cross_k, d, d, NULL, NULL};
-        c->w[c->n_w++] = (cweight){m->w.dec[l].cross_v, d, d, NULL, NULL};
-    }
-    for (int i = 0; i < c->n_w; i++)
-        if (!c->w[i].src.data || convert_weight(&c->w[i], type) != 0)
+    /* the layer scratch, shaped for an encoder layer (q, k, v, o: d x d; mlp0: 4d x d;
+     * mlp2: d x 4d), which also holds a decoder layer's cross K/V projections (d x d)
+     * when the text state is as wide; pages are touched by the first conversion */
+    const size_t dd = (size_t)d * d;
+    const size_t cap[WKV_COMPUTE_SLOTS] = {dd, dd, dd, dd, 4 * dd, 4 * dd};
+    const size_t rows[WKV_COMPUTE_SLOTS] = {d, d, d, d, 4 * (size_t)d, d};
+    for (int i = 0; i < WKV_COMPUTE_SLOTS; i++) {
+        if (cweight_alloc(&c->slot[i], type, cap[i], rows[i]) != 0)
             goto oom;
+        c->cap[i] = cap[i];
+        c->cap_rows[i] = rows[i];
+    }
+    c->max_in = 4 * d > 3 * hp->n_mels ? 4 * d : 3 * hp->n_mels;
+    for (int p = 0; p < c->n_parts; p++)
+        if (!(c->parts[p].wrow = malloc((size_t)c->max_in * sizeof(float))))
+            goto oom;
+    /* the convolutions, stored f32 (1 % of the weights at base): converted once */
+    c->w[0] = (cweight){{WKV_TYPE_F32, m->w.conv1_w}, d, hp->n_mels * 3, NULL, NULL};
+    c->w[1] = (cweight){{WKV_TYPE_F32, m->w.conv2_w}, d, d * 3, NULL, NULL};
+    c->n_w = 2;
+    for (int i = 0; i < c->n_w; i++) {
+        if (!c->w[i].src.data ||
+            cweight_alloc(&c->w[i], type, (size_t)c->w[i].n * c->w[i].in, (size_t)c->w[i].n) != 0)
+            goto oom;
+        convert_rows(&c->w[i], type, 0, c->w[i].n, c->parts[0].wrow);
+    }
     if (dnnl_engine_create(&c->engine, dnnl_cpu, 0) != dnnl_success) {
         wkv_set_error(error, "oneDNN: no CPU engine");
         goto fail;

@@ -1,11 +1,14 @@
 /* The encoder's linear layers on another compute type than f32 (oneDNN bf16/int8).
- * A context that uses one holds a wkv_compute: the encoder's weights converted for
- * it, and per pool part a oneDNN stream, primitives and scratch, so the parts run
+ * A context that uses one holds a wkv_compute: a scratch for one layer's weights in
+ * that type (converted from the file's storage just before the layer runs, so no
+ * second copy of the model exists), the two convolutions' small matrices converted
+ * once, and per pool part a oneDNN stream, primitives and buffers, so the parts run
  * their rows' products side by side like the f32 path's single-threaded sgemm. */
 #ifndef WKV_COMPUTE_H
 #define WKV_COMPUTE_H
 
-#include "whisperkv.h"
+#include "internal.h"
+#include "pool.h"
 
 typedef struct wkv_compute wkv_compute;
 
@@ -13,13 +16,25 @@ typedef struct wkv_compute wkv_compute;
 wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
                              char **error);
 void wkv_compute_free(wkv_compute *c);
-/* A weight matrix the compute type holds its own copy of (bf16, or int8 with per-row
- * scales). */
+/* A weight matrix in the compute type's form (bf16, or int8 with per-row scales). */
 typedef struct wkv_cweight wkv_cweight;
-/* The copy of the matrix stored at `key` (wkv_mat.data), n outputs x in inputs, or
- * NULL when the compute type has none (the caller runs that product in f32).  A
- * search over the converted matrices: look it up once per layer, not per product. */
+/* The convolution matrix stored at `key` (wkv_mat.data), n outputs x in inputs, in
+ * the type's form, or NULL when the compute type has none (the caller runs that
+ * product in f32). */
 const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in);
+/* How many matrices one wkv_compute_convert can hold: an encoder layer's six. */
+#define WKV_COMPUTE_SLOTS 6
+/* Converts count (<= WKV_COMPUTE_SLOTS) stored matrices, src[i] of n[i] outputs x
+ * in[i] inputs, into the scratch, over the pool's parts (each a share of every
+ * matrix's rows); cw[i] is the converted copy, or NULL when it does not fit the
+ * slot (the caller runs that product in f32).  The copies are valid until the next
+ * call: one layer's products at a time.  The same values as a conversion of the
+ * whole model once, so results do not depend on when the weights were converted. */
+void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
+                         const int *n, const int *in, const wkv_cweight **cw);
+/* Bytes the compute type keeps besides the model: the layer scratch, the
+ * convolutions' copies, attention's bf16 keys and values, the parts' buffers. */
+size_t wkv_compute_scratch_bytes(const wkv_compute *c);
 /* out[r][0..n) (+)= x[r] . w^T + b for rows r0 .. r1 of x (in columns), like
  * wkv_linear_rows, on w's converted copy; run by pool part `part` only.  0, or -1
  * when oneDNN failed and the caller must compute these rows in f32 (wkv_linear_rows)

@@ -164,7 +164,7 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
     if (cache_bytes)
         *cache_bytes = cross + self;
     if (activation_bytes)
-        *activation_bytes = ctx->activation_bytes;
+        *activation_bytes = ctx->activation_bytes + wkv_compute_scratch_bytes(ctx->compute);
 }
 
 const wkv_stats *wkv_context_stats(const wkv_context *ctx)

@@ -57,7 +57,6 @@ static void job_set(enc_job *j, int i, const wkv_mat *v, int n_out, int n_in, fl
     j->n_out[i] = n_out;
     j->n_in[i] = n_in;
     wkv_widen_set(&j->wide, i, v, (size_t)n_out * n_in, slot);
-    j->cw[i] = wkv_compute_weight(j->ctx->compute, v->data, n_out, n_in);
 }
 
 static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
@@ -72,11 +71,14 @@ static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
     wkv_widen_init(&j->wide, N_MATS, &ctx->widen_lock);
     job_set(j, M_CONV1, &j->conv[0], d, m->hp.n_mels * 3, NULL);
     job_set(j, M_CONV2, &j->conv[1], d, d * 3, NULL);
+    for (int i = M_CONV1; i <= M_CONV2; i++)
+        j->cw[i] = wkv_compute_weight(ctx->compute, j->conv[i - M_CONV1].data, d, j->n_in[i]);
 }
 
 /* Layer L's matrices into the job.  f32 products need every stored matrix widened,
- * now and over the pool; the compute type's own copies leave widening to a product
- * that falls back. */
+ * now and over the pool; a compute type converts the layer into its scratch (the
+ * only copy of the weights in that type) and leaves widening to a product that
+ * falls back. */
 static void job_layer(enc_job *j, const wkv_layer *L)
 {
     wkv_context *ctx = j->ctx;
@@ -89,7 +91,9 @@ static void job_layer(enc_job *j, const wkv_layer *L)
         job_set(j, i, v[i], n_out[i], n_in[i], slot);
         slot += (size_t)n_out[i] * n_in[i];
     }
-    if (!ctx->compute)
+    if (ctx->compute)
+        wkv_compute_convert(ctx->compute, ctx->pool, 6, v, n_out, n_in, j->cw);
+    else
         wkv_widen_all(&j->wide, ctx->pool);
 }
 

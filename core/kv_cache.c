@@ -112,8 +112,11 @@ void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
             j.out[1] = wkv_cross_v(c, l);
         }
         if (compute) {
-            j.cw[0] = wkv_compute_weight(compute, L->cross_k.data, d, d);
-            j.cw[1] = wkv_compute_weight(compute, L->cross_v.data, d, d);
+            /* the projections run once per window on the encoder's output: part of a
+             * window's cost like the encoder, so on its type, converted per layer */
+            const wkv_mat *src[2] = {&L->cross_k, &L->cross_v};
+            const int n[2] = {d, d};
+            wkv_compute_convert(compute, pool, 2, src, n, n, j.cw);
             wkv_pool_run(pool, fill_part, &j);
             continue;
         }

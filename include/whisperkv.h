@@ -167,7 +167,9 @@ WKV_API wkv_context *wkv_context_new(const wkv_model *model, int threads, char *
 WKV_API void wkv_context_free(wkv_context *ctx);
 WKV_API const wkv_model *wkv_context_model(const wkv_context *ctx);
 /* Bytes the context holds now: its KV caches (cross-KV of one window and every
- * self-KV slot reserved so far) and its activation buffers (may be NULL). */
+ * self-KV slot reserved so far) and its activation buffers, with a bf16/int8
+ * compute type's scratch (one layer's converted weights and its buffers) counted
+ * among them (may be NULL). */
 WKV_API void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
                                 size_t *activation_bytes);
 WKV_API const wkv_stats *wkv_context_stats(const wkv_context *ctx);
