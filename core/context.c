@@ -46,14 +46,15 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     wkv_blas_single_threaded();
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
-    /* im2col: conv1 reads 3 mel frames for each of 2T rows, conv2 3 frames of d for T */
-    size_t cols1 = 2 * T * 3 * (size_t)hp->n_mels, cols2 = T * 3 * d;
+    /* im2col blocks: conv1 reads 3 mel frames for each row, conv2 3 frames of d */
+    size_t cols1 = 3 * (size_t)hp->n_mels, cols2 = 3 * d;
+    size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * (cols1 > cols2 ? cols1 : cols2);
     struct {
         float **buf;
         size_t n;
     } enc[] = {
         {&ctx->enc_out, T * d},
-        {&ctx->enc_cols, cols1 > cols2 ? cols1 : cols2},
+        {&ctx->enc_cols, cols},
         {&ctx->enc_x, 2 * T * d},
         {&ctx->enc_h, T * d},
         {&ctx->enc_q, T * d},

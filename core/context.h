@@ -14,6 +14,11 @@
  * scores 1.5 MB, past a 1-MB L2) measured 5 - 7 % faster on base's encoder than 64
  * (375 KiB, in L2), 128 in between (docs/performance.md). */
 #define WKV_ENC_QBLOCK 256
+/* Frames per im2col block of the convolutions: each part fills and multiplies its
+ * frames a block at a time, so the im2col buffer is parts x this many rows instead of
+ * every frame's (9 MB at base), and a block's columns are still in cache for its
+ * product. */
+#define WKV_ENC_CONV_ROWS 128
 
 struct wkv_context {
     const wkv_model *model;
@@ -26,7 +31,7 @@ struct wkv_context {
 
     /* encoder activations for one window */
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
-    float *enc_cols;  /* im2col buffer: max(2T x 3 n_mels, T x 3d), T = n_audio_ctx */
+    float *enc_cols;  /* im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3 n_mels, 3d) */
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
     float *enc_mlp;   /* n_audio_ctx x 4d; between encoder runs a half cross cache's
                        * f32 stage (kv_cache.h) */

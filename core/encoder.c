@@ -115,7 +115,15 @@ static void part_rows(int n, int part, int n_parts, int *r0, int *r1)
     *r1 = (int)((long)n * (part + 1) / n_parts);
 }
 
-/* conv1 + GELU for frames of [part]: mel -> enc_x (2T x d). */
+/* This part's im2col block (context.c sizes it for either convolution). */
+static float *conv_block(const wkv_context *ctx, int part)
+{
+    const wkv_hparams *hp = &ctx->model->hp;
+    size_t w1 = 3 * (size_t)hp->n_mels, w2 = 3 * (size_t)hp->n_audio_state;
+    return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * (w1 > w2 ? w1 : w2);
+}
+
+/* conv1 + GELU for frames of [part]: mel -> enc_x (2T x d), a block at a time. */
 static void conv1_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
@@ -124,11 +132,14 @@ static void conv1_part(void *arg, int part, int n_parts)
     const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
     int r0, r1;
     part_rows(T2, part, n_parts, &r0, &r1);
-    /* each part fills its own rows of the im2col buffer */
-    float *cols = ctx->enc_cols + (size_t)r0 * n_mels * 3;
-    im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, r0, r1, cols);
-    enc_linear(j, M_CONV1, part, ctx->enc_cols, r0, r1, m->w.conv1_b, ctx->enc_x, 0, 0);
-    wkv_gelu(ctx->enc_x + (size_t)r0 * d, (size_t)(r1 - r0) * d);
+    float *cols = conv_block(ctx, part);
+    for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
+        int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
+        float *out = ctx->enc_x + (size_t)b0 * d;
+        im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, b0, b1, cols);
+        enc_linear(j, M_CONV1, part, cols, 0, b1 - b0, m->w.conv1_b, out, 0, 0);
+        wkv_gelu(out, (size_t)(b1 - b0) * d);
+    }
 }
 
 /* conv2 (stride 2) + GELU + positional embedding for frames of [part]: enc_x (2T
@@ -142,10 +153,14 @@ static void conv2_part(void *arg, int part, int n_parts)
     const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
     int r0, r1;
     part_rows(T, part, n_parts, &r0, &r1);
-    float *cols = ctx->enc_cols + (size_t)r0 * d * 3;
-    im2col(ctx->enc_x, 2 * T, d, 1, d, 2, r0, r1, cols);
-    enc_linear(j, M_CONV2, part, ctx->enc_cols, r0, r1, m->w.conv2_b, ctx->enc_h, 0, 0);
-    wkv_gelu(ctx->enc_h + (size_t)r0 * d, (size_t)(r1 - r0) * d);
+    float *cols = conv_block(ctx, part);
+    for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
+        int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
+        float *out = ctx->enc_h + (size_t)b0 * d;
+        im2col(ctx->enc_x, 2 * T, d, 1, d, 2, b0, b1, cols);
+        enc_linear(j, M_CONV2, part, cols, 0, b1 - b0, m->w.conv2_b, out, 0, 0);
+        wkv_gelu(out, (size_t)(b1 - b0) * d);
+    }
 }
 
 /* x = h + positional embedding (after every part's conv2 read the conv1 frames). */
