@@ -49,6 +49,10 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     /* im2col blocks: conv1 reads 3 mel frames for each row, conv2 3 frames of d */
     size_t cols1 = 3 * (size_t)hp->n_mels, cols2 = 3 * d;
     size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * (cols1 > cols2 ? cols1 : cols2);
+    /* the MLP's blocks, or the half cross cache's stage (K and V of a layer) */
+    size_t mlp = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_MLP_ROWS * 4 * d;
+    if (mlp < 2 * T * d)
+        mlp = 2 * T * d;
     struct {
         float **buf;
         size_t n;
@@ -61,7 +65,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         {&ctx->enc_k, T * d},
         {&ctx->enc_v, T * d},
         {&ctx->enc_att, T * d},
-        {&ctx->enc_mlp, T * 4 * d},
+        {&ctx->enc_mlp, mlp},
         {&ctx->enc_scores, (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
     };
     int ok = 1;

@@ -19,6 +19,9 @@
  * every frame's (9 MB at base), and a block's columns are still in cache for its
  * product. */
 #define WKV_ENC_CONV_ROWS 128
+/* Rows per MLP block: each part runs the MLP on its rows this many at a time, so the
+ * hidden layer (4d wide) is parts x this many rows, not the window's (12 MB at base). */
+#define WKV_ENC_MLP_ROWS 256
 
 struct wkv_context {
     const wkv_model *model;
@@ -33,8 +36,9 @@ struct wkv_context {
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
     float *enc_cols;  /* im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3 n_mels, 3d) */
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
-    float *enc_mlp;   /* n_audio_ctx x 4d; between encoder runs a half cross cache's
-                       * f32 stage (kv_cache.h) */
+    float *enc_mlp;   /* the MLP's hidden rows, per pool part WKV_ENC_MLP_ROWS x 4d; at
+                       * least 2 n_audio_ctx x d: between encoder runs a half cross
+                       * cache's f32 stage (kv_cache.h) */
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
     float *enc_wl;    /* one encoder layer's matrices, or one decoder layer's cross-K/V
                        * projections, widened to f32 (12 d x d); NULL when all of

@@ -240,7 +240,8 @@ static void attention_part(void *arg, int part, int n_parts)
 }
 
 /* The rest of the block for rows of [part]: x += att . Wo^T + bo;
- * x += MLP(LN(x)), with the MLP's GELU applied while the rows are in cache. */
+ * x += MLP(LN(x)), a block of WKV_ENC_MLP_ROWS rows at a time through this part's
+ * share of enc_mlp, with the MLP's GELU applied while the rows are in cache. */
 static void out_mlp_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
@@ -254,9 +255,13 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     enc_linear(j, M_O, part, ctx->enc_att, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
-    enc_linear(j, M_MLP0, part, ctx->enc_h, r0, r1, L->mlp0_b, ctx->enc_mlp, 0, 0);
-    wkv_gelu(ctx->enc_mlp + (size_t)r0 * 4 * d, (size_t)(r1 - r0) * 4 * d);
-    enc_linear(j, M_MLP2, part, ctx->enc_mlp, r0, r1, L->mlp2_b, ctx->enc_x, 1, 0);
+    float *mlp = ctx->enc_mlp + (size_t)part * WKV_ENC_MLP_ROWS * 4 * d;
+    for (int b0 = r0; b0 < r1; b0 += WKV_ENC_MLP_ROWS) {
+        int n = r1 - b0 < WKV_ENC_MLP_ROWS ? r1 - b0 : WKV_ENC_MLP_ROWS;
+        enc_linear(j, M_MLP0, part, ctx->enc_h + (size_t)b0 * d, 0, n, L->mlp0_b, mlp, 0, 0);
+        wkv_gelu(mlp, (size_t)n * 4 * d);
+        enc_linear(j, M_MLP2, part, mlp, 0, n, L->mlp2_b, ctx->enc_x + (size_t)b0 * d, 1, 0);
+    }
 }
 
 static void ln_post_part(void *arg, int part, int n_parts)
