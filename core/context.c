@@ -50,7 +50,8 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     size_t cols1 = 3 * (size_t)hp->n_mels, cols2 = 3 * d;
     size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * (cols1 > cols2 ? cols1 : cols2);
     /* the MLP's blocks, or the half cross cache's stage (K and V of a layer) */
-    size_t mlp = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_MLP_ROWS * 4 * d;
+    size_t mlp = (size_t)wkv_pool_parts(ctx->pool) * 4 * d *
+                 (size_t)wkv_enc_mlp_rows((int)T, wkv_pool_parts(ctx->pool));
     if (mlp < 2 * T * d)
         mlp = 2 * T * d;
     struct {

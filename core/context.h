@@ -16,12 +16,19 @@
 #define WKV_ENC_QBLOCK 256
 /* Frames per im2col block of the convolutions: each part fills and multiplies its
  * frames a block at a time, so the im2col buffer is parts x this many rows instead of
- * every frame's (9 MB at base), and a block's columns are still in cache for its
- * product. */
-#define WKV_ENC_CONV_ROWS 128
-/* Rows per MLP block: each part runs the MLP on its rows this many at a time, so the
- * hidden layer (4d wide) is parts x this many rows, not the window's (12 MB at base). */
-#define WKV_ENC_MLP_ROWS 256
+ * every frame's (9 MB at base: 3 MB with two parts).  Not fewer rows: each block's
+ * product packs the convolution's weights again. */
+#define WKV_ENC_CONV_ROWS 256
+/* Rows per MLP block: each part runs the MLP on its rows in two halves, so the hidden
+ * layer (4d wide) of all parts' blocks is about 2 T x d floats, the size the half
+ * cross cache's stage needs anyway, instead of T x 4d (12 MB at base).  Two halves,
+ * not more: every block packs the layer's weights again (measured: blocks of 256
+ * rows, three per part at base, cost about 2 % of an f32 encoder run). */
+static inline int wkv_enc_mlp_rows(int n_ctx, int n_parts)
+{
+    int per_part = (n_ctx + n_parts - 1) / n_parts;
+    return (per_part + 1) / 2;
+}
 
 struct wkv_context {
     const wkv_model *model;
@@ -36,7 +43,7 @@ struct wkv_context {
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
     float *enc_cols;  /* im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3 n_mels, 3d) */
     float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
-    float *enc_mlp;   /* the MLP's hidden rows, per pool part WKV_ENC_MLP_ROWS x 4d; at
+    float *enc_mlp;   /* the MLP's hidden rows, per pool part wkv_enc_mlp_rows x 4d; at
                        * least 2 n_audio_ctx x d: between encoder runs a half cross
                        * cache's f32 stage (kv_cache.h) */
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */

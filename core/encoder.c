@@ -240,7 +240,7 @@ static void attention_part(void *arg, int part, int n_parts)
 }
 
 /* The rest of the block for rows of [part]: x += att . Wo^T + bo;
- * x += MLP(LN(x)), a block of WKV_ENC_MLP_ROWS rows at a time through this part's
+ * x += MLP(LN(x)) in two blocks of rows (wkv_enc_mlp_rows) through this part's
  * share of enc_mlp, with the MLP's GELU applied while the rows are in cache. */
 static void out_mlp_part(void *arg, int part, int n_parts)
 {
@@ -255,9 +255,10 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     enc_linear(j, M_O, part, ctx->enc_att, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
-    float *mlp = ctx->enc_mlp + (size_t)part * WKV_ENC_MLP_ROWS * 4 * d;
-    for (int b0 = r0; b0 < r1; b0 += WKV_ENC_MLP_ROWS) {
-        int n = r1 - b0 < WKV_ENC_MLP_ROWS ? r1 - b0 : WKV_ENC_MLP_ROWS;
+    const int blk = wkv_enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
+    float *mlp = ctx->enc_mlp + (size_t)part * blk * 4 * d;
+    for (int b0 = r0; b0 < r1; b0 += blk) {
+        int n = r1 - b0 < blk ? r1 - b0 : blk;
         enc_linear(j, M_MLP0, part, ctx->enc_h + (size_t)b0 * d, 0, n, L->mlp0_b, mlp, 0, 0);
         wkv_gelu(mlp, (size_t)n * 4 * d);
         enc_linear(j, M_MLP2, part, mlp, 0, n, L->mlp2_b, ctx->enc_x + (size_t)b0 * d, 1, 0);
