@@ -5,6 +5,8 @@
  *  - the window's cross-attention K/V, which the type computes too, within the same
  *    bounds of the f32 projection of that type's own encoder output (and not equal),
  *    kept in half: every value the type's f32 result rounded (f32 again on f32);
+ *  - at base, the type's scratch is smaller than its copy of every encoder layer
+ *    would be (layers are converted one at a time, compute.h);
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN.
@@ -106,6 +108,19 @@ static void check_size(const char *size)
         }
         CHECK(wkv_cross_half(c) && off == 0, "%s %s: half cross cache %d, %zu values not the "
               "rounded results", size, name, wkv_cross_half(c), off);
+        /* no second copy of the encoder: the type's scratch (one layer's converted
+         * weights, the convolutions', attention's K/V, the parts' buffers) stays below
+         * all layers converted; at base only, where six layers outweigh the fixed
+         * buffers (tiny's four do not) */
+        size_t scratch = wkv_compute_scratch_bytes(ctx->compute);
+        size_t dd = (size_t)hp->n_audio_state * hp->n_audio_state;
+        size_t whole = (size_t)hp->n_audio_layer * 12 * dd *
+                       (types[t].type == WKV_COMPUTE_BF16 ? 2 : 1);
+        printf("%s %s: compute scratch %.1f MB, the encoder's layers converted %.1f MB\n",
+               size, name, scratch / 1048576.0, whole / 1048576.0);
+        CHECK(scratch > 0 && (strcmp(size, "base") || scratch < whole),
+              "%s %s: compute scratch %zu bytes, not below a whole copy (%zu)", size, name,
+              scratch, whole);
         double ek = cross_k_error(ctx);
         printf("%s %s: cross K relative error %.3g\n", size, name, ek);
         CHECK(ek <= types[t].bound && ek > 1e-5, "%s %s: cross K relative error %g", size,
