@@ -442,13 +442,12 @@ static void convert_part(void *arg, int part, int n_parts)
 {
     convert_job *j = arg;
     wkv_compute *c = j->c;
-    float *row = c->parts[part < c->n_parts ? part : 0].wrow;
     for (int i = 0; i < j->count; i++) {
         cweight *cw = &c->slot[i];
-        if (!cw->src.data)
-            continue;
-        int r0 = (int)((long)cw->n * part / n_parts), r1 = (int)((long)cw->n * (part + 1) / n_parts);
-        convert_rows(cw, c->type, r0, r1, row);
+        int r0, r1;
+        wkv_pool_share(cw->n, part, n_parts, &r0, &r1);
+        if (cw->src.data)
+            convert_rows(cw, c->type, r0, r1, c->parts[part].wrow);
     }
 }
 
@@ -469,7 +468,7 @@ void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_ma
         s->in = fits ? in[i] : 0;
         cw[i] = fits ? s : NULL;
     }
-    /* the parts must not be more than the row buffers made for them */
+    /* one row buffer per part: the pool may not have more parts than were made */
     convert_job j = {c, count};
     if (wkv_pool_parts(pool) <= c->n_parts)
         wkv_pool_run(pool, convert_part, &j);

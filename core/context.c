@@ -47,8 +47,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
     /* im2col blocks: conv1 reads 3 mel frames for each row, conv2 3 frames of d */
-    size_t cols1 = 3 * (size_t)hp->n_mels, cols2 = 3 * d;
-    size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * (cols1 > cols2 ? cols1 : cols2);
+    size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * wkv_enc_cols_width(hp);
     /* the MLP's blocks, or the half cross cache's stage (K and V of a layer) */
     size_t mlp = (size_t)wkv_pool_parts(ctx->pool) * 4 * d *
                  (size_t)wkv_enc_mlp_rows((int)T, wkv_pool_parts(ctx->pool));

@@ -19,11 +19,17 @@
  * every frame's (9 MB at base: 3 MB with two parts).  Not fewer rows: each block's
  * product packs the convolution's weights again. */
 #define WKV_ENC_CONV_ROWS 256
+/* The im2col block's row width: conv1 reads 3 mel frames, conv2 3 frames of d. */
+static inline size_t wkv_enc_cols_width(const wkv_hparams *hp)
+{
+    size_t w1 = 3 * (size_t)hp->n_mels, w2 = 3 * (size_t)hp->n_audio_state;
+    return w1 > w2 ? w1 : w2;
+}
 /* Rows per MLP block: each part runs the MLP on its rows in two halves, so the hidden
  * layer (4d wide) of all parts' blocks is about 2 T x d floats, the size the half
  * cross cache's stage needs anyway, instead of T x 4d (12 MB at base).  Two halves,
- * not more: every block packs the layer's weights again (measured: blocks of 256
- * rows, three per part at base, cost about 2 % of an f32 encoder run). */
+ * not more: every block's product packs the layer's weights again (blocks of 256
+ * rows, three per part at base, looked about 2 % slower on f32, within the noise). */
 static inline int wkv_enc_mlp_rows(int n_ctx, int n_parts)
 {
     int per_part = (n_ctx + n_parts - 1) / n_parts;

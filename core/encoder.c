@@ -109,18 +109,10 @@ static void enc_linear(enc_job *j, int i, int part, const float *x, int r0, int 
                     accumulate);
 }
 
-static void part_rows(int n, int part, int n_parts, int *r0, int *r1)
-{
-    *r0 = (int)((long)n * part / n_parts);
-    *r1 = (int)((long)n * (part + 1) / n_parts);
-}
-
 /* This part's im2col block (context.c sizes it for either convolution). */
 static float *conv_block(const wkv_context *ctx, int part)
 {
-    const wkv_hparams *hp = &ctx->model->hp;
-    size_t w1 = 3 * (size_t)hp->n_mels, w2 = 3 * (size_t)hp->n_audio_state;
-    return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * (w1 > w2 ? w1 : w2);
+    return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * wkv_enc_cols_width(&ctx->model->hp);
 }
 
 /* conv1 + GELU for frames of [part]: mel -> enc_x (2T x d), a block at a time. */
@@ -131,7 +123,7 @@ static void conv1_part(void *arg, int part, int n_parts)
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
     int r0, r1;
-    part_rows(T2, part, n_parts, &r0, &r1);
+    wkv_pool_share(T2, part, n_parts, &r0, &r1);
     float *cols = conv_block(ctx, part);
     for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
@@ -152,7 +144,7 @@ static void conv2_part(void *arg, int part, int n_parts)
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
     int r0, r1;
-    part_rows(T, part, n_parts, &r0, &r1);
+    wkv_pool_share(T, part, n_parts, &r0, &r1);
     float *cols = conv_block(ctx, part);
     for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
@@ -183,7 +175,7 @@ static void qkv_part(void *arg, int part, int n_parts)
     const wkv_layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
-    part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 <= r0)
         return;
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
@@ -210,7 +202,7 @@ static void attention_part(void *arg, int part, int n_parts)
     const float scale = 1.0f / sqrtf((float)hd);
     float *scores = ctx->enc_scores + (size_t)part * WKV_ENC_QBLOCK * T;
     int t0, t1;
-    part_rows(n_head * n_blk, part, n_parts, &t0, &t1);
+    wkv_pool_share(n_head * n_blk, part, n_parts, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         int h = t / n_blk, q0 = (t % n_blk) * blk;
         int nq = T - q0 < blk ? T - q0 : blk;
@@ -249,7 +241,7 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     const wkv_layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
-    part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 <= r0)
         return;
     enc_linear(j, M_O, part, ctx->enc_att, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
@@ -271,7 +263,7 @@ static void ln_post_part(void *arg, int part, int n_parts)
     wkv_context *ctx = j->ctx;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
-    part_rows(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 > r0)
         wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_out + (size_t)r0 * d, r1 - r0, d,
                        ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);

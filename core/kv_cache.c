@@ -83,7 +83,8 @@ static void fill_one(const fill_job *j, int i, int part, int r0, int r1)
 static void fill_part(void *arg, int part, int n_parts)
 {
     const fill_job *j = arg;
-    int r0 = (int)((long)j->n_ctx * part / n_parts), r1 = (int)((long)j->n_ctx * (part + 1) / n_parts);
+    int r0, r1;
+    wkv_pool_share(j->n_ctx, part, n_parts, &r0, &r1);
     fill_one(j, 0, part, r0, r1);
     fill_one(j, 1, part, r0, r1);
 }

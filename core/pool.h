@@ -16,5 +16,11 @@ void wkv_pool_free(wkv_pool *pool);
 void wkv_pool_run(wkv_pool *pool, wkv_task_fn fn, void *arg);
 /* How many parts wkv_pool_run splits a job into (1 for NULL). */
 int wkv_pool_parts(const wkv_pool *pool);
+/* Part `part`'s share [*r0, *r1) of n rows split evenly over n_parts. */
+static inline void wkv_pool_share(int n, int part, int n_parts, int *r0, int *r1)
+{
+    *r0 = (int)((long)n * part / n_parts);
+    *r1 = (int)((long)n * (part + 1) / n_parts);
+}
 
 #endif
