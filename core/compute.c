@@ -176,13 +176,8 @@ struct wkv_compute {
 WKV_CLONES
 static void to_bf16(const float *x, size_t n, float scale, uint16_t *q)
 {
-    for (size_t i = 0; i < n; i++) {
-        float f = scale * x[i];
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40;
-        q[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
-    }
+    for (size_t i = 0; i < n; i++)
+        q[i] = wkv_bf16(scale * x[i]);
 }
 
 /* q[i] = round(x[i] / s) with s = max|x| / 127 (0 for an all-zero row); returns s.
@@ -555,15 +550,17 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
     /* each row converted right after its softmax, while it is in L1 (a block's
      * probabilities are 1.5 MB: written and read back from L2/L3 otherwise) */
     for (int i = 0; i < nq; i++) {
-        float sum = wkv_softmax_exp(p + (size_t)i * T, T, NULL);
+        float sum = wkv_softmax_exp_bf16(p + (size_t)i * T, T, pt->att16 + (size_t)i * T);
         inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
-        to_bf16(p + (size_t)i * T, (size_t)T, 1.0f, pt->att16 + (size_t)i * T);
     }
     cshape sh = {nq, T, hd, 0, 0, 0, hd, 1, d};
-    if (exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, out) != 0)
-        /* p is exponentiated now: the f32 product here, not the caller's softmax again */
+    if (exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, out) != 0) {
+        /* the f32 product instead, on the same exponentials (inv already holds 1/sum) */
+        for (int i = 0; i < nq; i++)
+            wkv_softmax_exp(p + (size_t)i * T, T, NULL);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
                     c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
+    }
     return 0;
 }
 

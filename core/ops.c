@@ -1,11 +1,17 @@
 /* Layer norm, GELU, softmax, linear layers on sgemm, f16 conversion. */
 #include "ops.h"
 #include "attn_f16.h"
+#include "gemv_f16.h"
 #include "internal.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(WKV_NO_CLONES)
+#define WKV_OPS_X86 1
+#include <immintrin.h>
+#endif
 
 float wkv_f16_to_f32(uint16_t h)
 {
@@ -236,6 +242,133 @@ static double log_sum_exp_clones(const float *x, int n)
 double wkv_log_sum_exp(const float *x, int n)
 {
     return log_sum_exp_clones(x, n);
+}
+
+/* e^(x - m) of len (a multiple of 16) values into e, lane k of s summing x[k], x[k +
+ * 16], ... as softmax_exp_clones does, so that the sum is the same float. */
+static inline __attribute__((always_inline)) void exp_lanes(const float *x, int len, float m,
+                                                            float *e, float *s)
+{
+    for (int j = 0; j < len; j += 16)
+        for (int k = 0; k < 16; k++) {
+            e[j + k] = exp_nonpos(x[j + k] - m);
+            s[k] += e[j + k];
+        }
+}
+
+/* The exponentials go through a block on the stack and are rounded in a second loop:
+ * GCC 12 vectorizes neither half when they are one loop. */
+#define SOFTMAX_BF16_BODY(ROUND_BLOCK)                                                     \
+    const float m = max_lanes(x, n);                                                       \
+    if (m == -INFINITY) {                                                                  \
+        memset(q, 0, (size_t)n * sizeof *q);                                               \
+        return 0.0f;                                                                       \
+    }                                                                                      \
+    float s[16] = {0}, e[256];                                                             \
+    int i = 0;                                                                             \
+    for (; i + 16 <= n;) {                                                                 \
+        const int len = n - i >= 256 ? 256 : (n - i) / 16 * 16;                            \
+        exp_lanes(x + i, len, m, e, s);                                                    \
+        ROUND_BLOCK(e, len, q + i);                                                        \
+        i += len;                                                                          \
+    }                                                                                      \
+    double sum = 0;                                                                        \
+    for (; i < n; i++) {                                                                   \
+        float v = exp_nonpos(x[i] - m);                                                    \
+        q[i] = wkv_bf16(v);                                                                \
+        sum += v;                                                                          \
+    }                                                                                      \
+    for (int k = 0; k < 16; k++)                                                           \
+        sum += s[k];                                                                       \
+    return (float)sum;
+
+#define ROUND_PLAIN(e, len, q)                                                             \
+    for (int k = 0; k < (len); k++)                                                        \
+        (q)[k] = wkv_bf16((e)[k]);
+
+WKV_CLONES
+static float softmax_exp_bf16_clones(const float *x, int n, uint16_t *q)
+{
+    SOFTMAX_BF16_BODY(ROUND_PLAIN)
+}
+
+#ifdef WKV_OPS_X86
+#define T512 __attribute__((target("avx512f")))
+
+/* e^t for t <= 0 on sixteen lanes, for probabilities that are rounded to bf16 next
+ * (8 significant bits): t = n ln2 + r with |r| <= ln2 / 2, e^r by the Taylor
+ * polynomial to degree 5 (relative error below 2.5e-6 on that interval, 1/800 of a bf16
+ * rounding step), 2^n by scalef.  With FMA this is about half the instructions of
+ * exp_nonpos; t is clamped at -104 (e^t then 0 or subnormal, as expf gives) so that
+ * -inf makes 0, not NaN; NaN stays NaN. */
+static inline __attribute__((always_inline)) T512 __m512 exp_bf16_512(__m512 t)
+{
+    t = _mm512_max_ps(_mm512_set1_ps(-104.0f), t); /* max returns t when t is NaN */
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 120.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* wkv_bf16 on sixteen lanes (AVX-512F: GCC 12 vectorizes the plain loop's narrowing
+ * only with AVX-512BW, which target_clones cannot ask for by name). */
+static inline __attribute__((always_inline)) T512 __m256i bf16_512(__m512 f)
+{
+    const __m512i u = _mm512_castps_si512(f), hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                                 _mm512_and_si512(hi, _mm512_set1_epi32(1)));
+    r = _mm512_srli_epi32(r, 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40)));
+}
+
+static T512 float softmax_exp_bf16_512(const float *x, int n, uint16_t *q)
+{
+    const float m = max_lanes(x, n);
+    if (m == -INFINITY) {
+        memset(q, 0, (size_t)n * sizeof *q);
+        return 0.0f;
+    }
+    const __m512 vm = _mm512_set1_ps(m);
+    __m512 sum = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 e = exp_bf16_512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
+        sum = _mm512_add_ps(sum, e);
+        _mm256_storeu_si256((__m256i *)(void *)(q + i), bf16_512(e));
+    }
+    if (i < n) { /* the last 1 - 15: masked lanes load -inf and add 0 */
+        const __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+        __m512 e = exp_bf16_512(
+            _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i), vm));
+        sum = _mm512_add_ps(sum, e);
+        _mm512_mask_cvtepi32_storeu_epi16(q + i, k, _mm512_cvtepu16_epi32(bf16_512(e)));
+    }
+    return _mm512_reduce_add_ps(sum);
+}
+#endif
+
+float wkv_softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q)
+{
+#ifdef WKV_OPS_X86
+    if (isa == WKV_ISA_AVX512 && wkv_gemv_isa() == WKV_ISA_AVX512)
+        return softmax_exp_bf16_512(x, n, q);
+#endif
+    (void)isa;
+    return softmax_exp_bf16_clones(x, n, q);
+}
+
+float wkv_softmax_exp_bf16(const float *x, int n, uint16_t *q)
+{
+    return wkv_softmax_exp_bf16_isa(wkv_gemv_isa(), x, n, q);
 }
 
 float wkv_softmax_exp(float *x, int n, float *max)

@@ -18,6 +18,23 @@ void wkv_softmax(float *x, int n);
  * x untouched) and, when max is not NULL, max x there.  Lets attention scale its
  * output rows instead of the scores, and merge partial softmaxes by their maxima. */
 float wkv_softmax_exp(float *x, int n, float *max);
+/* e^(x - max x) rounded to bf16 into q (x untouched), for a bf16 product of the
+ * probabilities; returns the sum of the exponentials before rounding (0 and q all 0
+ * when every x is -inf).  On AVX-512 a shorter exponential with FMA (relative error
+ * below 2.5e-6, so a value may round to the other neighbour of a bf16 midpoint);
+ * elsewhere wkv_softmax_exp's values, lane for lane the same sum.  _isa: the path of
+ * gemv_f16.h's level isa (at most wkv_gemv_isa()), for tests. */
+float wkv_softmax_exp_bf16(const float *x, int n, uint16_t *q);
+float wkv_softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q);
+
+/* f to bf16, rounded to nearest even; NaN stays a (quiet) NaN. */
+static inline uint16_t wkv_bf16(float f)
+{
+    uint32_t u;
+    __builtin_memcpy(&u, &f, 4);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quiet = (u >> 16) | 0x40;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+}
 /* y (rows x out) = x (rows x in) . W^T (W is out x in, PyTorch layout) [+ bias],
  * rows split over the pool's threads (pool may be NULL). */
 void wkv_linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,

@@ -9,9 +9,15 @@
  *    would be (layers are converted one at a time, compute.h);
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
- *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN.
+ *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN;
+ *  - the attention's probabilities in bf16 (wkv_softmax_exp_bf16, every ISA path):
+ *    each the bf16 rounding of a value within 5e-6 of e^(x - max), the sum within 1e-5
+ *    of the exact one (values below the normal floats: under 2^-125), rows of every
+ *    length mod 16, -inf keys among them, a row of only -inf all 0.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
 #include "context.h"
+#include "gemv_f16.h"
+#include "ops.h"
 #include "random_model.h"
 #include "testutil.h"
 #include "whisperkv.h"
@@ -147,8 +153,76 @@ static void check_size(const char *size)
     free(ref);
 }
 
+static double bf16_value(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Every probability must be a neighbour of e = e^(x - max) in bf16 that is within
+ * half a step + 5e-6 e of it: the correct rounding, or the other neighbour only
+ * when e lies within 5e-6 of the midpoint between them. */
+static void check_softmax_bf16(void)
+{
+    static const int lens[] = {1, 7, 15, 16, 17, 31, 250, 1500, 1501};
+    enum { N_MAX = 1501 };
+    float x[N_MAX];
+    uint16_t q[N_MAX];
+    unsigned seed = 12345;
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv_gemv_isa(); isa++) {
+        double worst = 0.0, worst_sum = 0.0;
+        for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+            for (int spread = 0; spread < 3; spread++) {
+                const int n = lens[li];
+                for (int i = 0; i < n; i++) {
+                    seed = seed * 1103515245u + 12345u;
+                    double u = (seed >> 8) / 16777216.0; /* [0, 1) */
+                    x[i] = (float)((u - 0.5) * (spread == 0 ? 4.0 : spread == 1 ? 40.0 : 240.0));
+                }
+                if (n > 3)
+                    x[n / 3] = -INFINITY;
+                float m = -INFINITY;
+                for (int i = 0; i < n; i++)
+                    m = x[i] > m ? x[i] : m;
+                double exact_sum = 0.0;
+                for (int i = 0; i < n; i++)
+                    exact_sum += exp((double)x[i] - m);
+                float sum = wkv_softmax_exp_bf16_isa(isa, x, n, q);
+                double es = fabs(sum - exact_sum) / exact_sum;
+                worst_sum = es > worst_sum ? es : worst_sum;
+                CHECK(es <= 1e-5, "isa %d, n %d: sum %.9g, exact %.9g", isa, n, sum, exact_sum);
+                for (int i = 0; i < n; i++) {
+                    double e = exp((double)x[i] - m), v = bf16_value(q[i]);
+                    int ex;
+                    frexp(e, &ex); /* bf16 steps of 2^(ex - 8) around e */
+                    double half_step = e > 0.0 ? ldexp(1.0, ex - 9) : 0.0;
+                    double dev = fabs(v - e) - half_step;
+                    /* below the normal floats (e^-87.3) both paths may flush or
+                     * clamp: any value under 2^-125 stands for "nothing" */
+                    double rel = e < 0x1p-125 ? (v <= 0x1p-125 ? 0.0 : 1.0) : dev / e;
+                    worst = rel > worst ? rel : worst;
+                    CHECK(rel <= 5e-6, "isa %d, n %d, x[%d] = %.9g: bf16 %.9g for e^(x - max) %.9g",
+                          isa, n, i, x[i], v, e);
+                }
+            }
+        printf("softmax to bf16, isa %d: worst excess over half a bf16 step %.3g of e, "
+               "sum %.3g\n", isa, worst, worst_sum);
+        for (int i = 0; i < 20; i++)
+            x[i] = -INFINITY;
+        q[5] = 1;
+        float zero = wkv_softmax_exp_bf16_isa(isa, x, 20, q);
+        int all0 = zero == 0.0f;
+        for (int i = 0; i < 20; i++)
+            all0 = all0 && q[i] == 0;
+        CHECK(all0, "isa %d: a row of -inf gives sum %g, not all 0", isa, zero);
+    }
+}
+
 int main(void)
 {
+    check_softmax_bf16();
     check_size("tiny");
     check_size("base");
     return tu_finish("compute");
