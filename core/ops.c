@@ -244,52 +244,40 @@ double wkv_log_sum_exp(const float *x, int n)
     return log_sum_exp_clones(x, n);
 }
 
-/* e^(x - m) of len (a multiple of 16) values into e, lane k of s summing x[k], x[k +
- * 16], ... as softmax_exp_clones does, so that the sum is the same float. */
-static inline __attribute__((always_inline)) void exp_lanes(const float *x, int len, float m,
-                                                            float *e, float *s)
-{
-    for (int j = 0; j < len; j += 16)
-        for (int k = 0; k < 16; k++) {
-            e[j + k] = exp_nonpos(x[j + k] - m);
-            s[k] += e[j + k];
-        }
-}
-
-/* The exponentials go through a block on the stack and are rounded in a second loop:
- * GCC 12 vectorizes neither half when they are one loop. */
-#define SOFTMAX_BF16_BODY(ROUND_BLOCK)                                                     \
-    const float m = max_lanes(x, n);                                                       \
-    if (m == -INFINITY) {                                                                  \
-        memset(q, 0, (size_t)n * sizeof *q);                                               \
-        return 0.0f;                                                                       \
-    }                                                                                      \
-    float s[16] = {0}, e[256];                                                             \
-    int i = 0;                                                                             \
-    for (; i + 16 <= n;) {                                                                 \
-        const int len = n - i >= 256 ? 256 : (n - i) / 16 * 16;                            \
-        exp_lanes(x + i, len, m, e, s);                                                    \
-        ROUND_BLOCK(e, len, q + i);                                                        \
-        i += len;                                                                          \
-    }                                                                                      \
-    double sum = 0;                                                                        \
-    for (; i < n; i++) {                                                                   \
-        float v = exp_nonpos(x[i] - m);                                                    \
-        q[i] = wkv_bf16(v);                                                                \
-        sum += v;                                                                          \
-    }                                                                                      \
-    for (int k = 0; k < 16; k++)                                                           \
-        sum += s[k];                                                                       \
-    return (float)sum;
-
-#define ROUND_PLAIN(e, len, q)                                                             \
-    for (int k = 0; k < (len); k++)                                                        \
-        (q)[k] = wkv_bf16((e)[k]);
-
+/* The portable path: wkv_softmax_exp's values and lanes (lane k sums x[k], x[k + 16],
+ * ...), so the sum is the same float.  The exponentials go through a block on the
+ * stack and are rounded in a second loop: GCC 12 vectorizes neither half when they
+ * are one loop (nor the rounding's narrowing on AVX-512F without AVX-512BW). */
 WKV_CLONES
 static float softmax_exp_bf16_clones(const float *x, int n, uint16_t *q)
 {
-    SOFTMAX_BF16_BODY(ROUND_PLAIN)
+    const float m = max_lanes(x, n);
+    if (m == -INFINITY) {
+        memset(q, 0, (size_t)n * sizeof *q);
+        return 0.0f;
+    }
+    float s[16] = {0}, e[256];
+    int i = 0;
+    while (i + 16 <= n) {
+        const int len = n - i >= 256 ? 256 : (n - i) / 16 * 16;
+        for (int j = 0; j < len; j += 16)
+            for (int k = 0; k < 16; k++) {
+                e[j + k] = exp_nonpos(x[i + j + k] - m);
+                s[k] += e[j + k];
+            }
+        for (int k = 0; k < len; k++)
+            q[i + k] = wkv_bf16(e[k]);
+        i += len;
+    }
+    double sum = 0;
+    for (; i < n; i++) {
+        float v = exp_nonpos(x[i] - m);
+        q[i] = wkv_bf16(v);
+        sum += v;
+    }
+    for (int k = 0; k < 16; k++)
+        sum += s[k];
+    return (float)sum;
 }
 
 #ifdef WKV_OPS_X86
