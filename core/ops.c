@@ -244,6 +244,70 @@ double wkv_log_sum_exp(const float *x, int n)
     return log_sum_exp_clones(x, n);
 }
 
+/* A sampling weight e^t (t <= 0): exactly 0 below -708, where exp_nonpos_d clamps to
+ * e^-708 instead, so that a suppressed (-inf) token is never drawn, even at u = 0. */
+static inline double weight(double t)
+{
+    return t < -708.0 ? 0.0 : exp_nonpos_d(t);
+}
+
+/* Sixteen weights e^((x[i] - m) inv_t) into w (vectorized); their sum. */
+static inline double weights16(const float *x, double m, double inv_t, double *w)
+{
+    double s = 0.0;
+    for (int k = 0; k < 16; k++)
+        w[k] = weight(((double)x[k] - m) * inv_t);
+    for (int k = 0; k < 16; k++)
+        s += w[k];
+    return s;
+}
+
+/* The total by blocks of sixteen, then the walk to u * total by the same block sums,
+ * scanning only the block it falls in: two vectorized passes at most, where libm's
+ * exp took two scalar passes over the vocabulary for every candidate and step. */
+WKV_CLONES
+static int sample_clones(const float *x, int n, double inv_t, double u)
+{
+    const float m = max_lanes(x, n);
+    if (m == -INFINITY)
+        return 0;
+    double w[16], total = 0.0;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        total += weights16(x + i, m, inv_t, w);
+    for (; i < n; i++)
+        total += weight(((double)x[i] - m) * inv_t);
+    const double target = u * total;
+    double acc = 0.0;
+    int last = 0; /* the last token of weight > 0 seen: rounding may leave acc short */
+    for (i = 0; i + 16 <= n; i += 16) {
+        double b = weights16(x + i, m, inv_t, w);
+        if (acc + b > target)
+            for (int k = 0; k < 16; k++) {
+                acc += w[k];
+                if (w[k] > 0.0 && target < acc)
+                    return i + k;
+            }
+        else
+            acc += b;
+        for (int k = 0; k < 16; k++)
+            last = w[k] > 0.0 ? i + k : last;
+    }
+    for (; i < n; i++) {
+        double p = weight(((double)x[i] - m) * inv_t);
+        acc += p;
+        last = p > 0.0 ? i : last;
+        if (p > 0.0 && target < acc)
+            return i;
+    }
+    return last;
+}
+
+int wkv_sample_softmax(const float *x, int n, double temperature, double u)
+{
+    return sample_clones(x, n, 1.0 / temperature, u);
+}
+
 /* The portable path: wkv_softmax_exp's values and lanes (lane k sums x[k], x[k + 16],
  * ...), so the sum is the same float.  The exponentials go through a block on the
  * stack and are rounded in a second loop: GCC 12 vectorizes neither half when they

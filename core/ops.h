@@ -66,6 +66,11 @@ void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const 
 /* log(sum_i e^x[i]) (the log-softmax's normalizer) in double, vectorized; -inf when
  * every x is -inf. */
 double wkv_log_sum_exp(const float *x, int n);
+/* The token i where the running sum of softmax(x / temperature) first exceeds u (in
+ * [0, 1)) times the total: a draw from that distribution for a uniform u.  Weights in
+ * double to ~2 ulp (wkv_log_sum_exp's exp), vectorized; a token of weight 0 (-inf, or
+ * far below the best) is never returned; 0 when every x is -inf. */
+int wkv_sample_softmax(const float *x, int n, double temperature, double u);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
 void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n);
 

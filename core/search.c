@@ -363,24 +363,8 @@ static uint64_t splitmix64(uint64_t *state)
 /* A token drawn from softmax(logits / T). */
 static int sample_token(const float *logits, int n, double temperature, uint64_t *rng)
 {
-    float mx = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (logits[i] > mx)
-            mx = logits[i];
-    double total = 0;
-    for (int i = 0; i < n; i++)
-        total += exp(((double)logits[i] - mx) / temperature);
-    double u = (double)(splitmix64(rng) >> 11) / 9007199254740992.0 * total, acc = 0;
-    int last_ok = 0;
-    for (int i = 0; i < n; i++) {
-        double p = exp(((double)logits[i] - mx) / temperature);
-        if (p > 0)
-            last_ok = i;
-        acc += p;
-        if (u < acc)
-            return i;
-    }
-    return last_ok;
+    return wkv_sample_softmax(logits, n, temperature,
+                              (double)(splitmix64(rng) >> 11) / 9007199254740992.0);
 }
 
 /* Sampling at temperature > 0: best_of independent candidates decoded as one batch;

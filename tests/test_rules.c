@@ -7,6 +7,7 @@
  *
  * Usage: test_rules MODEL (the generated micro model: English-only, 51864 ids). */
 #include "internal.h"
+#include "ops.h"
 #include "rules.h"
 #include "testutil.h"
 
@@ -233,6 +234,65 @@ static void scores(fixture *f)
           wkv_compression_ratio("The quick brown fox"));
 }
 
+/* Sampling at temperature (wkv_sample_softmax) against a long double walk of expl's
+ * weights: for u over [0, 1) the same token, unless u * total lies within 1e-12 of the
+ * total from a boundary between the two answers; never a token of weight 0. */
+static void sampling(void)
+{
+    enum { N = 1001 }; /* not a multiple of 16: the tail too */
+    static float x[N];
+    static long double cum[N];
+    static const double temps[] = {0.2, 0.5, 1.0};
+    unsigned seed = 777;
+    int mismatches = 0, near = 0;
+    for (size_t ti = 0; ti < sizeof temps / sizeof *temps; ti++) {
+        const double T = temps[ti];
+        for (int i = 0; i < N; i++) {
+            seed = seed * 1103515245u + 12345u;
+            x[i] = (float)((seed >> 8) / 16777216.0 * 12.0 - 6.0);
+        }
+        for (int i = 0; i < N; i += 7) /* suppressed tokens among them */
+            x[i] = -INFINITY;
+        float mx = -INFINITY;
+        for (int i = 0; i < N; i++)
+            mx = x[i] > mx ? x[i] : mx;
+        long double total = 0.0L;
+        for (int i = 0; i < N; i++) {
+            total += expl(((long double)x[i] - mx) / T);
+            cum[i] = total;
+        }
+        for (int k = 0; k <= 4000; k++) {
+            double u = k < 4000 ? k / 4000.0 : 1.0 - 0x1p-53;
+            long double target = u * total;
+            int want = 0;
+            while (want < N - 1 && !(cum[want] > target))
+                want++;
+            int got = wkv_sample_softmax(x, N, T, u);
+            int ok = got == want;
+            if (!ok && got >= 0 && got < N && isfinite(x[got])) {
+                int lo = got < want ? got : want, hi = got < want ? want : got;
+                ok = 1;
+                for (int b = lo; b < hi; b++)
+                    ok = ok && fabsl(cum[b] - target) <= 1e-12L * total;
+                near += ok;
+            }
+            mismatches += !ok;
+            if (!ok && mismatches <= 3)
+                fprintf(stderr, "T %.1f, u %.6f: token %d, long double walk %d\n", T, u, got, want);
+        }
+    }
+    CHECK(mismatches == 0, "sampling: %d draws differ from the long double walk", mismatches);
+    printf("sampling: %d of 3 x 4001 draws differ from the long double walk; %d others "
+           "differ only at a boundary within 1e-12\n", mismatches, near);
+    for (int i = 0; i < 40; i++)
+        x[i] = -INFINITY;
+    x[33] = 1.0f;
+    CHECK(wkv_sample_softmax(x, 40, 0.7, 0.0) == 33 && wkv_sample_softmax(x, 40, 0.7, 0.999) == 33,
+          "sampling: the one finite token");
+    x[33] = -INFINITY;
+    CHECK(wkv_sample_softmax(x, 40, 0.7, 0.5) == 0, "sampling: all -inf gives 0");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -260,6 +320,7 @@ int main(int argc, char **argv)
     timestamp_pairs(&f);
     timestamps_more_probable(&f);
     scores(&f);
+    sampling();
 
     free(f.suppressed);
     free(f.logits);
