@@ -120,8 +120,14 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
     if (type != WKV_COMPUTE_F32 &&
         !(c = wkv_compute_new(ctx->model, type, wkv_pool_parts(ctx->pool), error)))
         return -1;
-    /* the cross cache in half on bf16/int8 (kv_cache.h says why) */
-    if (wkv_cross_kv_set_f16(&ctx->cross, c != NULL) != 0) {
+    /* both caches in half on bf16/int8 (kv_cache.h says why); the self cache's pass
+     * widens a layer into enc_mlp (2 n_audio_ctx x d floats at least), so only while
+     * n_text_ctx <= n_audio_ctx (every Whisper model: 448 and 1500) */
+    const wkv_hparams *hp = &ctx->model->hp;
+    const int fits = hp->n_text_ctx <= hp->n_audio_ctx, self_half = c != NULL && fits;
+    if (wkv_cross_kv_set_f16(&ctx->cross, c != NULL) != 0 ||
+        wkv_self_kv_set_f16(&ctx->self, self_half) != 0) {
+        wkv_cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
         wkv_compute_free(c);
         wkv_set_error(error, "out of memory");
         return -1;
@@ -134,6 +140,7 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
         float *wl = c ? malloc(bytes) : wkv_alloc_resident(bytes);
         if (!wl) {
             wkv_cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
+            wkv_self_kv_set_f16(&ctx->self, ctx->compute != NULL && fits);
             wkv_compute_free(c);
             wkv_set_error(error, "out of memory");
             return -1;
@@ -164,8 +171,9 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
     const wkv_self_kv *sk = &ctx->self;
     size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state *
                    (wkv_cross_half(c) ? sizeof(uint16_t) : sizeof(float));
-    size_t self = (size_t)sk->n_slots * (2 * wkv_self_offset(sk, 1, 0) * sizeof(float) +
-                                         ((size_t)sk->n_ctx + 1) * sizeof(int));
+    size_t self = (size_t)sk->n_slots *
+                  (2 * wkv_self_offset(sk, 1, 0) * (wkv_self_half(sk) ? sizeof(uint16_t) : sizeof(float)) +
+                   ((size_t)sk->n_ctx + 1) * sizeof(int));
     if (cache_bytes)
         *cache_bytes = cross + self;
     if (activation_bytes)

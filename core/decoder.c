@@ -137,11 +137,49 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
 
 /* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
  * appending to its self-KV cache; the last row's logits go to `logits` if not NULL. */
+/* Query rows for positions [p0, p0 + n) (q: n x d) attend over the slot's layer rows
+ * [0, p0 + n), row i seeing keys up to p0 + i (wkv_attention's causal_offset: p0, or
+ * -1 for one row, which sees them all), into out (n x d). */
+static void self_attend(wkv_context *ctx, wkv_pool *pool, int slot, int l, const float *q,
+                        int p0, int n, int causal, float *out)
+{
+    const wkv_self_kv *kv = &ctx->self;
+    const int d = ctx->model->hp.n_text_state, n_head = ctx->model->hp.n_text_head;
+    if (n == 1 && wkv_self_half(kv) && wkv_attention_f16_ok(1, n_head, d)) {
+        /* one row sees every key: no mask, the halves widened as they stream by */
+        wkv_attention_f16(pool, q, wkv_self_k16(kv, slot, l), wkv_self_v16(kv, slot, l), 1,
+                          p0 + 1, d, n_head, ctx->dec_scores, out);
+        return;
+    }
+    const float *K, *V; /* a half cache widened into the encoder's idle MLP buffer */
+    wkv_self_layer_f32(kv, slot, l, p0 + n, ctx->enc_mlp, &K, &V);
+    wkv_attention(pool, q, K, V, n, p0 + n, d, n_head, causal, ctx->dec_scores, out);
+}
+
+/* Self-attention of a pass's n new rows (h: their layer-normed input; q in dec_q):
+ * their K and V go into the cache (straight there when it is f32), then attention. */
+static void self_attention(wkv_context *ctx, int slot, int l, const float *h, int p0, int n)
+{
+    wkv_self_kv *kv = &ctx->self;
+    const wkv_layer *L = &ctx->model->w.dec[l];
+    const int d = ctx->model->hp.n_text_state;
+    if (wkv_self_half(kv)) {
+        dense(ctx, h, n, d, L->attn_k, NULL, d, ctx->dec_k, 0);
+        dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, ctx->dec_v, 0);
+        wkv_self_kv_put(kv, slot, l, p0, n, ctx->dec_k, ctx->dec_v);
+    } else {
+        dense(ctx, h, n, d, L->attn_k, NULL, d, wkv_self_k(kv, slot, l) + (size_t)p0 * d, 0);
+        dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, wkv_self_v(kv, slot, l) + (size_t)p0 * d,
+              0);
+    }
+    self_attend(ctx, ctx->pool, slot, l, ctx->dec_q, p0, n, p0, ctx->dec_att);
+}
+
 static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float *logits)
 {
     const wkv_model *m = ctx->model;
     const wkv_weights *w = &m->w;
-    const int d = m->hp.n_text_state, n_head = m->hp.n_text_head;
+    const int d = m->hp.n_text_state;
     wkv_self_kv *kv = &ctx->self;
     const int p0 = kv->n[slot];
     float *x = ctx->dec_x, *h = ctx->dec_h;
@@ -150,14 +188,9 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
         embed(w, d, tokens[i], p0 + i, x + (size_t)i * d);
     for (int l = 0; l < m->hp.n_text_layer; l++) {
         const wkv_layer *L = &w->dec[l];
-        float *K = wkv_self_k(kv, slot, l), *V = wkv_self_v(kv, slot, l);
-        /* self-attention: the new rows' K and V go straight into the cache */
         wkv_layer_norm(x, h, n, d, L->attn_ln_w, L->attn_ln_b);
         dense(ctx, h, n, d, L->attn_q, L->attn_q_b, d, ctx->dec_q, 0);
-        dense(ctx, h, n, d, L->attn_k, NULL, d, K + (size_t)p0 * d, 0);
-        dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, V + (size_t)p0 * d, 0);
-        wkv_attention(ctx->pool, ctx->dec_q, K, V, n, p0 + n, d, n_head, p0, ctx->dec_scores,
-                      ctx->dec_att);
+        self_attention(ctx, slot, l, h, p0, n);
         dense(ctx, ctx->dec_att, n, d, L->attn_o, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n);
     }
@@ -208,7 +241,7 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
 {
     const wkv_model *m = ctx->model;
     const wkv_weights *w = &m->w;
-    const int d = m->hp.n_text_state, n_head = m->hp.n_text_head;
+    const int d = m->hp.n_text_state;
     wkv_self_kv *kv = &ctx->self;
     float *x = ctx->dec_x, *h = ctx->dec_h;
     if (n_seq <= 0 || n_seq > m->hp.n_text_ctx || !ctx->cross.valid)
@@ -229,12 +262,11 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
         for (int b = 0; b < n_seq; b++) {
             /* each sequence appends its row and attends over its own history */
             int p = kv->n[slots[b]];
-            float *K = wkv_self_k(kv, slots[b], l), *V = wkv_self_v(kv, slots[b], l);
-            memcpy(K + (size_t)p * d, ctx->dec_k + (size_t)b * d, (size_t)d * sizeof(float));
-            memcpy(V + (size_t)p * d, ctx->dec_v + (size_t)b * d, (size_t)d * sizeof(float));
+            wkv_self_kv_put(kv, slots[b], l, p, 1, ctx->dec_k + (size_t)b * d,
+                            ctx->dec_v + (size_t)b * d);
             /* heads split over the pool once the history outweighs waking it */
-            wkv_attention(p >= 128 ? ctx->pool : NULL, ctx->dec_q + (size_t)b * d, K, V, 1,
-                          p + 1, d, n_head, -1, ctx->dec_scores, ctx->dec_att + (size_t)b * d);
+            self_attend(ctx, p >= 128 ? ctx->pool : NULL, slots[b], l,
+                        ctx->dec_q + (size_t)b * d, p, 1, -1, ctx->dec_att + (size_t)b * d);
         }
         dense(ctx, ctx->dec_att, n_seq, d, L->attn_o, L->attn_o_b, d, x, 1);
         cross_and_mlp(ctx, L, l, n_seq);

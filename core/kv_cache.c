@@ -169,37 +169,104 @@ int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state)
     s->n_state = n_state;
     s->n_slots = 0;
     s->k = s->v = NULL;
+    s->k16 = s->v16 = NULL;
     s->n = s->tokens = NULL;
     return wkv_self_kv_reserve(s, 1);
+}
+
+/* Grows *buf from `have` to `want` slots of `per` elements of `elt` bytes, the new
+ * ones zeroed (made resident now: wkv_alloc_resident says why). */
+static int grow_slots(void **buf, int have, int want, size_t per, size_t elt)
+{
+    char *b = realloc(*buf, (size_t)want * per * elt);
+    if (!b)
+        return -1;
+    *buf = b;
+    memset(b + (size_t)have * per * elt, 0, (size_t)(want - have) * per * elt);
+    return 0;
 }
 
 int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots)
 {
     if (n_slots <= s->n_slots)
         return 0;
-    size_t per = (size_t)s->n_layer * s->n_ctx * s->n_state;
-    float *k = realloc(s->k, (size_t)n_slots * per * sizeof(float));
-    if (k)
-        s->k = k;
-    float *v = realloc(s->v, (size_t)n_slots * per * sizeof(float));
-    if (v)
-        s->v = v;
-    int *n = realloc(s->n, (size_t)n_slots * sizeof(int));
+    const size_t per = (size_t)s->n_layer * s->n_ctx * s->n_state;
+    const int half = wkv_self_half(s), have = s->n_slots;
+    int ok = half ? grow_slots((void **)&s->k16, have, n_slots, per, sizeof(uint16_t)) == 0 &&
+                        grow_slots((void **)&s->v16, have, n_slots, per, sizeof(uint16_t)) == 0
+                  : grow_slots((void **)&s->k, have, n_slots, per, sizeof(float)) == 0 &&
+                        grow_slots((void **)&s->v, have, n_slots, per, sizeof(float)) == 0;
+    int *n = ok ? realloc(s->n, (size_t)n_slots * sizeof(int)) : NULL;
     if (n)
         s->n = n;
-    int *t = realloc(s->tokens, (size_t)n_slots * s->n_ctx * sizeof(int));
+    int *t = n ? realloc(s->tokens, (size_t)n_slots * s->n_ctx * sizeof(int)) : NULL;
     if (t)
         s->tokens = t;
-    if (!k || !v || !n || !t)
-        return -1;
-    /* the new slots' pages made resident now (wkv_alloc_resident says why) */
-    size_t old = (size_t)s->n_slots * per, add = (size_t)(n_slots - s->n_slots) * per;
-    memset(s->k + old, 0, add * sizeof(float));
-    memset(s->v + old, 0, add * sizeof(float));
-    for (int i = s->n_slots; i < n_slots; i++)
+    if (!t)
+        return -1; /* the buffers that grew keep their size: the next call grows again */
+    for (int i = have; i < n_slots; i++)
         s->n[i] = 0;
     s->n_slots = n_slots;
     return 0;
+}
+
+int wkv_self_kv_set_f16(wkv_self_kv *s, int f16)
+{
+    f16 = !!f16;
+    if (f16 == wkv_self_half(s))
+        return 0;
+    const size_t n = (size_t)s->n_slots * s->n_layer * s->n_ctx * s->n_state,
+                 bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
+    void *k = wkv_alloc_resident(bytes), *v = wkv_alloc_resident(bytes);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    free(s->k);
+    free(s->v);
+    free(s->k16);
+    free(s->v16);
+    s->k = s->v = NULL;
+    s->k16 = s->v16 = NULL;
+    if (f16) {
+        s->k16 = k;
+        s->v16 = v;
+    } else {
+        s->k = k;
+        s->v = v;
+    }
+    for (int i = 0; i < s->n_slots; i++)
+        s->n[i] = 0;
+    return 0;
+}
+
+void wkv_self_kv_put(wkv_self_kv *s, int slot, int layer, int p, int n, const float *k,
+                     const float *v)
+{
+    const size_t d = (size_t)s->n_state, off = (size_t)p * d, len = (size_t)n * d;
+    if (wkv_self_half(s)) {
+        wkv_f32_to_f16_row(k, wkv_self_k16(s, slot, layer) + off, len);
+        wkv_f32_to_f16_row(v, wkv_self_v16(s, slot, layer) + off, len);
+    } else {
+        memcpy(wkv_self_k(s, slot, layer) + off, k, len * sizeof(float));
+        memcpy(wkv_self_v(s, slot, layer) + off, v, len * sizeof(float));
+    }
+}
+
+void wkv_self_layer_f32(const wkv_self_kv *s, int slot, int layer, int n, float *wide,
+                        const float **k, const float **v)
+{
+    if (!wkv_self_half(s)) {
+        *k = wkv_self_k(s, slot, layer);
+        *v = wkv_self_v(s, slot, layer);
+        return;
+    }
+    const size_t len = (size_t)n * s->n_state;
+    wkv_f16_to_f32_row(wkv_self_k16(s, slot, layer), wide, len);
+    wkv_f16_to_f32_row(wkv_self_v16(s, slot, layer), wide + len, len);
+    *k = wide;
+    *v = wide + len;
 }
 
 void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
@@ -209,12 +276,16 @@ void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
     int n = s->n[src];
     if (shared > n)
         shared = n;
-    size_t d = (size_t)s->n_state;
+    const size_t d = (size_t)s->n_state, from = (size_t)shared * d,
+                 len = (size_t)(n - shared) * d;
     for (int l = 0; l < s->n_layer; l++) {
-        memcpy(wkv_self_k(s, dst, l) + shared * d, wkv_self_k(s, src, l) + shared * d,
-               (size_t)(n - shared) * d * sizeof(float));
-        memcpy(wkv_self_v(s, dst, l) + shared * d, wkv_self_v(s, src, l) + shared * d,
-               (size_t)(n - shared) * d * sizeof(float));
+        if (wkv_self_half(s)) {
+            memcpy(wkv_self_k16(s, dst, l) + from, wkv_self_k16(s, src, l) + from, len * 2);
+            memcpy(wkv_self_v16(s, dst, l) + from, wkv_self_v16(s, src, l) + from, len * 2);
+        } else {
+            memcpy(wkv_self_k(s, dst, l) + from, wkv_self_k(s, src, l) + from, len * 4);
+            memcpy(wkv_self_v(s, dst, l) + from, wkv_self_v(s, src, l) + from, len * 4);
+        }
     }
     memcpy(s->tokens + (size_t)dst * s->n_ctx, s->tokens + (size_t)src * s->n_ctx,
            (size_t)n * sizeof(int));
@@ -225,6 +296,9 @@ void wkv_self_kv_free(wkv_self_kv *s)
 {
     free(s->k);
     free(s->v);
+    free(s->k16);
+    free(s->v16);
+    s->k16 = s->v16 = NULL;
     free(s->n);
     free(s->tokens);
     s->k = s->v = NULL;

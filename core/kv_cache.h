@@ -18,6 +18,11 @@
  * attends over rows [0, n).  Preallocated for n_text_ctx positions: no allocation
  * per token.  Invariant: rows [0, n) of every layer hold the keys/values of the
  * tokens tokens[0..n) at positions 0..n-1; rows >= n are garbage.
+ * Element type: f32 on the f32 compute type (exact); IEEE half on bf16/int8 like the
+ * cross cache (whisper.cpp keeps both in half), each value the f32 projection rounded
+ * (wkv_self_kv_put).  A single row attends over the halves directly (attn_f16.c); a
+ * pass of several rows, which needs the causal mask, or a CPU without those kernels
+ * reads the slot's layer widened to f32 (wkv_self_layer_f32).
  */
 #ifndef WKV_KV_CACHE_H
 #define WKV_KV_CACHE_H
@@ -41,9 +46,10 @@ typedef struct {
  * candidates); slot 0 is the plain single-sequence path. */
 typedef struct {
     int n_layer, n_ctx, n_state, n_slots;
-    float *k, *v; /* [slot][n_layer][n_ctx][n_state] */
-    int *n;       /* positions filled, per slot */
-    int *tokens;  /* [slot][n_ctx]: the tokens at those positions */
+    float *k, *v;        /* [slot][n_layer][n_ctx][n_state], f32; NULL when half */
+    uint16_t *k16, *v16; /* the same layout in IEEE half; NULL when f32 */
+    int *n;              /* positions filled, per slot */
+    int *tokens;         /* [slot][n_ctx]: the tokens at those positions */
 } wkv_self_kv;
 
 int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state);
@@ -70,6 +76,17 @@ int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
 void wkv_self_kv_free(wkv_self_kv *s);
 /* Makes room for n_slots sequences (grows once; never per token).  0 or -1. */
 int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots);
+/* Switches the element type (f16: 1 = half, 0 = f32) for the slots reserved so far,
+ * reallocating; every slot becomes empty.  0, or -1 with the old type kept. */
+int wkv_self_kv_set_f16(wkv_self_kv *s, int f16);
+/* Stores rows [p, p + n) of a slot's layer from f32 K and V rows (n x n_state each),
+ * rounded to half in a half cache. */
+void wkv_self_kv_put(wkv_self_kv *s, int slot, int layer, int p, int n, const float *k,
+                     const float *v);
+/* Rows [0, n) of a slot's layer as f32: the cache itself, or a half cache widened into
+ * `wide` (2 n x n_state floats: K, then V). */
+void wkv_self_layer_f32(const wkv_self_kv *s, int slot, int layer, int n, float *wide,
+                        const float **k, const float **v);
 /* Slot dst becomes a copy of slot src; rows below `shared` are known to be equal
  * already (a common prompt) and are not copied. */
 void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared);
@@ -77,6 +94,23 @@ static inline size_t wkv_self_offset(const wkv_self_kv *s, int slot, int layer)
 {
     return ((size_t)slot * s->n_layer + (size_t)layer) * s->n_ctx * s->n_state;
 }
+/* Whether the self cache is kept in half. */
+static inline int wkv_self_half(const wkv_self_kv *s)
+{
+    return s->k16 != NULL;
+}
+
+static inline uint16_t *wkv_self_k16(const wkv_self_kv *s, int slot, int layer)
+{
+    return s->k16 + wkv_self_offset(s, slot, layer);
+}
+
+static inline uint16_t *wkv_self_v16(const wkv_self_kv *s, int slot, int layer)
+{
+    return s->v16 + wkv_self_offset(s, slot, layer);
+}
+
+/* f32 caches only (wkv_self_half false). */
 static inline float *wkv_self_k(const wkv_self_kv *s, int slot, int layer)
 {
     return s->k + wkv_self_offset(s, slot, layer);

@@ -1,5 +1,5 @@
-/* cross_half: the half cross cache (bf16/int8 contexts, kv_cache.h) changes nothing but
- * the rounding of its values to half.
+/* cross_half: the half caches (bf16/int8 contexts, kv_cache.h) change nothing but the
+ * rounding of their values to half.
  *  - decoder: a context whose cache is half and one whose f32 cache holds the same
  *    values rounded through half give bit-identical logits for single steps (the
  *    half rows widened as they stream by), a batch of 8 sequences, and a prompt pass
@@ -11,7 +11,9 @@
  *    bytes (wkv_context_memory);
  *  - wkv_attention_f16 with 20 heads (rows split into groups of the step path) equals
  *    wkv_attention on the widened K and V within 1e-5 relative, and exactly where the
- *    two take the same path.
+ *    two take the same path;
+ *  - the half self cache (check_self_half): half the bytes, its values the f32 rows
+ *    rounded, steps close to a pass and to the f32 cache, slot copies exact.
  * Usage: test_cross_half MODEL.bin */
 #include "align.h"
 #include "context.h"
@@ -171,6 +173,103 @@ static void check_decoder(const char *path)
     free(mel);
 }
 
+/* The half self cache (bf16/int8 contexts; here switched on directly in an f32
+ * context, so that nothing else differs): it takes half the bytes; layer 0's rows,
+ * whose inputs do not depend on the cache, are a's f32 rows rounded, bit for bit;
+ * steps (the halves read in registers) stay within 1e-4 of the same sequence decoded
+ * as one pass (the layer widened, the causal mask) and within 2e-3 of the f32 cache
+ * (half's 2^-11 rounding through every layer), but not equal to it; slots copied in
+ * half continue identically. */
+static void check_self_half(const char *path)
+{
+    char *err = NULL;
+    wkv_model *model = wkv_model_load(path, &err);
+    CHECK(model != NULL, "%s", err ? err : "");
+    if (!model)
+        return;
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    const wkv_specials *sp = wkv_model_specials(model);
+    const int V = hp->n_vocab, d = hp->n_text_state;
+    float *mel = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *mel);
+    for (size_t i = 0; i < (size_t)hp->n_mels * WKV_N_FRAMES; i++)
+        mel[i] = frand();
+    int seq[STEPS];
+    seq[0] = sp->sot;
+    for (int i = 1; i < STEPS; i++)
+        seq[i] = (int)((uint32_t)(frand() * 1e6f + 1e6f) % (uint32_t)sp->eot);
+    wkv_context *a = wkv_context_new(model, 2, NULL), *b = wkv_context_new(model, 2, NULL);
+    size_t cache_f32 = 0, cache_half = 0;
+    wkv_context_memory(a, &cache_f32, NULL);
+    CHECK(wkv_self_kv_set_f16(&b->self, 1) == 0 && wkv_self_half(&b->self) && !b->self.k,
+          "a half self cache");
+    wkv_context_memory(b, &cache_half, NULL);
+    const size_t n = (size_t)b->self.n_slots * b->self.n_layer * b->self.n_ctx * d;
+    CHECK(cache_f32 - cache_half == n * 2 * sizeof(uint16_t),
+          "self cache bytes %zu (f32) and %zu (half) differ by %zu, want %zu", cache_f32,
+          cache_half, cache_f32 - cache_half, n * 2 * sizeof(uint16_t));
+    CHECK(wkv_encode(a, mel) == 0 && wkv_encode(b, mel) == 0, "encode");
+
+    float *la = malloc((size_t)STEPS * V * sizeof *la), *lb = malloc((size_t)STEPS * V * sizeof *lb);
+    float *pass = malloc((size_t)V * sizeof *pass);
+    wkv_decode_reset(a);
+    wkv_decode_reset(b);
+    for (int i = 0; i < STEPS; i++)
+        CHECK(wkv_decode(a, seq + i, 1, la + (size_t)i * V) == 0 &&
+                  wkv_decode(b, seq + i, 1, lb + (size_t)i * V) == 0,
+              "step %d", i);
+    int differ = 0;
+    for (int kv = 0; kv < 2; kv++) {
+        const float *f = kv ? wkv_self_v(&a->self, 0, 0) : wkv_self_k(&a->self, 0, 0);
+        const uint16_t *h = kv ? wkv_self_v16(&b->self, 0, 0) : wkv_self_k16(&b->self, 0, 0);
+        for (size_t i = 0; i < (size_t)STEPS * d; i++)
+            differ += h[i] != wkv_f32_to_f16(f[i]);
+    }
+    printf("half self cache: %d of %d layer-0 values not the f32 ones rounded\n", differ,
+           2 * STEPS * d);
+    CHECK(differ == 0, "%d half self-cache values are not the f32 rows rounded", differ);
+    double e_f32 = tu_rel_err(lb, la, (size_t)STEPS * V);
+    CHECK(e_f32 > 0.0 && e_f32 <= 2e-3, "half self cache against f32: relative %.3g", e_f32);
+    /* the same sequence as one pass: every layer widened, the causal mask (the rows
+     * first overwritten by another sequence, so that the pass must store its own) */
+    int other[STEPS];
+    for (int i = 0; i < STEPS; i++)
+        other[i] = seq[STEPS - 1 - i];
+    wkv_decode_reset(b);
+    for (int i = 0; i < STEPS; i++)
+        CHECK(wkv_decode(b, other + i, 1, NULL) == 0, "another sequence");
+    wkv_decode_reset(b);
+    CHECK(wkv_decode(b, seq, STEPS, pass) == 0, "pass");
+    double e_pass = tu_rel_err(pass, lb + (size_t)(STEPS - 1) * V, (size_t)V);
+    CHECK(e_pass <= 1e-4, "half self cache: a pass against steps: relative %.3g", e_pass);
+    printf("half self cache: steps against f32 %.3g, a pass against steps %.3g (relative)\n",
+           e_f32, e_pass);
+    /* slots copied in half (all, then above a shared prefix) continue alike */
+    CHECK(wkv_self_kv_reserve(&b->self, BATCH) == 0 && wkv_self_half(&b->self), "reserve");
+    int slots[BATCH], toks[BATCH];
+    for (int s = 0; s < BATCH; s++) {
+        slots[s] = s;
+        toks[s] = seq[3];
+        wkv_self_kv_copy(&b->self, s, 0, 0);
+    }
+    for (int j = 0; j < 3; j++) /* slot 2 goes its own way, then takes slot 0's end back */
+        CHECK(wkv_decoder_batch(b, (int[]){2}, seq + 4 + j, 1, NULL) == 0, "slot 2 alone");
+    wkv_self_kv_copy(&b->self, 2, 0, STEPS - 2);
+    float *batch = malloc((size_t)BATCH * V * sizeof *batch);
+    CHECK(wkv_decoder_batch(b, slots, toks, BATCH, batch) == 0, "batch");
+    int same = 1;
+    for (int s = 1; s < BATCH; s++)
+        same &= memcmp(batch, batch + (size_t)s * V, (size_t)V * sizeof *batch) == 0;
+    CHECK(same, "copied half slots give different logits for the same token");
+    free(batch);
+    free(la);
+    free(lb);
+    free(pass);
+    wkv_context_free(a);
+    wkv_context_free(b);
+    wkv_model_free(model);
+    free(mel);
+}
+
 /* wkv_attention_f16 against wkv_attention on the same values, 20 heads. */
 static void check_attention(void)
 {
@@ -223,5 +322,6 @@ int main(int argc, char **argv)
     }
     check_attention();
     check_decoder(argv[1]);
+    check_self_half(argv[1]);
     return tu_finish("cross_half");
 }
