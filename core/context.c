@@ -12,7 +12,7 @@ void wkv_context_free(wkv_context *ctx)
     if (!ctx)
         return;
     float *bufs[] = {ctx->enc_out, ctx->enc_cols, ctx->enc_x, ctx->enc_h, ctx->enc_q,
-                     ctx->enc_k, ctx->enc_v, ctx->enc_att, ctx->enc_mlp, ctx->enc_scores,
+                     ctx->enc_k, ctx->enc_v, ctx->enc_mlp, ctx->enc_scores,
                      ctx->enc_wl,
                      ctx->dec_x, ctx->dec_h, ctx->dec_q, ctx->dec_k, ctx->dec_v,
                      ctx->dec_att, ctx->dec_mlp, ctx->dec_scores, ctx->logits,
@@ -48,23 +48,24 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
     /* im2col blocks: conv1 reads 3 mel frames for each row, conv2 3 frames of d */
     size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * wkv_enc_cols_width(hp);
-    /* the MLP's blocks, or the half cross cache's stage (K and V of a layer) */
+    /* the MLP's blocks, conv1's output, or the half cross cache's stage (K and V of a
+     * layer) */
     size_t mlp = (size_t)wkv_pool_parts(ctx->pool) * 4 * d *
                  (size_t)wkv_enc_mlp_rows((int)T, wkv_pool_parts(ctx->pool));
     if (mlp < 2 * T * d)
         mlp = 2 * T * d;
+    ctx->enc_mlp_floats = mlp;
     struct {
         float **buf;
         size_t n;
     } enc[] = {
         {&ctx->enc_out, T * d},
         {&ctx->enc_cols, cols},
-        {&ctx->enc_x, 2 * T * d},
+        {&ctx->enc_x, T * d},
         {&ctx->enc_h, T * d},
         {&ctx->enc_q, T * d},
         {&ctx->enc_k, T * d},
         {&ctx->enc_v, T * d},
-        {&ctx->enc_att, T * d},
         {&ctx->enc_mlp, mlp},
         {&ctx->enc_scores, (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
     };

@@ -48,10 +48,14 @@ struct wkv_context {
     /* encoder activations for one window */
     float *enc_out;   /* n_audio_ctx x d: the last encoder output */
     float *enc_cols;  /* im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3 n_mels, 3d) */
-    float *enc_x, *enc_h, *enc_q, *enc_k, *enc_v, *enc_att; /* n_audio_ctx x d (enc_x 2x) */
+    float *enc_x, *enc_h, *enc_k, *enc_v; /* n_audio_ctx x d */
+    float *enc_q;     /* n_audio_ctx x d: q, then attention's output in its place (each
+                       * (head, block) task writes the slice of q it has consumed) */
     float *enc_mlp;   /* the MLP's hidden rows, per pool part wkv_enc_mlp_rows x 4d; at
-                       * least 2 n_audio_ctx x d: between encoder runs a half cross
-                       * cache's f32 stage (kv_cache.h) */
+                       * least 2 n_audio_ctx x d: conv1's 2 n_audio_ctx frames; between
+                       * encoder runs a half cross cache's f32 stage (kv_cache.h); while
+                       * decoding, a half cache's layer widened */
+    size_t enc_mlp_floats;
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
     float *enc_wl;    /* one encoder layer's matrices, or one decoder layer's cross-K/V
                        * projections, widened to f32 (12 d x d); NULL when all of
@@ -64,7 +68,9 @@ struct wkv_context {
 
     /* decoder activations for up to n_text_ctx rows */
     float *dec_x, *dec_h, *dec_q, *dec_k, *dec_v, *dec_att; /* n_text_ctx x d */
-    float *dec_mlp;    /* n_text_ctx x 4d */
+    float *dec_mlp;    /* n_text_ctx x 4d (+ 4d x d: dec_wide, when enc_mlp is too small) */
+    float *dec_wide;   /* a pass's f16/quantized matrix widened (4d x d at most): enc_mlp
+                        * when it holds that (base and below), else dec_mlp's tail */
     float *dec_scores; /* n_text_ctx x max(n_text_ctx, n_audio_ctx) */
     float *logits;     /* n_vocab */
     float *step_margins; /* n_text_ctx + 1: the last greedy window's (whisperkv_debug.h) */

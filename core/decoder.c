@@ -31,13 +31,16 @@ int wkv_decoder_alloc(wkv_context *ctx)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = wkv_alloc_resident(rows * d * sizeof(float))))
             return -1;
-    /* dec_mlp is followed by a 4d x d scratch for one widened f16 matrix */
-    ctx->dec_mlp = wkv_alloc_resident((rows * 4 * d + 4 * d * d) * sizeof(float));
+    /* a pass widens one f16/quantized matrix (4d x d at most) into the encoder's MLP
+     * buffer, idle while decoding, if it is large enough; else after dec_mlp */
+    const size_t wide = ctx->enc_mlp && ctx->enc_mlp_floats >= 4 * d * d ? 0 : 4 * d * d;
+    ctx->dec_mlp = wkv_alloc_resident((rows * 4 * d + wide) * sizeof(float));
+    ctx->dec_wide = wide ? ctx->dec_mlp + rows * 4 * d : ctx->enc_mlp;
     ctx->dec_scores = wkv_alloc_resident(rows * kv * sizeof(float));
     ctx->logits = wkv_alloc_resident((size_t)hp->n_vocab * sizeof(float));
     /* a greedy window takes at most n_text_ctx steps (search.c stops past the context) */
     ctx->step_margins = wkv_alloc_resident((rows + 1) * sizeof(float));
-    ctx->activation_bytes += (6 * rows * d + rows * 4 * d + 4 * d * d + rows * kv +
+    ctx->activation_bytes += (6 * rows * d + rows * 4 * d + wide + rows * kv +
                               (size_t)hp->n_vocab + rows + 1) * sizeof(float);
     return ctx->dec_mlp && ctx->dec_scores && ctx->logits && ctx->step_margins ? 0 : -1;
 }
@@ -78,7 +81,10 @@ static void embed(const wkv_weights *w, int d, int token, int pos, float *x)
 
 /* y (rows x out) (+)= x (rows x in) . W^T + bias.  Few rows (steps, beams) and the
  * logits go through the f16 or block kernels, which read the matrix as stored; a
- * prompt's many rows widen it once into a scratch (4d x d) and use sgemm. */
+ * prompt's many rows widen it once into dec_wide (4d x d) and use sgemm.  (dec_wide
+ * may be enc_mlp, which also holds a half cache's widened layer: a widened matrix is
+ * used up before the attention that widens a layer, and the layer before the next
+ * dense, so they never overlap.) */
 static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv_mat W,
                   const float *bias, int out, float *y, int accumulate)
 {
@@ -92,7 +98,7 @@ static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv_mat W,
         return;
     }
     if (W.type != WKV_TYPE_F32) { /* many rows: sgemm on the matrix widened once */
-        float *wide = ctx->dec_mlp + (size_t)ctx->model->hp.n_text_ctx * 4 * d;
+        float *wide = ctx->dec_wide;
         if (W.type == WKV_TYPE_F16)
             wkv_f16_to_f32_row(W.data, wide, (size_t)out * (size_t)in);
         else

@@ -115,7 +115,8 @@ static float *conv_block(const wkv_context *ctx, int part)
     return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * wkv_enc_cols_width(&ctx->model->hp);
 }
 
-/* conv1 + GELU for frames of [part]: mel -> enc_x (2T x d), a block at a time. */
+/* conv1 + GELU for frames of [part]: mel -> enc_mlp (2T x d, idle until the first
+ * block's MLP), a block at a time. */
 static void conv1_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
@@ -127,14 +128,14 @@ static void conv1_part(void *arg, int part, int n_parts)
     float *cols = conv_block(ctx, part);
     for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
-        float *out = ctx->enc_x + (size_t)b0 * d;
+        float *out = ctx->enc_mlp + (size_t)b0 * d;
         im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, b0, b1, cols);
         enc_linear(j, M_CONV1, part, cols, 0, b1 - b0, m->w.conv1_b, out, 0, 0);
         wkv_gelu(out, (size_t)(b1 - b0) * d);
     }
 }
 
-/* conv2 (stride 2) + GELU + positional embedding for frames of [part]: enc_x (2T
+/* conv2 (stride 2) + GELU + positional embedding for frames of [part]: enc_mlp (2T
  * frames) -> enc_h -> enc_x (T frames).  The output goes through enc_h because other
  * parts still read the conv1 frames it would overwrite. */
 static void conv2_part(void *arg, int part, int n_parts)
@@ -149,7 +150,7 @@ static void conv2_part(void *arg, int part, int n_parts)
     for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
         float *out = ctx->enc_h + (size_t)b0 * d;
-        im2col(ctx->enc_x, 2 * T, d, 1, d, 2, b0, b1, cols);
+        im2col(ctx->enc_mlp, 2 * T, d, 1, d, 2, b0, b1, cols);
         enc_linear(j, M_CONV2, part, cols, 0, b1 - b0, m->w.conv2_b, out, 0, 0);
         wkv_gelu(out, (size_t)(b1 - b0) * d);
     }
@@ -214,7 +215,7 @@ static void attention_part(void *arg, int part, int n_parts)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
                         ctx->enc_k + h * hd, d, 0.0f, scores, T);
         float inv[WKV_ENC_QBLOCK];
-        float *out = ctx->enc_att + (size_t)q0 * d + h * hd;
+        float *out = ctx->enc_q + (size_t)q0 * d + h * hd; /* over the q just read */
         if (!ctx->compute ||
             wkv_compute_context(ctx->compute, part, scores, nq, T, d, hd, h, inv, out) != 0) {
             for (int i = 0; i < nq; i++) {
@@ -244,7 +245,7 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
     if (r1 <= r0)
         return;
-    enc_linear(j, M_O, part, ctx->enc_att, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
+    enc_linear(j, M_O, part, ctx->enc_q, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
     const int blk = wkv_enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
