@@ -132,6 +132,10 @@ typedef struct {
 } cprim;
 
 #define WKV_MAX_PRIMS 32
+/* rows of an accumulating int8 product per oneDNN call: its s32 buffer stays at this
+ * many rows (0.5 MB at base) instead of a part's (1.5 MB); fewer would pack the
+ * weights once more per call */
+#define WKV_ACC_ROWS 256
 
 typedef struct {
     dnnl_stream_t stream;
@@ -401,20 +405,30 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
     }
     pt->qx_rows = rows, pt->qx_k = k;
 convert_done:
-    if (i8 && accumulate) { /* else the s32 products go into `out` itself (same size) */
+    if (i8 && accumulate) {
+        /* the s32 products of WKV_ACC_ROWS rows at a time, added to out (else they go
+         * into `out` itself, the same size, and are dequantized in place) */
+        const int blk = rows < WKV_ACC_ROWS ? rows : WKV_ACC_ROWS;
         size_t ab = pt->acc_n * sizeof(int32_t);
-        if (grow((void **)&pt->acc, &ab, (size_t)rows * n * sizeof(int32_t)) != 0)
+        if (grow((void **)&pt->acc, &ab, (size_t)blk * n * sizeof(int32_t)) != 0)
             return -1;
         pt->acc_n = ab / sizeof(int32_t);
+        for (int r0 = 0; r0 < rows; r0 += blk) {
+            const int m = rows - r0 < blk ? rows - r0 : blk;
+            cshape sh = linear_shape(c, m, k, n, 0, 1);
+            if (exec(c, pt, &sh, (const int8_t *)pt->qx + (size_t)r0 * k, cw->q, NULL,
+                     pt->acc) != 0)
+                return -1;
+            for (int r = 0; r < m; r++)
+                dequant_row_add(pt->acc + (size_t)r * n, n, pt->row_scale[r0 + r], cw->scale, b,
+                                out + (size_t)(r0 + r) * n);
+        }
+        return 0;
     }
     cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
-    if (exec(c, pt, &sh, pt->qx, cw->q, b, i8 && accumulate ? (void *)pt->acc : (void *)out) != 0)
+    if (exec(c, pt, &sh, pt->qx, cw->q, b, out) != 0)
         return -1;
-    if (i8 && accumulate)
-        for (int r = 0; r < rows; r++)
-            dequant_row_add(pt->acc + (size_t)r * n, n, pt->row_scale[r], cw->scale, b,
-                            out + (size_t)r * n);
-    else if (i8)
+    if (i8)
         for (int r = 0; r < rows; r++)
             dequant_row_in_place(out + (size_t)r * n, n, pt->row_scale[r], cw->scale, b);
     return 0;

@@ -13,7 +13,7 @@
  * pack the head's K and V again, so fewer, larger blocks pack less: 256 rows (a block's
  * scores 1.5 MB, past a 1-MB L2) measured 5 - 7 % faster on base's encoder than 64
  * (375 KiB, in L2), 128 in between (docs/performance.md). */
-#define WKV_ENC_QBLOCK 256
+#define WKV_ENC_QBLOCK 128
 /* Frames per im2col block of the convolutions: each part fills and multiplies its
  * frames a block at a time, so the im2col buffer is parts x this many rows instead of
  * every frame's (9 MB at base: 3 MB with two parts).  Not fewer rows: each block's
