@@ -141,8 +141,6 @@ static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
     dense(ctx, ctx->dec_mlp, n, 4 * d, L->mlp2, L->mlp2_b, d, x, 1);
 }
 
-/* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
- * appending to its self-KV cache; the last row's logits go to `logits` if not NULL. */
 /* Query rows for positions [p0, p0 + n) (q: n x d) attend over the slot's layer rows
  * [0, p0 + n), row i seeing keys up to p0 + i (wkv_attention's causal_offset: p0, or
  * -1 for one row, which sees them all), into out (n x d). */
@@ -181,6 +179,8 @@ static void self_attention(wkv_context *ctx, int slot, int l, const float *h, in
     self_attend(ctx, ctx->pool, slot, l, ctx->dec_q, p0, n, p0, ctx->dec_att);
 }
 
+/* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
+ * appending to its self-KV cache; the last row's logits go to `logits` if not NULL. */
 static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float *logits)
 {
     const wkv_model *m = ctx->model;

@@ -280,11 +280,15 @@ void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
                  len = (size_t)(n - shared) * d;
     for (int l = 0; l < s->n_layer; l++) {
         if (wkv_self_half(s)) {
-            memcpy(wkv_self_k16(s, dst, l) + from, wkv_self_k16(s, src, l) + from, len * 2);
-            memcpy(wkv_self_v16(s, dst, l) + from, wkv_self_v16(s, src, l) + from, len * 2);
+            memcpy(wkv_self_k16(s, dst, l) + from, wkv_self_k16(s, src, l) + from,
+                   len * sizeof(uint16_t));
+            memcpy(wkv_self_v16(s, dst, l) + from, wkv_self_v16(s, src, l) + from,
+                   len * sizeof(uint16_t));
         } else {
-            memcpy(wkv_self_k(s, dst, l) + from, wkv_self_k(s, src, l) + from, len * 4);
-            memcpy(wkv_self_v(s, dst, l) + from, wkv_self_v(s, src, l) + from, len * 4);
+            memcpy(wkv_self_k(s, dst, l) + from, wkv_self_k(s, src, l) + from,
+                   len * sizeof(float));
+            memcpy(wkv_self_v(s, dst, l) + from, wkv_self_v(s, src, l) + from,
+                   len * sizeof(float));
         }
     }
     memcpy(s->tokens + (size_t)dst * s->n_ctx, s->tokens + (size_t)src * s->n_ctx,
