@@ -33,27 +33,38 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
     c->valid = 0;
 }
 
+/* Replaces a cache's K and V (n elements each, f32 in *k, *v or half in *k16, *v16)
+ * by zeroed resident buffers of the other type; -1 with nothing changed when memory
+ * runs out.  Both caches switch type through this. */
+static int retype(size_t n, int f16, float **k, float **v, uint16_t **k16, uint16_t **v16)
+{
+    const size_t bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
+    void *nk = wkv_alloc_resident(bytes), *nv = wkv_alloc_resident(bytes);
+    if (!nk || !nv) {
+        free(nk);
+        free(nv);
+        return -1;
+    }
+    free(*k);
+    free(*v);
+    free(*k16);
+    free(*v16);
+    *k = f16 ? NULL : nk;
+    *v = f16 ? NULL : nv;
+    *k16 = f16 ? nk : NULL;
+    *v16 = f16 ? nv : NULL;
+    return 0;
+}
+
 int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16)
 {
     f16 = !!f16;
     if (f16 == wkv_cross_half(c))
         return 0;
-    const size_t n = (size_t)c->n_layer * c->n_ctx * c->n_state,
-                 bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
-    void *k = wkv_alloc_resident(bytes), *v = wkv_alloc_resident(bytes);
-    if (!k || !v) {
-        free(k);
-        free(v);
+    if (retype((size_t)c->n_layer * c->n_ctx * c->n_state, f16, &c->k, &c->v, &c->k16,
+               &c->v16) != 0)
         return -1;
-    }
-    wkv_cross_kv_free(c);
-    if (f16) {
-        c->k16 = k;
-        c->v16 = v;
-    } else {
-        c->k = k;
-        c->v = v;
-    }
+    c->valid = 0;
     return 0;
 }
 
@@ -215,27 +226,9 @@ int wkv_self_kv_set_f16(wkv_self_kv *s, int f16)
     f16 = !!f16;
     if (f16 == wkv_self_half(s))
         return 0;
-    const size_t n = (size_t)s->n_slots * s->n_layer * s->n_ctx * s->n_state,
-                 bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
-    void *k = wkv_alloc_resident(bytes), *v = wkv_alloc_resident(bytes);
-    if (!k || !v) {
-        free(k);
-        free(v);
+    if (retype((size_t)s->n_slots * s->n_layer * s->n_ctx * s->n_state, f16, &s->k, &s->v,
+               &s->k16, &s->v16) != 0)
         return -1;
-    }
-    free(s->k);
-    free(s->v);
-    free(s->k16);
-    free(s->v16);
-    s->k = s->v = NULL;
-    s->k16 = s->v16 = NULL;
-    if (f16) {
-        s->k16 = k;
-        s->v16 = v;
-    } else {
-        s->k = k;
-        s->v = v;
-    }
     for (int i = 0; i < s->n_slots; i++)
         s->n[i] = 0;
     return 0;

@@ -71,33 +71,75 @@ static void run_free(run *r)
     free(r->pass);
 }
 
-static void check_decoder(const char *path)
+/* What both decoder checks start from: the model, a random mel, sot and random text
+ * tokens, and two contexts of 2 threads (a stays f32; b's cache is switched to half). */
+typedef struct {
+    wkv_model *model;
+    const wkv_hparams *hp;
+    const wkv_specials *sp;
+    float *mel;
+    int seq[STEPS];
+    wkv_context *a, *b;
+    size_t cache_f32; /* a's cache bytes */
+} fixture;
+
+static int fixture_open(fixture *f, const char *path)
 {
     char *err = NULL;
-    wkv_model *model = wkv_model_load(path, &err);
-    CHECK(model != NULL, "%s", err ? err : "");
-    if (!model)
-        return;
-    const wkv_hparams *hp = wkv_model_hparams(model);
-    const wkv_specials *sp = wkv_model_specials(model);
-    float *mel = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *mel);
-    for (size_t i = 0; i < (size_t)hp->n_mels * WKV_N_FRAMES; i++)
-        mel[i] = frand();
-    int seq[STEPS];
-    seq[0] = sp->sot;
+    memset(f, 0, sizeof *f);
+    f->model = wkv_model_load(path, &err);
+    CHECK(f->model != NULL, "%s", err ? err : "");
+    free(err);
+    if (!f->model)
+        return -1;
+    f->hp = wkv_model_hparams(f->model);
+    f->sp = wkv_model_specials(f->model);
+    const size_t n_mel = (size_t)f->hp->n_mels * WKV_N_FRAMES;
+    f->mel = malloc(n_mel * sizeof *f->mel);
+    for (size_t i = 0; i < n_mel; i++)
+        f->mel[i] = frand();
+    f->seq[0] = f->sp->sot;
     for (int i = 1; i < STEPS; i++)
-        seq[i] = (int)((uint32_t)(frand() * 1e6f + 1e6f) % (uint32_t)sp->eot);
+        f->seq[i] = (int)((uint32_t)(frand() * 1e6f + 1e6f) % (uint32_t)f->sp->eot);
+    f->a = wkv_context_new(f->model, 2, NULL);
+    f->b = wkv_context_new(f->model, 2, NULL);
+    wkv_context_memory(f->a, &f->cache_f32, NULL);
+    return 0;
+}
 
-    wkv_context *a = wkv_context_new(model, 2, NULL), *b = wkv_context_new(model, 2, NULL);
-    size_t cache_f32 = 0, cache_half = 0;
-    wkv_context_memory(a, &cache_f32, NULL);
+/* After b's cache went half: b's cache bytes are n half elements fewer than a's. */
+static void check_bytes_saved(const fixture *f, size_t n, const char *what)
+{
+    size_t cache_half = 0;
+    wkv_context_memory(f->b, &cache_half, NULL);
+    CHECK(f->cache_f32 - cache_half == n * 2 * sizeof(uint16_t),
+          "%s cache bytes %zu (f32) and %zu (half) differ by %zu, want %zu", what, f->cache_f32,
+          cache_half, f->cache_f32 - cache_half, n * 2 * sizeof(uint16_t));
+}
+
+static void fixture_close(fixture *f)
+{
+    wkv_context_free(f->a);
+    wkv_context_free(f->b);
+    wkv_model_free(f->model);
+    free(f->mel);
+}
+
+static void check_decoder(const char *path)
+{
+    fixture f;
+    if (fixture_open(&f, path) != 0)
+        return;
+    const wkv_hparams *hp = f.hp;
+    const wkv_specials *sp = f.sp;
+    wkv_model *model = f.model;
+    wkv_context *a = f.a, *b = f.b;
+    const int *seq = f.seq;
+    const float *mel = f.mel;
     CHECK(wkv_cross_kv_set_f16(&b->cross, 1) == 0 && wkv_cross_half(&b->cross) && !b->cross.k,
           "a half cache");
-    wkv_context_memory(b, &cache_half, NULL);
     const size_t n = (size_t)a->cross.n_layer * a->cross.n_ctx * a->cross.n_state;
-    CHECK(cache_f32 - cache_half == n * 2 * sizeof(uint16_t),
-          "cache bytes %zu (f32) and %zu (half) differ by %zu, want %zu", cache_f32, cache_half,
-          cache_f32 - cache_half, n * 2 * sizeof(uint16_t));
+    check_bytes_saved(&f, n, "cross");
 
     CHECK(wkv_encode(a, mel) == 0 && wkv_encode(b, mel) == 0, "encode");
     /* a's f32 cache rounded through half in place: b's values, if b rounded right */
@@ -167,10 +209,7 @@ static void check_decoder(const char *path)
     free(mb);
     free(pairs);
     free(herr);
-    wkv_context_free(a);
-    wkv_context_free(b);
-    wkv_model_free(model);
-    free(mel);
+    fixture_close(&f);
 }
 
 /* The half self cache (bf16/int8 contexts; here switched on directly in an f32
@@ -182,31 +221,17 @@ static void check_decoder(const char *path)
  * half continue identically. */
 static void check_self_half(const char *path)
 {
-    char *err = NULL;
-    wkv_model *model = wkv_model_load(path, &err);
-    CHECK(model != NULL, "%s", err ? err : "");
-    if (!model)
+    fixture f;
+    if (fixture_open(&f, path) != 0)
         return;
-    const wkv_hparams *hp = wkv_model_hparams(model);
-    const wkv_specials *sp = wkv_model_specials(model);
-    const int V = hp->n_vocab, d = hp->n_text_state;
-    float *mel = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *mel);
-    for (size_t i = 0; i < (size_t)hp->n_mels * WKV_N_FRAMES; i++)
-        mel[i] = frand();
-    int seq[STEPS];
-    seq[0] = sp->sot;
-    for (int i = 1; i < STEPS; i++)
-        seq[i] = (int)((uint32_t)(frand() * 1e6f + 1e6f) % (uint32_t)sp->eot);
-    wkv_context *a = wkv_context_new(model, 2, NULL), *b = wkv_context_new(model, 2, NULL);
-    size_t cache_f32 = 0, cache_half = 0;
-    wkv_context_memory(a, &cache_f32, NULL);
+    const int V = f.hp->n_vocab, d = f.hp->n_text_state;
+    wkv_context *a = f.a, *b = f.b;
+    const int *seq = f.seq;
+    const float *mel = f.mel;
     CHECK(wkv_self_kv_set_f16(&b->self, 1) == 0 && wkv_self_half(&b->self) && !b->self.k,
           "a half self cache");
-    wkv_context_memory(b, &cache_half, NULL);
-    const size_t n = (size_t)b->self.n_slots * b->self.n_layer * b->self.n_ctx * d;
-    CHECK(cache_f32 - cache_half == n * 2 * sizeof(uint16_t),
-          "self cache bytes %zu (f32) and %zu (half) differ by %zu, want %zu", cache_f32,
-          cache_half, cache_f32 - cache_half, n * 2 * sizeof(uint16_t));
+    check_bytes_saved(&f, (size_t)b->self.n_slots * b->self.n_layer * b->self.n_ctx * d,
+                      "self");
     CHECK(wkv_encode(a, mel) == 0 && wkv_encode(b, mel) == 0, "encode");
 
     float *la = malloc((size_t)STEPS * V * sizeof *la), *lb = malloc((size_t)STEPS * V * sizeof *lb);
@@ -264,10 +289,7 @@ static void check_self_half(const char *path)
     free(la);
     free(lb);
     free(pass);
-    wkv_context_free(a);
-    wkv_context_free(b);
-    wkv_model_free(model);
-    free(mel);
+    fixture_close(&f);
 }
 
 /* wkv_attention_f16 against wkv_attention on the same values, 20 heads. */
