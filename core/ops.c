@@ -262,43 +262,50 @@ static inline double weights16(const float *x, double m, double inv_t, double *w
     return s;
 }
 
-/* The total by blocks of sixteen, then the walk to u * total by the same block sums,
- * scanning only the block it falls in: two vectorized passes at most, where libm's
- * exp took two scalar passes over the vocabulary for every candidate and step. */
+/* One vectorized pass sums the weights by spans (at most SAMPLE_SPANS, each a whole
+ * number of blocks of sixteen); the walk to u * total then goes span by span and
+ * computes weights again only inside the span it falls in (64 tokens for a 51865-
+ * token vocabulary), where libm's exp took two scalar passes over the vocabulary for
+ * every candidate and step. */
+#define SAMPLE_SPANS 1024
 WKV_CLONES
 static int sample_clones(const float *x, int n, double inv_t, double u)
 {
     const float m = max_lanes(x, n);
     if (m == -INFINITY)
         return 0;
-    double w[16], total = 0.0;
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        total += weights16(x + i, m, inv_t, w);
-    for (; i < n; i++)
-        total += weight(((double)x[i] - m) * inv_t);
+    const int span = ((n + SAMPLE_SPANS - 1) / SAMPLE_SPANS + 15) / 16 * 16;
+    double sums[SAMPLE_SPANS], w[16], total = 0.0;
+    int n_spans = 0;
+    for (int s0 = 0; s0 < n; s0 += span) {
+        const int s1 = n - s0 < span ? n : s0 + span;
+        double sum = 0.0;
+        int i = s0;
+        for (; i + 16 <= s1; i += 16)
+            sum += weights16(x + i, m, inv_t, w);
+        for (; i < s1; i++)
+            sum += weight(((double)x[i] - m) * inv_t);
+        sums[n_spans++] = sum;
+        total += sum;
+    }
     const double target = u * total;
     double acc = 0.0;
-    int last = 0; /* the last token of weight > 0 seen: rounding may leave acc short */
-    for (i = 0; i + 16 <= n; i += 16) {
-        double b = weights16(x + i, m, inv_t, w);
-        if (acc + b > target)
-            for (int k = 0; k < 16; k++) {
-                acc += w[k];
-                if (w[k] > 0.0 && target < acc)
-                    return i + k;
+    int last = 0; /* the last token of weight > 0 scanned: rounding may leave acc short */
+    for (int j = 0; j < n_spans; j++) {
+        if (!(acc + sums[j] > target)) {
+            acc += sums[j];
+            continue;
+        }
+        const int s1 = n - j * span < span ? n : (j + 1) * span;
+        for (int i = j * span; i < s1; i++) {
+            const double p = weight(((double)x[i] - m) * inv_t);
+            acc += p;
+            if (p > 0.0) {
+                last = i;
+                if (target < acc)
+                    return i;
             }
-        else
-            acc += b;
-        for (int k = 0; k < 16; k++)
-            last = w[k] > 0.0 ? i + k : last;
-    }
-    for (; i < n; i++) {
-        double p = weight(((double)x[i] - m) * inv_t);
-        acc += p;
-        last = p > 0.0 ? i : last;
-        if (p > 0.0 && target < acc)
-            return i;
+        }
     }
     return last;
 }
@@ -369,9 +376,10 @@ static inline __attribute__((always_inline)) T512 __m512 exp_bf16_512(__m512 t)
     return _mm512_scalef_ps(p, n);
 }
 
-/* wkv_bf16 on sixteen lanes (AVX-512F: GCC 12 vectorizes the plain loop's narrowing
- * only with AVX-512BW, which target_clones cannot ask for by name). */
-static inline __attribute__((always_inline)) T512 __m256i bf16_512(__m512 f)
+/* wkv_bf16 on sixteen lanes, each in the low half of a 32-bit lane (the stores narrow
+ * them; AVX-512F: GCC 12 vectorizes the plain loop's narrowing only with AVX-512BW,
+ * which target_clones cannot ask for by name). */
+static inline __attribute__((always_inline)) T512 __m512i bf16_512(__m512 f)
 {
     const __m512i u = _mm512_castps_si512(f), hi = _mm512_srli_epi32(u, 16);
     __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
@@ -379,7 +387,7 @@ static inline __attribute__((always_inline)) T512 __m256i bf16_512(__m512 f)
     r = _mm512_srli_epi32(r, 16);
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(
         _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40)));
+    return _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
 }
 
 static T512 float softmax_exp_bf16_512(const float *x, int n, uint16_t *q)
@@ -395,14 +403,14 @@ static T512 float softmax_exp_bf16_512(const float *x, int n, uint16_t *q)
     for (; i + 16 <= n; i += 16) {
         __m512 e = exp_bf16_512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm));
         sum = _mm512_add_ps(sum, e);
-        _mm256_storeu_si256((__m256i *)(void *)(q + i), bf16_512(e));
+        _mm256_storeu_si256((__m256i *)(void *)(q + i), _mm512_cvtepi32_epi16(bf16_512(e)));
     }
     if (i < n) { /* the last 1 - 15: masked lanes load -inf and add 0 */
         const __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
         __m512 e = exp_bf16_512(
             _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i), vm));
         sum = _mm512_add_ps(sum, e);
-        _mm512_mask_cvtepi32_storeu_epi16(q + i, k, _mm512_cvtepu16_epi32(bf16_512(e)));
+        _mm512_mask_cvtepi32_storeu_epi16(q + i, k, bf16_512(e));
     }
     return _mm512_reduce_add_ps(sum);
 }

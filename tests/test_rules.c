@@ -239,13 +239,18 @@ static void scores(fixture *f)
  * total from a boundary between the two answers; never a token of weight 0. */
 static void sampling(void)
 {
-    enum { N = 1001 }; /* not a multiple of 16: the tail too */
-    static float x[N];
-    static long double cum[N];
+    /* 1001: spans of one block and a tail; 51865 (a vocabulary): spans of 64 tokens
+     * over 811 spans, the last one short */
+    static const int sizes[] = {1001, 51865};
+    enum { N_MAX = 51865 };
+    static float x[N_MAX];
+    static long double cum[N_MAX];
     static const double temps[] = {0.2, 0.5, 1.0};
     unsigned seed = 777;
-    int mismatches = 0, near = 0;
+    int mismatches = 0, near = 0, draws = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
     for (size_t ti = 0; ti < sizeof temps / sizeof *temps; ti++) {
+        const int N = sizes[si];
         const double T = temps[ti];
         for (int i = 0; i < N; i++) {
             seed = seed * 1103515245u + 12345u;
@@ -261,29 +266,36 @@ static void sampling(void)
             total += expl(((long double)x[i] - mx) / T);
             cum[i] = total;
         }
-        for (int k = 0; k <= 4000; k++) {
+        for (int k = 0; k <= 4000; k++, draws++) {
             double u = k < 4000 ? k / 4000.0 : 1.0 - 0x1p-53;
             long double target = u * total;
-            int want = 0;
-            while (want < N - 1 && !(cum[want] > target))
-                want++;
+            int lo = 0, hi = N - 1; /* the first cum[i] > target, by bisection */
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (cum[mid] > target)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            const int want = lo;
             int got = wkv_sample_softmax(x, N, T, u);
             int ok = got == want;
             if (!ok && got >= 0 && got < N && isfinite(x[got])) {
-                int lo = got < want ? got : want, hi = got < want ? want : got;
+                int a = got < want ? got : want, b = got < want ? want : got;
                 ok = 1;
-                for (int b = lo; b < hi; b++)
-                    ok = ok && fabsl(cum[b] - target) <= 1e-12L * total;
+                for (int c = a; c < b; c++)
+                    ok = ok && fabsl(cum[c] - target) <= 1e-12L * total;
                 near += ok;
             }
             mismatches += !ok;
             if (!ok && mismatches <= 3)
-                fprintf(stderr, "T %.1f, u %.6f: token %d, long double walk %d\n", T, u, got, want);
+                fprintf(stderr, "n %d, T %.1f, u %.6f: token %d, long double walk %d\n", N, T, u,
+                        got, want);
         }
     }
     CHECK(mismatches == 0, "sampling: %d draws differ from the long double walk", mismatches);
-    printf("sampling: %d of 3 x 4001 draws differ from the long double walk; %d others "
-           "differ only at a boundary within 1e-12\n", mismatches, near);
+    printf("sampling: %d of %d draws differ from the long double walk; %d others differ "
+           "only at a boundary within 1e-12\n", mismatches, draws, near);
     for (int i = 0; i < 40; i++)
         x[i] = -INFINITY;
     x[33] = 1.0f;
