@@ -174,16 +174,6 @@ struct wkv_compute {
     const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
 };
 
-/* q[i] = bf16(scale * x[i]), rounded to nearest even, NaN kept a (quiet) NaN;
- * branch-free so that it vectorizes: the activations are converted at every product,
- * a scalar loop was a tenth of an encoder run. */
-WKV_CLONES
-static void to_bf16(const float *x, size_t n, float scale, uint16_t *q)
-{
-    for (size_t i = 0; i < n; i++)
-        q[i] = wkv_bf16(scale * x[i]);
-}
-
 /* q[i] = round(x[i] / s) with s = max|x| / 127 (0 for an all-zero row); returns s.
  * Sixteen lanes for the maximum and rounding by the 1.5 * 2^23 trick (to nearest even,
  * as lrintf, for |v| <= 127) so that both loops vectorize. */
@@ -262,7 +252,7 @@ static void convert_rows(cweight *cw, wkv_compute_type type, int r0, int r1, flo
     for (int r = r0; r < r1; r++) {
         const float *f = stored_row(&cw->src, r, cw->in, row);
         if (type == WKV_COMPUTE_BF16)
-            to_bf16(f, (size_t)cw->in, 1.0f, (uint16_t *)cw->q + (size_t)r * cw->in);
+            wkv_to_bf16(f, (size_t)cw->in, 1.0f, (uint16_t *)cw->q + (size_t)r * cw->in);
         else
             cw->scale[r] = quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
     }
@@ -401,7 +391,7 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
         for (int r = 0; r < rows; r++)
             pt->row_scale[r] = quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
     } else {
-        to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
+        wkv_to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
     }
     pt->qx_rows = rows, pt->qx_k = k;
 convert_done:
@@ -526,11 +516,11 @@ void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0,
     uint16_t row[d];
     c->v_f32 = v;
     for (int t = r0; t < r1; t++) {
-        to_bf16(k + (size_t)t * d, (size_t)d, 1.0f, row);
+        wkv_to_bf16(k + (size_t)t * d, (size_t)d, 1.0f, row);
         for (int i = 0; i < d; i++) /* column i = h * hd + j of K is row i of K^T */
             c->k16[(size_t)i * T + t] = row[i];
         for (int h = 0; h < d / hd; h++)
-            to_bf16(v + (size_t)t * d + h * hd, (size_t)hd, 1.0f,
+            wkv_to_bf16(v + (size_t)t * d + h * hd, (size_t)hd, 1.0f,
                     c->v16 + ((size_t)h * T + t) * hd);
     }
 }
@@ -546,7 +536,7 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
     if (grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
         return -1;
     for (int i = 0; i < nq; i++)
-        to_bf16(q + (size_t)i * d, (size_t)hd, scale, pt->att16 + (size_t)i * hd);
+        wkv_to_bf16(q + (size_t)i * d, (size_t)hd, scale, pt->att16 + (size_t)i * hd);
     cshape sh = {nq, hd, T, 0, 0, 0, T, 1, T};
     return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd * T, NULL, scores);
 }

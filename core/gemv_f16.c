@@ -326,7 +326,12 @@ static int isa_detect(void)
     __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     if ((lo & 0x6) != 0x6 || !__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX2))
         return ISA_SCALAR;
-    return (b & bit_AVX512F) && (lo & 0xe0) == 0xe0 ? ISA_AVX512 : ISA_AVX2;
+    if (!(b & bit_AVX512F) || (lo & 0xe0) != 0xe0)
+        return ISA_AVX2;
+    /* leaf 7 subleaf 1, EAX bit 5: AVX512_BF16 */
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)))
+        return WKV_ISA_AVX512_BF16;
+    return ISA_AVX512;
 }
 
 /* Detected once: cpuid is slow (a VM exit under a hypervisor) and a step calls the
@@ -340,7 +345,8 @@ static void isa_init(void)
 }
 #endif
 
-static int isa(void)
+/* the detected level, AVX512_BF16 included */
+static int isa_full(void)
 {
 #ifdef WKV_X86
     pthread_once(&isa_once, isa_init);
@@ -348,6 +354,17 @@ static int isa(void)
 #else
     return ISA_SCALAR;
 #endif
+}
+
+static int isa(void)
+{
+    const int v = isa_full();
+    return v > ISA_AVX512 ? ISA_AVX512 : v;
+}
+
+int wkv_bf16_isa(void)
+{
+    return isa_full();
 }
 
 int wkv_gemv_isa(void)

@@ -22,7 +22,11 @@ void wkv_f32_to_f16_row(const float *src, uint16_t *dst, size_t n);
 const char *wkv_gemv_f16_isa(void);
 /* The best kernel set this CPU and OS support (detected once), shared by the f16 and
  * quantized kernels (gemv_q.c). */
-enum { WKV_ISA_SCALAR, WKV_ISA_AVX2, WKV_ISA_AVX512 };
+enum { WKV_ISA_SCALAR, WKV_ISA_AVX2, WKV_ISA_AVX512, WKV_ISA_AVX512_BF16 };
 int wkv_gemv_isa(void);
+/* WKV_ISA_AVX512_BF16 when the CPU also converts f32 to bf16 itself (AVX512_BF16's
+ * vcvtneps2bf16: ops.c's and compute.c's roundings), else wkv_gemv_isa(); the gemv
+ * kernels never use it. */
+int wkv_bf16_isa(void);
 
 #endif

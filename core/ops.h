@@ -22,10 +22,16 @@ float wkv_softmax_exp(float *x, int n, float *max);
  * probabilities; returns the sum of the exponentials before rounding (0 and q all 0
  * when every x is -inf).  On AVX-512 a shorter exponential with FMA (relative error
  * below 2.5e-6, so a value may round to the other neighbour of a bf16 midpoint);
- * elsewhere wkv_softmax_exp's values, lane for lane the same sum.  _isa: the path of
- * gemv_f16.h's level isa (at most wkv_gemv_isa()), for tests. */
+ * elsewhere wkv_softmax_exp's values, lane for lane the same sum.  With AVX512_BF16
+ * the CPU rounds, flushing subnormal results to 0.  _isa: the path of gemv_f16.h's
+ * level isa (at most wkv_bf16_isa()), for tests. */
 float wkv_softmax_exp_bf16(const float *x, int n, uint16_t *q);
 float wkv_softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q);
+/* q[i] = bf16(scale * x[i]) as wkv_bf16 (the encoder's activations for a bf16
+ * product); with AVX512_BF16 by the CPU's rounding, the same but for subnormal results
+ * (flushed to 0).  _isa as above. */
+void wkv_to_bf16(const float *x, size_t n, float scale, uint16_t *q);
+void wkv_to_bf16_isa(int isa, const float *x, size_t n, float scale, uint16_t *q);
 
 /* f to bf16, rounded to nearest even; NaN stays a (quiet) NaN. */
 static inline uint16_t wkv_bf16(float f)

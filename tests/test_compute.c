@@ -13,7 +13,10 @@
  *  - the attention's probabilities in bf16 (wkv_softmax_exp_bf16, every ISA path):
  *    each the bf16 rounding of a value within 5e-6 of e^(x - max), the sum within 1e-5
  *    of the exact one (values below the normal floats: under 2^-125), rows of every
- *    length mod 16, -inf keys among them, a row of only -inf all 0.
+ *    length mod 16, -inf keys among them, a row of only -inf all 0;
+ *  - the activations' rounding to bf16 (wkv_to_bf16, every ISA path) is wkv_bf16's,
+ *    bit for bit, on normal values, NaN, infinities, midpoints and every tail length;
+ *    subnormal results 0 or wkv_bf16's.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
 #include "context.h"
 #include "gemv_f16.h"
@@ -171,7 +174,7 @@ static void check_softmax_bf16(void)
     float x[N_MAX];
     uint16_t q[N_MAX];
     unsigned seed = 12345;
-    for (int isa = WKV_ISA_SCALAR; isa <= wkv_gemv_isa(); isa++) {
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv_bf16_isa(); isa++) {
         double worst = 0.0, worst_sum = 0.0;
         for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
             for (int spread = 0; spread < 3; spread++) {
@@ -220,9 +223,68 @@ static void check_softmax_bf16(void)
     }
 }
 
+static uint32_t bits_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float float_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void check_to_bf16(void)
+{
+    enum { N = 1000 };
+    static float x[N];
+    static uint16_t q[N];
+    unsigned seed = 777;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t u = seed;
+        /* every 8th a bf16 midpoint (low half exactly 0x8000), some specials */
+        if (i % 8 == 1)
+            u = (u & 0xffff0000u) | 0x8000u;
+        x[i] = float_of(u);
+    }
+    x[3] = NAN;
+    x[4] = INFINITY;
+    x[5] = -INFINITY;
+    x[6] = float_of(0x7f7fffffu); /* rounds up to inf */
+    x[7] = float_of(0x00000123u); /* subnormal */
+    const float scales[] = {1.0f, 0.125f, 3.0f};
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv_bf16_isa(); isa++)
+        for (size_t si = 0; si < sizeof scales / sizeof *scales; si++)
+            for (int n = N - 16; n <= N; n++) { /* every tail length */
+                memset(q, 0xa5, sizeof q);
+                wkv_to_bf16_isa(isa, x, (size_t)n, scales[si], q);
+                int bad = 0, first = -1;
+                for (int i = 0; i < n; i++) {
+                    const float v = scales[si] * x[i];
+                    const uint16_t want = wkv_bf16(v);
+                    const int sub = (bits_of(v) & 0x7f800000u) == 0;
+                    const int ok = q[i] == want || (sub && (q[i] & 0x7fff) == 0) ||
+                                   (isnan(v) && (q[i] & 0x7fc0) == 0x7fc0);
+                    if (!ok && first < 0)
+                        first = i;
+                    bad += !ok;
+                }
+                CHECK(bad == 0, "isa %d, scale %g, n %d: %d of %d differ from wkv_bf16 (first "
+                      "x[%d] = %a: 0x%04x, want 0x%04x)", isa, scales[si], n, bad, n, first,
+                      first >= 0 ? x[first] : 0.0f, first >= 0 ? q[first] : 0,
+                      first >= 0 ? wkv_bf16(scales[si] * x[first]) : 0);
+                CHECK(n == N || q[n] == 0xa5a5, "isa %d, n %d: wrote past n", isa, n);
+            }
+}
+
 int main(void)
 {
     check_softmax_bf16();
+    check_to_bf16();
     check_size("tiny");
     check_size("base");
     return tu_finish("compute");
