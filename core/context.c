@@ -11,11 +11,7 @@ void wkv_context_free(wkv_context *ctx)
 {
     if (!ctx)
         return;
-    float *bufs[] = {ctx->enc_out, ctx->enc_cols, ctx->enc_x, ctx->enc_h, ctx->enc_q,
-                     ctx->enc_k, ctx->enc_v, ctx->enc_mlp, ctx->enc_scores,
-                     ctx->enc_wl,
-                     ctx->dec_x, ctx->dec_h, ctx->dec_q, ctx->dec_k, ctx->dec_v,
-                     ctx->dec_att, ctx->dec_mlp, ctx->dec_scores, ctx->logits,
+    float *bufs[] = {ctx->arena, ctx->enc_out, ctx->enc_mlp, ctx->enc_wl, ctx->logits,
                      ctx->step_margins};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
@@ -55,24 +51,33 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     if (mlp < 2 * T * d)
         mlp = 2 * T * d;
     ctx->enc_mlp_floats = mlp;
+    int ok = (ctx->enc_out = wkv_alloc_zeroed(T * d * sizeof(float))) != NULL &&
+             (ctx->enc_mlp = wkv_alloc_zeroed(mlp * sizeof(float))) != NULL;
+    ctx->activation_bytes += (T * d + mlp) * sizeof(float);
+    /* the encoder's scratch in the arena (context.h), then the decoder's over it */
     struct {
         float **buf;
         size_t n;
     } enc[] = {
-        {&ctx->enc_out, T * d},
         {&ctx->enc_cols, cols},
         {&ctx->enc_x, T * d},
         {&ctx->enc_h, T * d},
         {&ctx->enc_q, T * d},
         {&ctx->enc_k, T * d},
         {&ctx->enc_v, T * d},
-        {&ctx->enc_mlp, mlp},
         {&ctx->enc_scores, (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
     };
-    int ok = 1;
+    size_t enc_floats = 0;
+    for (size_t i = 0; i < sizeof enc / sizeof *enc; i++)
+        enc_floats += wkv_arena_round(enc[i].n);
+    size_t dec_floats = wkv_decoder_arena_floats(ctx);
+    size_t arena = enc_floats > dec_floats ? enc_floats : dec_floats;
+    ok = ok && (ctx->arena = wkv_alloc_zeroed(arena * sizeof(float))) != NULL;
+    ctx->activation_bytes += arena * sizeof(float);
+    float *p = ctx->arena;
     for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
-        ok = (*enc[i].buf = wkv_alloc_resident(enc[i].n * sizeof(float))) != NULL;
-        ctx->activation_bytes += enc[i].n * sizeof(float);
+        *enc[i].buf = p;
+        p += wkv_arena_round(enc[i].n);
     }
     /* the encoder's matrices stay as the file stores them; one layer at a time is
      * widened here just before use (encoder.c) */
@@ -87,7 +92,9 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         widen |= model->w.dec[l].cross_k.type != WKV_TYPE_F32 ||
                  model->w.dec[l].cross_v.type != WKV_TYPE_F32;
     if (ok && widen) {
-        ok = (ctx->enc_wl = wkv_alloc_resident(12 * d * d * sizeof(float))) != NULL;
+        /* not written here: the f32 path widens into all of it every window (the first
+         * makes it resident); a compute type touches it only if a product falls back */
+        ok = (ctx->enc_wl = malloc(12 * d * d * sizeof(float))) != NULL;
         ctx->activation_bytes += 12 * d * d * sizeof(float);
     }
     ok = ok && wkv_decoder_alloc(ctx) == 0;
@@ -134,20 +141,10 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
         return -1;
     }
     if (ctx->enc_wl && !c != !ctx->compute) {
-        /* the widening scratch: f32 products widen into it every window, so it is
-         * kept resident; a compute type's products use their own copies and widen
-         * only if one fails, so its pages stay untouched (out of RSS) until then */
+        /* the widening scratch counts while f32 products widen into it every window;
+         * a compute type's products use their own copies and widen only if one fails,
+         * so its pages stay untouched (out of RSS) until then */
         const size_t d = (size_t)ctx->model->hp.n_audio_state, bytes = 12 * d * d * sizeof(float);
-        float *wl = c ? malloc(bytes) : wkv_alloc_resident(bytes);
-        if (!wl) {
-            wkv_cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
-            wkv_self_kv_set_f16(&ctx->self, ctx->compute != NULL && fits);
-            wkv_compute_free(c);
-            wkv_set_error(error, "out of memory");
-            return -1;
-        }
-        free(ctx->enc_wl);
-        ctx->enc_wl = wl;
         ctx->activation_bytes = c ? ctx->activation_bytes - bytes : ctx->activation_bytes + bytes;
     }
     wkv_compute_free(ctx->compute);
@@ -195,6 +192,7 @@ const float *wkv_context_step_margins(const wkv_context *ctx, int *n)
 int wkv_encode(wkv_context *ctx, const float *mel)
 {
     double t0 = wkv_now_ms();
+    ctx->pass_n = 0; /* the arena's decoder rows are about to be overwritten */
     if (wkv_encoder_run(ctx, mel) != 0)
         return -1;
     double t1 = wkv_now_ms();

@@ -45,8 +45,17 @@ struct wkv_context {
     wkv_compute_type compute_type; /* never AUTO; F32: compute is NULL */
     wkv_compute *compute;          /* the encoder's products on bf16/int8 (compute.c) */
 
+    /* One buffer for two phases that never overlap: while encoding, the encoder's
+     * scratch (enc_cols, enc_x, enc_h, enc_q, enc_k, enc_v, enc_scores); while
+     * decoding, the decoder's activations (dec_x … dec_att, dec_mlp, dec_scores).
+     * Nothing in it outlives its phase: an encode overwrites a pass's rows, so it
+     * forgets the pass (pass_n = 0); a pass never reads the encoder's scratch (the
+     * cross fill reads enc_out, enc_wl and enc_mlp, outside it).  Its size is the
+     * larger phase's (context.c). */
+    float *arena;
+
     /* encoder activations for one window */
-    float *enc_out;   /* n_audio_ctx x d: the last encoder output */
+    float *enc_out;   /* n_audio_ctx x d: the last encoder output (kept while decoding) */
     float *enc_cols;  /* im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3 n_mels, 3d) */
     float *enc_x, *enc_h, *enc_k, *enc_v; /* n_audio_ctx x d */
     float *enc_q;     /* n_audio_ctx x d: q, then attention's output in its place (each
@@ -83,9 +92,19 @@ struct wkv_context {
     void *cross_hook_user;
 };
 
+/* A buffer's floats rounded up to 64 bytes, so that every buffer carved from the
+ * arena starts as aligned as the arena itself. */
+static inline size_t wkv_arena_round(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
 /* encoder.c */
 int wkv_encoder_run(wkv_context *ctx, const float *mel);
 /* decoder.c */
+/* The decoder's activations carved from ctx->arena (which must hold
+ * wkv_decoder_arena_floats), its caches and small buffers allocated. */
+size_t wkv_decoder_arena_floats(const wkv_context *ctx);
 int wkv_decoder_alloc(wkv_context *ctx);
 /* Logits of position `pos` when the last pass covered it (its residual row is still
  * in dec_x); -1 otherwise. */

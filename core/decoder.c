@@ -18,31 +18,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-int wkv_decoder_alloc(wkv_context *ctx)
+/* the floats of each of the decoder's arena buffers, in arena order: six of
+ * n_text_ctx x d, dec_mlp (+ dec_wide's 4d x d when enc_mlp cannot hold it), dec_scores */
+static void dec_sizes(const wkv_context *ctx, size_t n[8])
 {
     const wkv_hparams *hp = &ctx->model->hp;
     size_t d = (size_t)hp->n_text_state, rows = (size_t)hp->n_text_ctx;
     size_t kv = (size_t)(hp->n_text_ctx > hp->n_audio_ctx ? hp->n_text_ctx : hp->n_audio_ctx);
-    if (wkv_cross_kv_init(&ctx->cross, hp->n_text_layer, hp->n_audio_ctx, (int)d) ||
-        wkv_self_kv_init(&ctx->self, hp->n_text_layer, hp->n_text_ctx, (int)d))
-        return -1;
-    float **bufs[] = {&ctx->dec_x, &ctx->dec_h, &ctx->dec_q, &ctx->dec_k, &ctx->dec_v,
-                      &ctx->dec_att};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        if (!(*bufs[i] = wkv_alloc_resident(rows * d * sizeof(float))))
-            return -1;
     /* a pass widens one f16/quantized matrix (4d x d at most) into the encoder's MLP
      * buffer, idle while decoding, if it is large enough; else after dec_mlp */
     const size_t wide = ctx->enc_mlp && ctx->enc_mlp_floats >= 4 * d * d ? 0 : 4 * d * d;
-    ctx->dec_mlp = wkv_alloc_resident((rows * 4 * d + wide) * sizeof(float));
-    ctx->dec_wide = wide ? ctx->dec_mlp + rows * 4 * d : ctx->enc_mlp;
-    ctx->dec_scores = wkv_alloc_resident(rows * kv * sizeof(float));
-    ctx->logits = wkv_alloc_resident((size_t)hp->n_vocab * sizeof(float));
+    for (int i = 0; i < 6; i++)
+        n[i] = wkv_arena_round(rows * d);
+    n[6] = wkv_arena_round(rows * 4 * d + wide);
+    n[7] = wkv_arena_round(rows * kv);
+}
+
+size_t wkv_decoder_arena_floats(const wkv_context *ctx)
+{
+    size_t n[8], sum = 0;
+    dec_sizes(ctx, n);
+    for (int i = 0; i < 8; i++)
+        sum += n[i];
+    return sum;
+}
+
+int wkv_decoder_alloc(wkv_context *ctx)
+{
+    const wkv_hparams *hp = &ctx->model->hp;
+    size_t d = (size_t)hp->n_text_state, rows = (size_t)hp->n_text_ctx;
+    if (wkv_cross_kv_init(&ctx->cross, hp->n_text_layer, hp->n_audio_ctx, (int)d) ||
+        wkv_self_kv_init(&ctx->self, hp->n_text_layer, hp->n_text_ctx, (int)d))
+        return -1;
+    size_t n[8];
+    dec_sizes(ctx, n);
+    float **bufs[8] = {&ctx->dec_x, &ctx->dec_h, &ctx->dec_q, &ctx->dec_k, &ctx->dec_v,
+                       &ctx->dec_att, &ctx->dec_mlp, &ctx->dec_scores};
+    float *p = ctx->arena;
+    for (int i = 0; i < 8; i++) {
+        *bufs[i] = p;
+        p += n[i];
+    }
+    ctx->dec_wide = ctx->enc_mlp && ctx->enc_mlp_floats >= 4 * d * d ? ctx->enc_mlp
+                                                                     : ctx->dec_mlp + rows * 4 * d;
+    ctx->logits = wkv_alloc_zeroed((size_t)hp->n_vocab * sizeof(float));
     /* a greedy window takes at most n_text_ctx steps (search.c stops past the context) */
-    ctx->step_margins = wkv_alloc_resident((rows + 1) * sizeof(float));
-    ctx->activation_bytes += (6 * rows * d + rows * 4 * d + wide + rows * kv +
-                              (size_t)hp->n_vocab + rows + 1) * sizeof(float);
-    return ctx->dec_mlp && ctx->dec_scores && ctx->logits && ctx->step_margins ? 0 : -1;
+    ctx->step_margins = wkv_alloc_zeroed((rows + 1) * sizeof(float));
+    ctx->activation_bytes += ((size_t)hp->n_vocab + rows + 1) * sizeof(float);
+    return ctx->logits && ctx->step_margins ? 0 : -1;
 }
 
 void wkv_decode_reset(wkv_context *ctx)

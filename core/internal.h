@@ -115,12 +115,15 @@ void wkv_weights_bind(wkv_model *m);
 char *wkv_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wkv_set_error(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 double wkv_now_ms(void);
-/* malloc whose pages are written (zeroed) at once: a context's buffers are sized for
- * the longest prompt and history, so left untouched they became resident bit by bit
- * over the first quarter hour of a stream (+6 to +10 MB in the soak); touched here, the
- * resident size is reached at creation and a live stream takes no page faults.
- * (Not calloc: it skips zeroing fresh pages from the kernel, leaving them untouched.) */
-void *wkv_alloc_resident(size_t bytes);
+/* A context's buffers, zeroed.  Their pages become resident when first written, not
+ * here: an earlier version wrote them at once to make the resident size final at
+ * creation, but GCC compiles malloc + memset(0) into calloc, so it never did; and
+ * written at once, the f32 caches and scratch that a bf16/int8 context replaces at
+ * setup cost 4 - 7 MB of RSS at base (freed pages the heap keeps).  The first window
+ * writes every encoder buffer, and the decoder's activations share their arena
+ * (context.h), so a stream's resident size is reached in its first window but for
+ * a half self-KV cache's rows (an f32 one is written when its slots are made). */
+void *wkv_alloc_zeroed(size_t bytes);
 
 /* vocab.c: fills sp, the special spellings, the BPE table and the suppress list.
  * Called by the loader once the vocabulary is read.  Returns 0 or -1. */

@@ -16,8 +16,8 @@ int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state)
     c->n_ctx = n_ctx;
     c->n_state = n_state;
     c->k16 = c->v16 = NULL;
-    c->k = wkv_alloc_resident(n * sizeof(float));
-    c->v = wkv_alloc_resident(n * sizeof(float));
+    c->k = wkv_alloc_zeroed(n * sizeof(float));
+    c->v = wkv_alloc_zeroed(n * sizeof(float));
     c->valid = 0;
     return c->k && c->v ? 0 : -1;
 }
@@ -34,12 +34,12 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
 }
 
 /* Replaces a cache's K and V (n elements each, f32 in *k, *v or half in *k16, *v16)
- * by zeroed resident buffers of the other type; -1 with nothing changed when memory
+ * by zeroed buffers of the other type; -1 with nothing changed when memory
  * runs out.  Both caches switch type through this. */
 static int retype(size_t n, int f16, float **k, float **v, uint16_t **k16, uint16_t **v16)
 {
     const size_t bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
-    void *nk = wkv_alloc_resident(bytes), *nv = wkv_alloc_resident(bytes);
+    void *nk = wkv_alloc_zeroed(bytes), *nv = wkv_alloc_zeroed(bytes);
     if (!nk || !nv) {
         free(nk);
         free(nv);
@@ -186,7 +186,8 @@ int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state)
 }
 
 /* Grows *buf from `have` to `want` slots of `per` elements of `elt` bytes, the new
- * ones zeroed (made resident now: wkv_alloc_resident says why). */
+ * ones zeroed, which makes them resident now (wkv_alloc_zeroed says why that
+ * matters). */
 static int grow_slots(void **buf, int have, int want, size_t per, size_t elt)
 {
     char *b = realloc(*buf, (size_t)want * per * elt);

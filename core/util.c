@@ -48,12 +48,9 @@ double wkv_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-void *wkv_alloc_resident(size_t bytes)
+void *wkv_alloc_zeroed(size_t bytes)
 {
-    void *p = malloc(bytes);
-    if (p)
-        memset(p, 0, bytes);
-    return p;
+    return calloc(1, bytes ? bytes : 1);
 }
 
 const char *wkv_version(void)

@@ -1,6 +1,11 @@
 /* The KV caches change nothing but speed: cached logits equal uncached logits over
  * many steps, a batched prompt pass equals token-by-token steps, and the cross K/V
- * projections run exactly once per window.  Usage: test_kv_cache MODEL.bin */
+ * projections run exactly once per window.  And the arena the encoder's scratch and
+ * the decoder's activations share (context.h) carries nothing from one phase to the
+ * next: a context that decoded one window, then encoded another, decodes it bit for
+ * bit as a context that only saw that one, and an encode forgets the last pass's rows.
+ * Usage: test_kv_cache MODEL.bin */
+#include "context.h"
 #include "testutil.h"
 #include "whisperkv_debug.h"
 
@@ -41,6 +46,36 @@ static float *step_logits(wkv_context *ctx, const int *seq, int n, wkv_cache_mod
         CHECK(wkv_decode_mode(ctx, seq + i, 1, mode, all + (size_t)i * n_vocab) == 0,
               "decode step %d mode %d", i, mode);
     return all;
+}
+
+static void check_arena(wkv_model *model, const float *win_a, const float *win_b,
+                        const int *seq, int n_vocab)
+{
+    wkv_context *used = wkv_context_new(model, 2, NULL), *fresh = wkv_context_new(model, 2, NULL);
+    float *lu = malloc((size_t)n_vocab * sizeof *lu), *lf = malloc((size_t)n_vocab * sizeof *lf);
+    CHECK(wkv_encode(used, win_a) == 0 && wkv_decode(used, seq, 12, lu) == 0, "window A");
+    CHECK(wkv_decoder_logits_at(used, 11, lu) == 0, "the pass's last row, right after it");
+    CHECK(wkv_encode(used, win_b) == 0 && wkv_encode(fresh, win_b) == 0, "window B");
+    CHECK(wkv_decoder_logits_at(used, 11, lu) != 0,
+          "after an encode the last pass's rows (overwritten) are still served");
+    int differ = 0;
+    for (int i = 0; i < STEPS; i++) {
+        CHECK(wkv_decode(used, seq + i, 1, lu) == 0 && wkv_decode(fresh, seq + i, 1, lf) == 0,
+              "step %d", i);
+        differ += memcmp(lu, lf, (size_t)n_vocab * sizeof *lu) != 0;
+    }
+    wkv_decode_reset(used);
+    wkv_decode_reset(fresh);
+    CHECK(wkv_decode(used, seq, 12, lu) == 0 && wkv_decode(fresh, seq, 12, lf) == 0, "pass");
+    differ += memcmp(lu, lf, (size_t)n_vocab * sizeof *lu) != 0;
+    CHECK(differ == 0, "%d of %d logit rows differ between a context that decoded another "
+          "window first and a fresh one", differ, STEPS + 1);
+    printf("arena: window B after window A's decoding, %d steps and a pass: %d rows differ\n",
+           STEPS, differ);
+    free(lu);
+    free(lf);
+    wkv_context_free(used);
+    wkv_context_free(fresh);
 }
 
 int main(int argc, char **argv)
@@ -153,6 +188,12 @@ int main(int argc, char **argv)
            (long long)(st->windows - d0), (long long)windows);
     printf("long form: %lld windows, %lld cross K/V computations, %d segments\n",
            (long long)windows, (long long)(st->cross_kv_computes - c0), segs);
+
+    /* window B: the long recording's second window */
+    float *window_b = malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *window_b);
+    wkv_mel_window(long_mel, WKV_N_FRAMES, WKV_N_FRAMES, WKV_MEL_GLOBAL, window_b);
+    check_arena(model, window, window_b, seq, n_vocab);
+    free(window_b);
 
     wkv_mel_free(long_mel);
     free(long_pcm);
