@@ -18,6 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A pass widens one f16/quantized matrix (4d x d at most) into the encoder's MLP
+ * buffer, idle while decoding, if it is large enough; else after dec_mlp. */
+static int wide_in_enc_mlp(const wkv_context *ctx, size_t d)
+{
+    return ctx->enc_mlp && ctx->enc_mlp_floats >= 4 * d * d;
+}
+
 /* the floats of each of the decoder's arena buffers, in arena order: six of
  * n_text_ctx x d, dec_mlp (+ dec_wide's 4d x d when enc_mlp cannot hold it), dec_scores */
 static void dec_sizes(const wkv_context *ctx, size_t n[8])
@@ -25,9 +32,7 @@ static void dec_sizes(const wkv_context *ctx, size_t n[8])
     const wkv_hparams *hp = &ctx->model->hp;
     size_t d = (size_t)hp->n_text_state, rows = (size_t)hp->n_text_ctx;
     size_t kv = (size_t)(hp->n_text_ctx > hp->n_audio_ctx ? hp->n_text_ctx : hp->n_audio_ctx);
-    /* a pass widens one f16/quantized matrix (4d x d at most) into the encoder's MLP
-     * buffer, idle while decoding, if it is large enough; else after dec_mlp */
-    const size_t wide = ctx->enc_mlp && ctx->enc_mlp_floats >= 4 * d * d ? 0 : 4 * d * d;
+    const size_t wide = wide_in_enc_mlp(ctx, d) ? 0 : 4 * d * d;
     for (int i = 0; i < 6; i++)
         n[i] = wkv_arena_round(rows * d);
     n[6] = wkv_arena_round(rows * 4 * d + wide);
@@ -59,8 +64,7 @@ int wkv_decoder_alloc(wkv_context *ctx)
         *bufs[i] = p;
         p += n[i];
     }
-    ctx->dec_wide = ctx->enc_mlp && ctx->enc_mlp_floats >= 4 * d * d ? ctx->enc_mlp
-                                                                     : ctx->dec_mlp + rows * 4 * d;
+    ctx->dec_wide = wide_in_enc_mlp(ctx, d) ? ctx->enc_mlp : ctx->dec_mlp + rows * 4 * d;
     ctx->logits = wkv_alloc_zeroed((size_t)hp->n_vocab * sizeof(float));
     /* a greedy window takes at most n_text_ctx steps (search.c stops past the context) */
     ctx->step_margins = wkv_alloc_zeroed((rows + 1) * sizeof(float));
