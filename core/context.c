@@ -94,8 +94,8 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     if (ok && widen) {
         /* not written here: the f32 path widens into all of it every window (the first
          * makes it resident); a compute type touches it only if a product falls back */
-        ok = (ctx->enc_wl = malloc(12 * d * d * sizeof(float))) != NULL;
-        ctx->activation_bytes += 12 * d * d * sizeof(float);
+        ok = (ctx->enc_wl = malloc(WKV_ENC_WL_MATS * d * d * sizeof(float))) != NULL;
+        ctx->activation_bytes += WKV_ENC_WL_MATS * d * d * sizeof(float);
     }
     ok = ok && wkv_decoder_alloc(ctx) == 0;
     if (!ok) {
@@ -144,7 +144,8 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
         /* the widening scratch counts while f32 products widen into it every window;
          * a compute type's products use their own copies and widen only if one fails,
          * so its pages stay untouched (out of RSS) until then */
-        const size_t d = (size_t)ctx->model->hp.n_audio_state, bytes = 12 * d * d * sizeof(float);
+        const size_t d = (size_t)ctx->model->hp.n_audio_state;
+        const size_t bytes = WKV_ENC_WL_MATS * d * d * sizeof(float);
         ctx->activation_bytes = c ? ctx->activation_bytes - bytes : ctx->activation_bytes + bytes;
     }
     wkv_compute_free(ctx->compute);

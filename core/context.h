@@ -66,8 +66,9 @@ struct wkv_context {
                        * decoding, a half cache's layer widened */
     size_t enc_mlp_floats;
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
-    float *enc_wl;    /* one encoder layer's matrices, or one decoder layer's cross-K/V
-                       * projections, widened to f32 (12 d x d); NULL when all of
+    float *enc_wl;    /* an encoder layer's q, k, v, then its o and MLP (encoder.c), or
+                       * one decoder layer's cross-K/V projections, widened to f32
+                       * (WKV_ENC_WL_MATS d x d); NULL when all of
                        * those are stored f32; not resident with a compute type */
     pthread_mutex_t widen_lock; /* a compute type's fallback widening (widen.h) */
 
@@ -91,6 +92,10 @@ struct wkv_context {
     void (*cross_hook)(void *user, int layer, const float *q, const float *k, int n);
     void *cross_hook_user;
 };
+
+/* d x d matrices enc_wl holds: the larger of an encoder layer's two groups, o + mlp0 +
+ * mlp2 (1 + 4 + 4; q, k, v before them take 3) */
+#define WKV_ENC_WL_MATS 9
 
 /* A buffer's floats rounded up to 64 bytes, so that every buffer carved from the
  * arena starts as aligned as the arena itself. */

@@ -38,8 +38,9 @@ static void im2col(const float *in, int n_in_frames, size_t frame_stride, size_t
     }
 }
 
-/* The matrices a job's products use: the layer's six (in the order they go into
- * ctx->enc_wl), then the two convolutions (stored f32). */
+/* The matrices a job's products use: the layer's six (q, k, v, then o, mlp0, mlp2, each
+ * group in that order from the start of ctx->enc_wl), then the two convolutions
+ * (stored f32). */
 enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, M_CONV1, M_CONV2, N_MATS };
 
 typedef struct {
@@ -75,26 +76,56 @@ static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
         j->cw[i] = wkv_compute_weight(ctx->compute, j->conv[i - M_CONV1].data, d, j->n_in[i]);
 }
 
-/* Layer L's matrices into the job.  f32 products need every stored matrix widened,
- * now and over the pool; a compute type converts the layer into its scratch (the
- * only copy of the weights in that type) and leaves widening to a product that
- * falls back. */
+/* Matrices [first, last) of layer L's six into the job, one after the other from the
+ * start of enc_wl, and the others' entries cleared (their slots are reused); f32
+ * products need them widened now, over the pool.  Two groups take turns in enc_wl:
+ * q, k, v before the attention, o and the MLP after it (3 and 9 d x d instead of 12
+ * at once). */
+/* layer L's six matrices in M_ order, with their shapes */
+static void layer_mats(const wkv_layer *L, int d, const wkv_mat *v[6], int n_out[6], int n_in[6])
+{
+    const wkv_mat *m[6] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
+    for (int i = 0; i < 6; i++) {
+        v[i] = m[i];
+        n_out[i] = i == M_MLP0 ? 4 * d : d;
+        n_in[i] = i == M_MLP2 ? 4 * d : d;
+    }
+}
+
+static void job_group(enc_job *j, int first, int last)
+{
+    wkv_context *ctx = j->ctx;
+    const wkv_mat *v[6];
+    int n_out[6], n_in[6];
+    layer_mats(j->L, ctx->model->hp.n_audio_state, v, n_out, n_in);
+    float *slot = ctx->enc_wl;
+    for (int i = 0; i < 6; i++) {
+        if (i < first || i >= last) {
+            wkv_widen_clear(&j->wide, i);
+            continue;
+        }
+        job_set(j, i, v[i], n_out[i], n_in[i], slot);
+        if (slot)
+            slot += (size_t)n_out[i] * n_in[i];
+    }
+    if (!ctx->compute)
+        wkv_widen_all(&j->wide, ctx->pool);
+}
+
+/* Layer L into the job, before its attention: q, k, v widened (f32 products), or the
+ * whole layer converted into the compute type's scratch (the only copy of the weights
+ * in that type; widening is then left to a product that falls back). */
 static void job_layer(enc_job *j, const wkv_layer *L)
 {
     wkv_context *ctx = j->ctx;
-    const int d = ctx->model->hp.n_audio_state;
-    const wkv_mat *v[6] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
-    const int n_out[6] = {d, d, d, d, 4 * d, d}, n_in[6] = {d, d, d, d, d, 4 * d};
-    float *slot = ctx->enc_wl;
     j->L = L;
-    for (int i = 0; i < 6; i++) {
-        job_set(j, i, v[i], n_out[i], n_in[i], slot);
-        slot += (size_t)n_out[i] * n_in[i];
-    }
-    if (ctx->compute)
+    job_group(j, M_Q, M_O);
+    if (ctx->compute) {
+        const wkv_mat *v[6];
+        int n_out[6], n_in[6];
+        layer_mats(L, ctx->model->hp.n_audio_state, v, n_out, n_in);
         wkv_compute_convert(ctx->compute, ctx->pool, 6, v, n_out, n_in, j->cw);
-    else
-        wkv_widen_all(&j->wide, ctx->pool);
+    }
 }
 
 /* out (+)= x . W^T + b for rows r0 .. r1 with the job's matrix i, on the context's
@@ -282,6 +313,7 @@ int wkv_encoder_run(wkv_context *ctx, const float *mel)
         job_layer(&job, &m->w.enc[l]);
         wkv_pool_run(ctx->pool, qkv_part, &job);
         wkv_pool_run(ctx->pool, attention_part, &job);
+        job_group(&job, M_O, M_CONV1); /* o, mlp0, mlp2 over q, k, v */
         wkv_pool_run(ctx->pool, out_mlp_part, &job);
     }
     wkv_pool_run(ctx->pool, ln_post_part, &job);

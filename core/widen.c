@@ -20,6 +20,14 @@ void wkv_widen_set(wkv_widen *w, int i, const wkv_mat *mat, size_t count, float 
     w->f32[i] = mat->type == WKV_TYPE_F32 ? mat->data : NULL;
 }
 
+void wkv_widen_clear(wkv_widen *w, int i)
+{
+    w->mat[i] = NULL;
+    w->count[i] = 0;
+    w->slot[i] = NULL;
+    w->f32[i] = NULL;
+}
+
 /* Part [part] of every unknown matrix: a share of its blocks (32 values: a
  * quantized block, or as many f16 values). */
 static void widen_part(void *arg, int part, int n_parts)

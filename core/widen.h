@@ -29,6 +29,9 @@ typedef struct {
 void wkv_widen_init(wkv_widen *w, int n, pthread_mutex_t *lock);
 /* Entry i is `mat` (count values); a non-f32 one is widened into slot (count floats). */
 void wkv_widen_set(wkv_widen *w, int i, const wkv_mat *mat, size_t count, float *slot);
+/* Entry i unset: its slot now belongs to another entry (wkv_widen_all skips it; it
+ * must not be asked for). */
+void wkv_widen_clear(wkv_widen *w, int i);
 /* Widens every matrix not yet known, over the pool's parts. */
 void wkv_widen_all(wkv_widen *w, wkv_pool *pool);
 /* Matrix i's f32 values, widened now if needed (safe from any pool part). */
