@@ -4,6 +4,7 @@
 
 #include "pool.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,5 +80,24 @@ double wkv_log_sum_exp(const float *x, int n);
 int wkv_sample_softmax(const float *x, int n, double temperature, double u);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
 void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n);
+
+/* The maximum of x[0..n) over sixteen lanes (-inf for none), inlined into each
+ * caller's clone so that it vectorizes for that target (ops.c, logits.c). */
+static inline float wkv_max_lanes(const float *x, int n)
+{
+    float m16[16];
+    for (int k = 0; k < 16; k++)
+        m16[k] = -INFINITY;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++)
+            m16[k] = x[i + k] > m16[k] ? x[i + k] : m16[k];
+    float m = -INFINITY;
+    for (int k = 0; k < 16; k++)
+        m = m16[k] > m ? m16[k] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
 
 #endif
