@@ -213,13 +213,9 @@ INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1
             __m512 w0, w1;
             if (L.m < 0 && R == 1) {
                 codes512(w, L, type, &w0, &w1);
-                const __m512 d = _mm512_set1_ps(scale_at(w));
-                for (int r = 0; r < R; r++) {
-                    const float *xr = xb + (size_t)r * t->in;
-                    const __m512 p = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xr + 16),
-                                                     _mm512_mul_ps(w0, _mm512_loadu_ps(xr)));
-                    a0[r] = _mm512_fmadd_ps(p, d, a0[r]);
-                }
+                const __m512 p = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xb + 16),
+                                                 _mm512_mul_ps(w0, _mm512_loadu_ps(xb)));
+                a0[0] = _mm512_fmadd_ps(p, _mm512_set1_ps(scale_at(w)), a0[0]);
                 continue;
             }
             if (type == WKV_TYPE_Q8_0) {
