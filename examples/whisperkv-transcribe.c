@@ -359,8 +359,21 @@ static int on_segment(const wkv_segment *seg, void *user)
 
 /* ------------------------------------------------------------------ debug outputs */
 
+/* --compute-type (auto when not given) on ctx; -1 with *err set. */
+static int set_compute_type(wkv_context *ctx, char **err)
+{
+    wkv_compute_type type = opt_compute_type
+                                ? (wkv_compute_type)wkv_compute_type_parse(opt_compute_type)
+                                : WKV_COMPUTE_AUTO;
+    if (wkv_context_set_compute_type(ctx, type, err) == 0)
+        return 0;
+    *err = take_core_error(*err, "cannot use that compute type");
+    return -1;
+}
+
 /* --dump-mel, --dump-encoder, --logits: all on the first window, in a context of
- * their own so that the transcription's counters stay its own. */
+ * their own so that the transcription's counters stay its own, on the compute type
+ * the transcription uses. */
 static int debug_outputs(const wkv_model *model, const wkv_mel *mel, wkv_mel_norm norm,
                          int threads, const int *ids, int n_ids)
 {
@@ -383,6 +396,10 @@ static int debug_outputs(const wkv_model *model, const wkv_mel *mel, wkv_mel_nor
     ctx = wkv_context_new(model, threads, &err);
     if (!ctx) {
         err = take_core_error(err, "cannot create a decoding context");
+        status = fail(1, "%s", err);
+        goto out;
+    }
+    if (set_compute_type(ctx, &err) != 0) {
         status = fail(1, "%s", err);
         goto out;
     }
@@ -702,10 +719,7 @@ int main(int argc, char **argv)
         status = fail(1, "%s", err);
         goto done;
     }
-    if (wkv_context_set_compute_type(
-            ctx, opt_compute_type ? (wkv_compute_type)wkv_compute_type_parse(opt_compute_type)
-                                  : WKV_COMPUTE_AUTO, &err) != 0) {
-        err = take_core_error(err, "cannot use that compute type");
+    if (set_compute_type(ctx, &err) != 0) {
         status = fail(1, "%s", err);
         goto done;
     }
