@@ -73,16 +73,22 @@ size_t wkv_compute_scratch_bytes(const wkv_compute *c)
 
 int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
                        const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
-                       int same_x)
+                       int flags)
 {
     (void)c, (void)part, (void)x, (void)r0, (void)r1, (void)in, (void)w, (void)b, (void)n;
-    (void)out, (void)accumulate, (void)same_x;
+    (void)out, (void)accumulate, (void)flags;
     return -1;
 }
 
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
 {
     (void)c, (void)k, (void)v, (void)r0, (void)r1, (void)d;
+}
+
+int wkv_compute_fallbacks(const wkv_compute *c)
+{
+    (void)c;
+    return 0;
 }
 
 int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
@@ -145,6 +151,9 @@ typedef struct {
     uint16_t *att16;  /* attention: a query block's q or probabilities in bf16 */
     size_t att16_bytes;
     float *row_scale; /* int8: per row */
+    float *dense;     /* attention: a query block's context rows, dense */
+    size_t dense_n;
+    int fallbacks;    /* products this part left to f32 (wkv_compute_fallbacks) */
     int32_t *acc;     /* int8: s32 products */
     size_t qx_bytes, acc_n, rows_n;
     int qx_rows, qx_k; /* what qx holds (0: nothing valid) */
@@ -163,12 +172,16 @@ struct wkv_compute {
     int max_in; /* the widest stored row a conversion reads */
     cpart *parts;
     int n_parts;
-    /* attention: the layer's keys and values in bf16, per head and dense, so that the
-     * two products' B is a plain row-major matrix oneDNN's brgemm kernels take (K_h
-     * strided by d sent them to its slower gemm with a copy of B at every call):
-     * k16: head h's K_h^T (hd x T) at h * hd * T; v16: head h's V_h (T x hd) at
-     * h * T * hd */
+    /* attention: the layer's keys and values per head and dense, so that the two
+     * products' B is a plain matrix oneDNN's brgemm kernels take (K_h strided by d
+     * sent them to its slower gemm with a copy of B at every call).
+     * k16 (bf16): head h's K_h^T (hd x T) at h * hd * T, bf16's faster layout;
+     * k8 (int8): head h's K_h (T x hd) at h * T * hd, int8's faster layout, key t of
+     * head h scaled by k_scale[h * T + t];
+     * v16: head h's V_h (T x hd) at h * T * hd */
     uint16_t *k16, *v16;
+    int8_t *k8;
+    float *k_scale;
     size_t kv_elems; /* each: n_audio_ctx x d */
     int T, hd;
     const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
@@ -180,21 +193,10 @@ struct wkv_compute {
 WKV_CLONES
 static float quantize_row_clones(const float *x, int n, int8_t *q)
 {
-    float m16[16] = {0};
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int k = 0; k < 16; k++) {
-            float a = fabsf(x[i + k]);
-            m16[k] = a > m16[k] ? a : m16[k];
-        }
-    float amax = 0.0f;
-    for (int k = 0; k < 16; k++)
-        amax = m16[k] > amax ? m16[k] : amax;
-    for (; i < n; i++)
-        amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+    const float amax = wkv_absmax_lanes(x, n);
     float s = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     const float magic = 12582912.0f;
-    for (i = 0; i < n; i++)
+    for (int i = 0; i < n; i++)
         q[i] = (int8_t)(int32_t)((x[i] * inv + magic) - magic);
     return s;
 }
@@ -351,6 +353,16 @@ static int grow(void **buf, size_t *have, size_t need)
     return 0;
 }
 
+/* *buf with room for n floats, *have counting them. */
+static int grow_floats(float **buf, size_t *have, size_t n)
+{
+    size_t bytes = *have * sizeof(float);
+    if (grow((void **)buf, &bytes, n * sizeof(float)) != 0)
+        return -1;
+    *have = bytes / sizeof(float);
+    return 0;
+}
+
 /* Runs one matmul of shape sh on this part's stream (bias may be NULL). */
 static int exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
                 const void *wei, const float *bias, void *dst)
@@ -370,24 +382,38 @@ static int exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *s
     return 0;
 }
 
+/* The flags' work on a finished output row r (n values): GELU, then its conversion
+ * into row r of qx (the next call's x; qx already has room for it). */
+static void finish_row(const wkv_compute *c, cpart *pt, float *o, int n, int r, int flags)
+{
+    if (flags & WKV_LIN_GELU)
+        wkv_gelu(o, (size_t)n);
+    if (!(flags & WKV_LIN_KEEP))
+        return;
+    if (c->type == WKV_COMPUTE_INT8)
+        pt->row_scale[r] = quantize_row(o, n, (int8_t *)pt->qx + (size_t)r * n);
+    else
+        wkv_to_bf16(o, (size_t)n, 1.0f, (uint16_t *)pt->qx + (size_t)r * n);
+}
+
 static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *x, int rows,
-               const float *b, float *out, int accumulate, int same_x)
+               const float *b, float *out, int accumulate, int flags)
 {
     const int k = cw->in, n = cw->n, i8 = c->type == WKV_COMPUTE_INT8;
     /* oneDNN under OpenMP runs on omp_get_max_threads() of the calling thread: one,
      * since this part is one of the context's `threads` */
     omp_set_num_threads(1);
     size_t elt = i8 ? 1 : 2;
-    if (same_x && pt->qx_rows == rows && pt->qx_k == k)
+    if (accumulate && (flags & (WKV_LIN_GELU | WKV_LIN_KEEP)))
+        return -1; /* a sum's rows are not finished here; no caller asks */
+    if ((flags & WKV_LIN_SAME_X) && pt->qx_rows == rows && pt->qx_k == k)
         goto convert_done;
     pt->qx_rows = 0;
     if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
         return -1;
     if (i8) {
-        size_t rb = pt->rows_n * sizeof(float);
-        if (grow((void **)&pt->row_scale, &rb, (size_t)rows * sizeof(float)) != 0)
+        if (grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
             return -1;
-        pt->rows_n = rb / sizeof(float);
         for (int r = 0; r < rows; r++)
             pt->row_scale[r] = quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
     } else {
@@ -418,9 +444,22 @@ convert_done:
     cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
     if (exec(c, pt, &sh, pt->qx, cw->q, b, out) != 0)
         return -1;
-    if (i8)
-        for (int r = 0; r < rows; r++)
-            dequant_row_in_place(out + (size_t)r * n, n, pt->row_scale[r], cw->scale, b);
+    if (flags & WKV_LIN_KEEP) {
+        /* x's copy is no longer needed: qx becomes the output rows' */
+        pt->qx_rows = 0;
+        if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * n * elt) != 0)
+            return -1;
+        if (i8 && grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
+            return -1;
+    }
+    for (int r = 0; r < rows; r++) {
+        float *o = out + (size_t)r * n;
+        if (i8)
+            dequant_row_in_place(o, n, pt->row_scale[r], cw->scale, b);
+        finish_row(c, pt, o, n, r, flags);
+    }
+    if (flags & WKV_LIN_KEEP)
+        pt->qx_rows = rows, pt->qx_k = n;
     return 0;
 }
 
@@ -486,10 +525,12 @@ size_t wkv_compute_scratch_bytes(const wkv_compute *c)
     for (int i = 0; i < c->n_w; i++)
         bytes += (size_t)c->w[i].n * c->w[i].in * elt +
                  (c->w[i].scale ? (size_t)c->w[i].n * sizeof(float) : 0);
-    bytes += 2 * c->kv_elems * sizeof(uint16_t);
+    bytes += c->kv_elems * sizeof(uint16_t) * (c->k16 ? 2 : 1);
+    if (c->k8)
+        bytes += c->kv_elems + c->kv_elems / c->hd * sizeof(float); /* T x n_head scales */
     for (int p = 0; p < c->n_parts; p++) {
         const cpart *pt = &c->parts[p];
-        bytes += pt->qx_bytes + pt->att16_bytes + pt->rows_n * sizeof(float) +
+        bytes += pt->qx_bytes + pt->att16_bytes + (pt->rows_n + pt->dense_n) * sizeof(float) +
                  pt->acc_n * sizeof(int32_t) + (size_t)c->max_in * sizeof(float);
     }
     return bytes;
@@ -497,16 +538,17 @@ size_t wkv_compute_scratch_bytes(const wkv_compute *c)
 
 int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
                        const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
-                       int same_x)
+                       int flags)
 {
     if (r1 <= r0)
         return 0;
     if (part < 0 || part >= c->n_parts)
         return -1;
     if (w && run(c, &c->parts[part], w, x + (size_t)r0 * in, r1 - r0, b, out + (size_t)r0 * n,
-                 accumulate, same_x) == 0)
+                 accumulate, flags) == 0)
         return 0;
     c->parts[part].qx_rows = 0; /* its rows were not converted: no reuse */
+    c->parts[part].fallbacks++;
     return -1;
 }
 
@@ -516,13 +558,50 @@ void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0,
     uint16_t row[d];
     c->v_f32 = v;
     for (int t = r0; t < r1; t++) {
-        wkv_to_bf16(k + (size_t)t * d, (size_t)d, 1.0f, row);
-        for (int i = 0; i < d; i++) /* column i = h * hd + j of K is row i of K^T */
-            c->k16[(size_t)i * T + t] = row[i];
+        if (c->k8)
+            for (int h = 0; h < d / hd; h++)
+                c->k_scale[(size_t)h * T + t] = quantize_row(
+                    k + (size_t)t * d + h * hd, hd, c->k8 + ((size_t)h * T + t) * hd);
+        else {
+            wkv_to_bf16(k + (size_t)t * d, (size_t)d, 1.0f, row);
+            for (int i = 0; i < d; i++) /* column i = h * hd + j of K is row i of K^T */
+                c->k16[(size_t)i * T + t] = row[i];
+        }
         for (int h = 0; h < d / hd; h++)
             wkv_to_bf16(v + (size_t)t * d + h * hd, (size_t)hd, 1.0f,
                     c->v16 + ((size_t)h * T + t) * hd);
     }
+}
+
+static int scores_run(wkv_compute *c, cpart *pt, const float *q, int nq, int d, int hd, int h,
+                      int T, float scale, float *scores)
+{
+    omp_set_num_threads(1);
+    size_t need = (size_t)nq * (T > hd ? T : hd) * sizeof(uint16_t);
+    if (grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
+        return -1;
+    if (!c->k8) {
+        for (int i = 0; i < nq; i++)
+            wkv_to_bf16(q + (size_t)i * d, (size_t)hd, scale, pt->att16 + (size_t)i * hd);
+        cshape sh = {nq, hd, T, 0, 0, 0, T, 1, T};
+        return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd * T, NULL, scores);
+    }
+    /* int8: each query's head slice with its own scale, as each key's; the s32 dots
+     * are written into the scores themselves and scaled there (oneDNN 2.6's brgemm
+     * takes no scales given at run time: its gemm, which does, was slower than bf16) */
+    if (grow_floats(&pt->row_scale, &pt->rows_n, (size_t)nq) != 0)
+        return -1;
+    pt->qx_rows = 0; /* row_scale no longer describes qx */
+    int8_t *q8 = (int8_t *)pt->att16;
+    for (int i = 0; i < nq; i++)
+        pt->row_scale[i] = scale * quantize_row(q + (size_t)i * d, hd, q8 + (size_t)i * hd);
+    cshape sh = {nq, hd, T, 0, 0, 1, 1, hd, T};
+    if (exec(c, pt, &sh, q8, c->k8 + (size_t)h * T * hd, NULL, scores) != 0)
+        return -1;
+    for (int i = 0; i < nq; i++)
+        dequant_row_in_place(scores + (size_t)i * T, T, pt->row_scale[i],
+                             c->k_scale + (size_t)h * T, NULL);
+    return 0;
 }
 
 int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
@@ -530,15 +609,10 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
 {
     if (part < 0 || part >= c->n_parts)
         return -1;
-    cpart *pt = &c->parts[part];
-    omp_set_num_threads(1);
-    size_t need = (size_t)nq * (T > hd ? T : hd) * sizeof(uint16_t);
-    if (grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
-        return -1;
-    for (int i = 0; i < nq; i++)
-        wkv_to_bf16(q + (size_t)i * d, (size_t)hd, scale, pt->att16 + (size_t)i * hd);
-    cshape sh = {nq, hd, T, 0, 0, 0, T, 1, T};
-    return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd * T, NULL, scores);
+    if (scores_run(c, &c->parts[part], q, nq, d, hd, h, T, scale, scores) == 0)
+        return 0;
+    c->parts[part].fallbacks++;
+    return -1;
 }
 
 int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
@@ -557,15 +631,30 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
         float sum = wkv_softmax_exp_bf16(p + (size_t)i * T, T, pt->att16 + (size_t)i * T);
         inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
     }
-    cshape sh = {nq, T, hd, 0, 0, 0, hd, 1, d};
-    if (exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, out) != 0) {
-        /* the f32 product instead, on the same exponentials (inv already holds 1/sum) */
+    /* into a dense block, then copied to out's stride: into out's stride d itself
+     * oneDNN took its slower gemm (20 % more time on this product) */
+    cshape sh = {nq, T, hd, 0, 0, 0, hd, 1, hd};
+    if (grow_floats(&pt->dense, &pt->dense_n, (size_t)nq * hd) == 0 &&
+        exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, pt->dense) == 0) {
         for (int i = 0; i < nq; i++)
-            wkv_softmax_exp(p + (size_t)i * T, T, NULL);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
-                    c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
+            memcpy(out + (size_t)i * d, pt->dense + (size_t)i * hd, (size_t)hd * sizeof(float));
+        return 0;
     }
+    /* the f32 product instead, on the same exponentials (inv already holds 1/sum) */
+    pt->fallbacks++;
+    for (int i = 0; i < nq; i++)
+        wkv_softmax_exp(p + (size_t)i * T, T, NULL);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
+                c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
     return 0;
+}
+
+int wkv_compute_fallbacks(const wkv_compute *c)
+{
+    int n = 0;
+    for (int p = 0; c && p < c->n_parts; p++)
+        n += c->parts[p].fallbacks;
+    return n;
 }
 
 void wkv_compute_free(wkv_compute *c)
@@ -573,6 +662,8 @@ void wkv_compute_free(wkv_compute *c)
     if (!c)
         return;
     free(c->k16);
+    free(c->k8);
+    free(c->k_scale);
     free(c->v16);
     for (int i = 0; i < 2; i++) {
         free(c->w[i].q);
@@ -591,6 +682,7 @@ void wkv_compute_free(wkv_compute *c)
         free(pt->qx);
         free(pt->att16);
         free(pt->row_scale);
+        free(pt->dense);
         free(pt->acc);
         free(pt->wrow);
     }
@@ -618,9 +710,13 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     c->T = hp->n_audio_ctx;
     c->hd = d / hp->n_audio_head;
     c->kv_elems = (size_t)hp->n_audio_ctx * d;
-    c->k16 = malloc(c->kv_elems * sizeof(uint16_t));
+    if (type == WKV_COMPUTE_INT8) {
+        c->k8 = malloc(c->kv_elems);
+        c->k_scale = malloc((size_t)hp->n_audio_ctx * hp->n_audio_head * sizeof(float));
+    } else
+        c->k16 = malloc(c->kv_elems * sizeof(uint16_t));
     c->v16 = malloc(c->kv_elems * sizeof(uint16_t));
-    if (!c->parts || !c->k16 || !c->v16)
+    if (!c->parts || !(c->k16 || (c->k8 && c->k_scale)) || !c->v16)
         goto oom;
     /* the layer scratch, shaped for an encoder layer (q, k, v, o: d x d; mlp0: 4d x d;
      * mlp2: d x 4d), which also holds a decoder layer's cross K/V projections (d x d)

@@ -35,15 +35,26 @@ void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_ma
 /* Bytes the compute type keeps besides the model: the layer scratch, the
  * convolutions' copies, attention's bf16 keys and values, the parts' buffers. */
 size_t wkv_compute_scratch_bytes(const wkv_compute *c);
+/* wkv_compute_linear's flags. */
+enum {
+    /* x's rows are the ones this part's previous call converted (WKV_LIN_KEEP, or the
+     * x of a call on the same rows), unchanged since: their bf16/int8 copy is reused
+     * (attention's k and v after q, the MLP's second product after its first) */
+    WKV_LIN_SAME_X = 1,
+    /* GELU on each output row as it is finished, while it is in cache */
+    WKV_LIN_GELU = 2,
+    /* each finished output row is also converted as the next call's x (SAME_X) */
+    WKV_LIN_KEEP = 4,
+};
 /* out[r][0..n) (+)= x[r] . w^T + b for rows r0 .. r1 of x (in columns), like
- * wkv_linear_rows, on w's converted copy; run by pool part `part` only.  0, or -1
- * when oneDNN failed and the caller must compute these rows in f32 (wkv_linear_rows)
- * itself: the f32 values need not exist until then.  same_x: x's rows are the ones
- * this part's previous call converted, unchanged since (attention's k and v after q),
- * so their bf16/int8 copy is reused. */
+ * wkv_linear_rows, on w's converted copy, then the flags' row work; run by pool part
+ * `part` only.  0, or -1 when oneDNN failed and the caller must compute these rows in
+ * f32 (wkv_linear_rows, and the GELU it asked for) itself: the f32 values need not
+ * exist until then.  The f32 output rows are always written (GELU included), so a
+ * later call's fallback has them. */
 int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
                        const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
-                       int same_x);
+                       int flags);
 
 /* Attention's two products in bf16 (any non-f32 type: the activations' own
  * dynamic range suits bf16, not one int8 scale per row of scores).
@@ -58,5 +69,9 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
                        int T, float scale, float *scores);
 int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out);
+/* How many products the parts have left to f32 since c was made (oneDNN failed): 0
+ * in a healthy run, which tests hold it to, since the f32 fallback's results would
+ * pass any accuracy check on their own. */
+int wkv_compute_fallbacks(const wkv_compute *c);
 
 #endif

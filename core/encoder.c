@@ -130,14 +130,18 @@ static void job_layer(enc_job *j, const wkv_layer *L)
 
 /* out (+)= x . W^T + b for rows r0 .. r1 with the job's matrix i, on the context's
  * compute type when it holds the matrix (f32: exactly wkv_linear_rows). */
+/* Rows r0 .. r1 of a linear layer on the compute type's copy of matrix i, else in f32;
+ * flags as wkv_compute_linear's (the f32 path honors GELU only). */
 static void enc_linear(enc_job *j, int i, int part, const float *x, int r0, int r1,
-                       const float *b, float *out, int accumulate, int same_x)
+                       const float *b, float *out, int accumulate, int flags)
 {
     if (j->cw[i] && wkv_compute_linear(j->ctx->compute, part, x, r0, r1, j->n_in[i], j->cw[i], b,
-                                       j->n_out[i], out, accumulate, same_x) == 0)
+                                       j->n_out[i], out, accumulate, flags) == 0)
         return;
     wkv_linear_rows(x, r0, r1, j->n_in[i], wkv_widen_get(&j->wide, i), b, j->n_out[i], out,
                     accumulate);
+    if (flags & WKV_LIN_GELU)
+        wkv_gelu(out + (size_t)r0 * j->n_out[i], (size_t)(r1 - r0) * j->n_out[i]);
 }
 
 /* This part's im2col block (context.c sizes it for either convolution). */
@@ -161,8 +165,7 @@ static void conv1_part(void *arg, int part, int n_parts)
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
         float *out = ctx->enc_mlp + (size_t)b0 * d;
         im2col(j->mel, T2, 1, WKV_N_FRAMES, n_mels, 1, b0, b1, cols);
-        enc_linear(j, M_CONV1, part, cols, 0, b1 - b0, m->w.conv1_b, out, 0, 0);
-        wkv_gelu(out, (size_t)(b1 - b0) * d);
+        enc_linear(j, M_CONV1, part, cols, 0, b1 - b0, m->w.conv1_b, out, 0, WKV_LIN_GELU);
     }
 }
 
@@ -182,8 +185,7 @@ static void conv2_part(void *arg, int part, int n_parts)
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
         float *out = ctx->enc_h + (size_t)b0 * d;
         im2col(ctx->enc_mlp, 2 * T, d, 1, d, 2, b0, b1, cols);
-        enc_linear(j, M_CONV2, part, cols, 0, b1 - b0, m->w.conv2_b, out, 0, 0);
-        wkv_gelu(out, (size_t)(b1 - b0) * d);
+        enc_linear(j, M_CONV2, part, cols, 0, b1 - b0, m->w.conv2_b, out, 0, WKV_LIN_GELU);
     }
 }
 
@@ -213,9 +215,9 @@ static void qkv_part(void *arg, int part, int n_parts)
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->attn_ln_w, L->attn_ln_b);
     enc_linear(j, M_Q, part, ctx->enc_h, r0, r1, L->attn_q_b, ctx->enc_q, 0, 0);
-    /* k and v read the rows q just converted (same_x) */
-    enc_linear(j, M_K, part, ctx->enc_h, r0, r1, NULL, ctx->enc_k, 0, 1);
-    enc_linear(j, M_V, part, ctx->enc_h, r0, r1, L->attn_v_b, ctx->enc_v, 0, 1);
+    /* k and v read the rows q just converted */
+    enc_linear(j, M_K, part, ctx->enc_h, r0, r1, NULL, ctx->enc_k, 0, WKV_LIN_SAME_X);
+    enc_linear(j, M_V, part, ctx->enc_h, r0, r1, L->attn_v_b, ctx->enc_v, 0, WKV_LIN_SAME_X);
     if (ctx->compute)
         wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1, d);
 }
@@ -283,9 +285,12 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     float *mlp = ctx->enc_mlp + (size_t)part * blk * 4 * d;
     for (int b0 = r0; b0 < r1; b0 += blk) {
         int n = r1 - b0 < blk ? r1 - b0 : blk;
-        enc_linear(j, M_MLP0, part, ctx->enc_h + (size_t)b0 * d, 0, n, L->mlp0_b, mlp, 0, 0);
-        wkv_gelu(mlp, (size_t)n * 4 * d);
-        enc_linear(j, M_MLP2, part, mlp, 0, n, L->mlp2_b, ctx->enc_x + (size_t)b0 * d, 1, 0);
+        /* the GELU, and on a compute type its rows' conversion for the second
+         * product, row by row as the first product's rows are finished */
+        enc_linear(j, M_MLP0, part, ctx->enc_h + (size_t)b0 * d, 0, n, L->mlp0_b, mlp, 0,
+                   WKV_LIN_GELU | WKV_LIN_KEEP);
+        enc_linear(j, M_MLP2, part, mlp, 0, n, L->mlp2_b, ctx->enc_x + (size_t)b0 * d, 1,
+                   WKV_LIN_SAME_X);
     }
 }
 

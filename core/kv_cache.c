@@ -82,7 +82,7 @@ static void fill_one(const fill_job *j, int i, int part, int r0, int r1)
 {
     const float *b = i ? j->bv : NULL;
     if (!j->cw[i] || wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->cw[i], b,
-                                        j->d, j->out[i], 0, i) != 0)
+                                        j->d, j->out[i], 0, i ? WKV_LIN_SAME_X : 0) != 0)
         wkv_linear_rows(j->enc, r0, r1, j->d, wkv_widen_get(j->wide, i), b, j->d, j->out[i], 0);
     if (j->out16[i]) /* this part's rows rounded into the half cache */
         wkv_f32_to_f16_row(j->out[i] + (size_t)r0 * j->d, j->out16[i] + (size_t)r0 * j->d,

@@ -69,26 +69,50 @@ uint16_t wkv_f32_to_f16(float f)
     return (uint16_t)(sign | (r >> 13));
 }
 
-void wkv_layer_norm(const float *x, float *y, int rows, int n, const float *w,
-                    const float *b)
+/* Mean and variance in double over eight lanes so that the loops vectorize (one
+ * chain of double adds was 6 cycles an element): a sum of a row's floats in double is
+ * exact but for spreads beyond 2^29, so the lanes change no result that matters. */
+WKV_CLONES
+static void layer_norm_clones(const float *x, float *y, int rows, int n, const float *w,
+                              const float *b)
 {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * n;
         float *yr = y + (size_t)r * n;
+        double s8[8] = {0}, v8[8] = {0};
+        int i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; k++)
+                s8[k] += xr[i + k];
         double mean = 0, var = 0;
-        for (int i = 0; i < n; i++)
+        for (; i < n; i++)
             mean += xr[i];
+        for (int k = 0; k < 8; k++)
+            mean += s8[k];
         mean /= n;
-        for (int i = 0; i < n; i++) {
+        for (i = 0; i + 8 <= n; i += 8)
+            for (int k = 0; k < 8; k++) {
+                double d = xr[i + k] - mean;
+                v8[k] += d * d;
+            }
+        for (; i < n; i++) {
             double d = xr[i] - mean;
             var += d * d;
         }
+        for (int k = 0; k < 8; k++)
+            var += v8[k];
         var /= n;
         float inv = (float)(1.0 / sqrt(var + 1e-5));
         float fm = (float)mean;
         for (int i = 0; i < n; i++)
             yr[i] = (xr[i] - fm) * inv * w[i] + b[i];
     }
+}
+
+void wkv_layer_norm(const float *x, float *y, int rows, int n, const float *w,
+                    const float *b)
+{
+    layer_norm_clones(x, y, rows, n, w, b);
 }
 
 /* e^x for x <= 0 (softmax after the maximum is subtracted), to ~1 ulp: Cephes'

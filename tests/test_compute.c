@@ -10,6 +10,7 @@
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN;
+ *  - no product fell back to f32 on the way (wkv_compute_fallbacks);
  *  - the attention's probabilities in bf16 (wkv_softmax_exp_bf16, every ISA path):
  *    each the bf16 rounding of a value within 5e-6 of e^(x - max), the sum within 1e-5
  *    of the exact one (values below the normal floats: under 2^-125), rows of every
@@ -105,6 +106,9 @@ static void check_size(const char *size)
         printf("%s %s: encoder output relative error %.3g (bound %.0e)\n", size, name, e,
                types[t].bound);
         CHECK(e <= types[t].bound && e > 0.0, "%s %s: relative error %g", size, name, e);
+        /* every product ran on the type: an f32 fallback would pass the bound above */
+        CHECK(wkv_compute_fallbacks(ctx->compute) == 0, "%s %s: %d products fell back to f32",
+              size, name, wkv_compute_fallbacks(ctx->compute));
         /* the half cache holds the compute type's f32 results rounded: the last
          * layer's are still in the stage (kv_cache.h) */
         const wkv_cross_kv *c = &ctx->cross;
