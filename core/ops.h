@@ -82,50 +82,75 @@ int wkv_sample_softmax(const float *x, int n, double temperature, double u);
 /* wkv_gelu split over the pool's threads (pool may be NULL). */
 void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n);
 
-/* The maximum of x[0..n) over sixteen lanes (-inf for none; NaN is skipped), inlined
- * into each caller's clone so that it compiles for that target (ops.c, logits.c).
- * In GCC's vector extension: written as a loop over 16 floats, `x > m ? x : m` stayed
- * scalar (no max without -ffinite-math-only), half of a bf16 softmax's time. */
 typedef float wkv_v16f __attribute__((vector_size(64)));
 typedef int32_t wkv_v16i __attribute__((vector_size(64)));
-static inline float wkv_max_lanes(const float *x, int n)
+
+/* m = the lane-wise max of m and v that skips NaN in v (v > m is false for NaN). */
+#define WKV_V16_MAX(m, v)                                                                 \
+    do {                                                                                  \
+        const wkv_v16i gt_ = (v) > (m);                                                   \
+        (m) = (wkv_v16f)(((wkv_v16i)(v) & gt_) | ((wkv_v16i)(m) & ~gt_));                 \
+    } while (0)
+
+/* The maximum of x[0..n) (|x| when absolute; `init` for none; NaN is skipped), inlined
+ * into each caller's clone so that it compiles for that target.  In GCC's vector
+ * extension: as a loop over 16 floats, `x > m ? x : m` stayed scalar (no max without
+ * -ffinite-math-only), half of a bf16 softmax's time; four accumulators, since one is
+ * a chain of compare and blend at ~5 cycles a vector.  Max is exact: the order of the
+ * lanes changes nothing. */
+static inline __attribute__((always_inline)) float wkv_max_row(const float *x, int n,
+                                                                float init, int absolute)
 {
-    wkv_v16f m16;
+    wkv_v16f m0, m1, m2, m3;
     for (int k = 0; k < 16; k++)
-        m16[k] = -INFINITY;
+        m0[k] = init;
+    m1 = m2 = m3 = m0;
+    const wkv_v16i mask = (wkv_v16i){0} + (absolute ? 0x7fffffff : -1);
     int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        wkv_v16f v0, v1, v2, v3;
+        memcpy(&v0, x + i, sizeof v0);
+        memcpy(&v1, x + i + 16, sizeof v1);
+        memcpy(&v2, x + i + 32, sizeof v2);
+        memcpy(&v3, x + i + 48, sizeof v3);
+        v0 = (wkv_v16f)((wkv_v16i)v0 & mask);
+        v1 = (wkv_v16f)((wkv_v16i)v1 & mask);
+        v2 = (wkv_v16f)((wkv_v16i)v2 & mask);
+        v3 = (wkv_v16f)((wkv_v16i)v3 & mask);
+        WKV_V16_MAX(m0, v0);
+        WKV_V16_MAX(m1, v1);
+        WKV_V16_MAX(m2, v2);
+        WKV_V16_MAX(m3, v3);
+    }
     for (; i + 16 <= n; i += 16) {
         wkv_v16f v;
         memcpy(&v, x + i, sizeof v);
-        const wkv_v16i gt = v > m16; /* all ones where x > m (false for NaN) */
-        m16 = (wkv_v16f)(((wkv_v16i)v & gt) | ((wkv_v16i)m16 & ~gt));
+        v = (wkv_v16f)((wkv_v16i)v & mask);
+        WKV_V16_MAX(m0, v);
     }
-    float m = -INFINITY;
+    WKV_V16_MAX(m0, m1);
+    WKV_V16_MAX(m2, m3);
+    WKV_V16_MAX(m0, m2);
+    float m = init;
     for (int k = 0; k < 16; k++)
-        m = m16[k] > m ? m16[k] : m;
-    for (; i < n; i++)
-        m = x[i] > m ? x[i] : m;
+        m = m0[k] > m ? m0[k] : m;
+    for (; i < n; i++) {
+        float a = absolute ? fabsf(x[i]) : x[i];
+        m = a > m ? a : m;
+    }
     return m;
 }
 
-/* The maximum of |x[0..n)| (0 for none; NaN is skipped), as wkv_max_lanes. */
-static inline float wkv_absmax_lanes(const float *x, int n)
+/* The maximum of x[0..n) (-inf for none; NaN is skipped). */
+static inline __attribute__((always_inline)) float wkv_max_lanes(const float *x, int n)
 {
-    wkv_v16f m16 = {0};
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        wkv_v16f v;
-        memcpy(&v, x + i, sizeof v);
-        v = (wkv_v16f)((wkv_v16i)v & 0x7fffffff);
-        const wkv_v16i gt = v > m16;
-        m16 = (wkv_v16f)(((wkv_v16i)v & gt) | ((wkv_v16i)m16 & ~gt));
-    }
-    float m = 0.0f;
-    for (int k = 0; k < 16; k++)
-        m = m16[k] > m ? m16[k] : m;
-    for (; i < n; i++)
-        m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
-    return m;
+    return wkv_max_row(x, n, -INFINITY, 0);
+}
+
+/* The maximum of |x[0..n)| (0 for none; NaN is skipped). */
+static inline __attribute__((always_inline)) float wkv_absmax_lanes(const float *x, int n)
+{
+    return wkv_max_row(x, n, 0.0f, 1);
 }
 
 #endif
