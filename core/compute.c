@@ -767,9 +767,9 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     for (int p = 0; p < c->n_parts; p++)
         if (!(c->parts[p].wrow = malloc((size_t)c->max_in * sizeof(float))))
             goto oom;
-    /* the convolutions, stored f32 (1 % of the weights at base): converted once */
-    c->w[0] = (cweight){{WKV_TYPE_F32, m->w.conv1_w}, d, hp->n_mels * 3, NULL, NULL};
-    c->w[1] = (cweight){{WKV_TYPE_F32, m->w.conv2_w}, d, d * 3, NULL, NULL};
+    /* the convolutions (1 % of the weights at base, f16 or f32): converted once */
+    c->w[0] = (cweight){m->w.conv1, d, hp->n_mels * 3, NULL, NULL};
+    c->w[1] = (cweight){m->w.conv2, d, d * 3, NULL, NULL};
     c->n_w = 2;
     for (int i = 0; i < c->n_w; i++) {
         if (!c->w[i].src.data ||

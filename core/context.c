@@ -91,11 +91,12 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     for (int l = 0; l < hp->n_text_layer; l++) /* the cross-K/V projections too */
         widen |= model->w.dec[l].cross_k.type != WKV_TYPE_F32 ||
                  model->w.dec[l].cross_v.type != WKV_TYPE_F32;
+    widen |= model->w.conv1.type != WKV_TYPE_F32 || model->w.conv2.type != WKV_TYPE_F32;
     if (ok && widen) {
         /* not written here: the f32 path widens into all of it every window (the first
          * makes it resident); a compute type touches it only if a product falls back */
-        ok = (ctx->enc_wl = malloc(WKV_ENC_WL_MATS * d * d * sizeof(float))) != NULL;
-        ctx->activation_bytes += WKV_ENC_WL_MATS * d * d * sizeof(float);
+        ok = (ctx->enc_wl = malloc(wkv_enc_wl_floats(hp) * sizeof(float))) != NULL;
+        ctx->activation_bytes += wkv_enc_wl_floats(hp) * sizeof(float);
     }
     ok = ok && wkv_decoder_alloc(ctx) == 0;
     if (!ok) {
@@ -144,8 +145,7 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
         /* the widening scratch counts while f32 products widen into it every window;
          * a compute type's products use their own copies and widen only if one fails,
          * so its pages stay untouched (out of RSS) until then */
-        const size_t d = (size_t)ctx->model->hp.n_audio_state;
-        const size_t bytes = WKV_ENC_WL_MATS * d * d * sizeof(float);
+        const size_t bytes = wkv_enc_wl_floats(&ctx->model->hp) * sizeof(float);
         ctx->activation_bytes = c ? ctx->activation_bytes - bytes : ctx->activation_bytes + bytes;
     }
     wkv_compute_free(ctx->compute);

@@ -67,8 +67,8 @@ struct wkv_context {
     size_t enc_mlp_floats;
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
     float *enc_wl;    /* an encoder layer's q, k, v, then its o and MLP (encoder.c), or
-                       * one decoder layer's cross-K/V projections, widened to f32
-                       * (WKV_ENC_WL_MATS d x d); NULL when all of
+                       * one decoder layer's cross-K/V projections, or the convolutions,
+                       * widened to f32 (wkv_enc_wl_floats); NULL when all of
                        * those are stored f32; not resident with a compute type */
     pthread_mutex_t widen_lock; /* a compute type's fallback widening (widen.h) */
 
@@ -96,6 +96,15 @@ struct wkv_context {
 /* d x d matrices enc_wl holds: the larger of an encoder layer's two groups, o + mlp0 +
  * mlp2 (1 + 4 + 4; q, k, v before them take 3) */
 #define WKV_ENC_WL_MATS 9
+
+/* enc_wl's floats: a layer's group, or the two convolutions widened before the first
+ * layer (d x 3 n_mels + d x 3 d: less than 9 d x d but for n_mels > 2 d, which only a
+ * hand-made file has) */
+static inline size_t wkv_enc_wl_floats(const wkv_hparams *hp)
+{
+    const size_t d = (size_t)hp->n_audio_state, conv = d * 3 * (size_t)hp->n_mels + d * 3 * d;
+    return conv > WKV_ENC_WL_MATS * d * d ? conv : WKV_ENC_WL_MATS * d * d;
+}
 
 /* A buffer's floats rounded up to 64 bytes, so that every buffer carved from the
  * arena starts as aligned as the arena itself. */

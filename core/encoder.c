@@ -39,15 +39,14 @@ static void im2col(const float *in, int n_in_frames, size_t frame_stride, size_t
 }
 
 /* The matrices a job's products use: the layer's six (q, k, v, then o, mlp0, mlp2, each
- * group in that order from the start of ctx->enc_wl), then the two convolutions
- * (stored f32). */
+ * group in that order from the start of ctx->enc_wl), then the two convolutions (as
+ * stored: f32, or f16 widened into enc_wl before the first layer). */
 enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, M_CONV1, M_CONV2, N_MATS };
 
 typedef struct {
     wkv_context *ctx;
     const float *mel;
     const wkv_layer *L;
-    wkv_mat conv[2];
     int n_out[N_MATS], n_in[N_MATS];
     wkv_widen wide;                /* the matrices' f32 values (widen.h) */
     const wkv_cweight *cw[N_MATS]; /* the compute type's copies, or NULL: f32 */
@@ -67,13 +66,14 @@ static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
     memset(j, 0, sizeof *j);
     j->ctx = ctx;
     j->mel = mel;
-    j->conv[0] = (wkv_mat){WKV_TYPE_F32, m->w.conv1_w};
-    j->conv[1] = (wkv_mat){WKV_TYPE_F32, m->w.conv2_w};
     wkv_widen_init(&j->wide, N_MATS, &ctx->widen_lock);
-    job_set(j, M_CONV1, &j->conv[0], d, m->hp.n_mels * 3, NULL);
-    job_set(j, M_CONV2, &j->conv[1], d, d * 3, NULL);
-    for (int i = M_CONV1; i <= M_CONV2; i++)
-        j->cw[i] = wkv_compute_weight(ctx->compute, j->conv[i - M_CONV1].data, d, j->n_in[i]);
+    float *slot = ctx->enc_wl; /* NULL when both are stored f32 */
+    job_set(j, M_CONV1, &m->w.conv1, d, m->hp.n_mels * 3, slot);
+    job_set(j, M_CONV2, &m->w.conv2, d, d * 3, slot ? slot + (size_t)d * 3 * m->hp.n_mels : NULL);
+    j->cw[M_CONV1] = wkv_compute_weight(ctx->compute, m->w.conv1.data, d, j->n_in[M_CONV1]);
+    j->cw[M_CONV2] = wkv_compute_weight(ctx->compute, m->w.conv2.data, d, j->n_in[M_CONV2]);
+    if (!ctx->compute)
+        wkv_widen_all(&j->wide, ctx->pool);
 }
 
 /* Matrices [first, last) of layer L's six into the job, one after the other from the
@@ -119,6 +119,9 @@ static void job_layer(enc_job *j, const wkv_layer *L)
 {
     wkv_context *ctx = j->ctx;
     j->L = L;
+    /* the convolutions are done: enc_wl is the layers' now */
+    wkv_widen_clear(&j->wide, M_CONV1);
+    wkv_widen_clear(&j->wide, M_CONV2);
     job_group(j, M_Q, M_O);
     if (ctx->compute) {
         const wkv_mat *v[6];
@@ -128,8 +131,6 @@ static void job_layer(enc_job *j, const wkv_layer *L)
     }
 }
 
-/* out (+)= x . W^T + b for rows r0 .. r1 with the job's matrix i, on the context's
- * compute type when it holds the matrix (f32: exactly wkv_linear_rows). */
 /* Rows r0 .. r1 of a linear layer on the compute type's copy of matrix i, else in f32;
  * flags as wkv_compute_linear's (the f32 path honors GELU only). */
 static void enc_linear(enc_job *j, int i, int part, const float *x, int r0, int r1,

@@ -33,16 +33,16 @@ struct wkv_tensor_def {
     const char *name;
     enum shape_kind shape;
     size_t slot; /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
-    size_t mat;  /* offsetof its typed view (wkv_mat: decoder matrices), 0 if none */
+    size_t mat;  /* offsetof its typed view (wkv_mat: matrices, convolutions), 0 if none */
 };
 
 #define GW(field) offsetof(wkv_weights, field)
 #define LW(field) offsetof(wkv_layer, field)
 
 static const wkv_tensor_def GLOBAL_DEFS[] = {
-    {"encoder.conv1.weight", S_CONV1, GW(conv1_w), 0},
+    {"encoder.conv1.weight", S_CONV1, GW(conv1_w), GW(conv1)},
     {"encoder.conv1.bias", S_CONVB, GW(conv1_b), 0},
-    {"encoder.conv2.weight", S_CONV2, GW(conv2_w), 0},
+    {"encoder.conv2.weight", S_CONV2, GW(conv2_w), GW(conv2)},
     {"encoder.conv2.bias", S_CONVB, GW(conv2_b), 0},
     {"encoder.positional_embedding", S_APOS, GW(enc_pos), 0},
     {"encoder.ln_post.weight", S_VEC, GW(enc_ln_w), 0},

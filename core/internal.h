@@ -52,11 +52,13 @@ typedef struct {
 } wkv_layer;
 
 /* All weights as f32 pointers into one arena (f16 files are widened at load), except
- * the decoder's per-token matrices of non-f32 files: f16 in arena16 or quantized
- * blocks in arenaq (see wkv_layer; the token embedding likewise in tok). */
+ * the matrices of non-f32 files: f16 in arena16 or as stored (f16, quantized blocks)
+ * in arenaq, their f32 pointer NULL (see wkv_layer; the token embedding likewise in
+ * tok, the convolutions in conv1, conv2). */
 typedef struct {
     float *conv1_w, *conv1_b; /* [d, n_mels, 3], [d] */
     float *conv2_w, *conv2_b; /* [d, d, 3], [d] */
+    wkv_mat conv1, conv2;     /* the convolutions typed: d rows of 3 n_mels, 3 d */
     float *enc_pos;           /* [n_audio_ctx, d] */
     wkv_layer *enc;           /* n_audio_layer */
     float *enc_ln_w, *enc_ln_b;

@@ -98,7 +98,12 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     wkv_weights *w = &m->w;
     for (int i = 0; i < N_GLOBAL; i++) {
         float **slot = (float **)(void *)((char *)w + global_f32[i]);
-        add(t, &n, slot, slot == &w->tok_emb ? &w->tok : NULL);
+        /* matrices go to f16 (stored f32 in a non-f32 file), the rest stays */
+        wkv_mat *mat = slot == &w->tok_emb   ? &w->tok
+                       : slot == &w->conv1_w ? &w->conv1
+                       : slot == &w->conv2_w ? &w->conv2
+                                             : NULL;
+        add(t, &n, slot, mat);
     }
     for (int l = 0; l < n_enc + n_dec; l++) {
         wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
@@ -192,6 +197,10 @@ void wkv_weights_bind(wkv_model *m)
     wkv_weights *w = &m->w;
     if (!w->tok.data)
         w->tok = (wkv_mat){WKV_TYPE_F32, w->tok_emb};
+    if (!w->conv1.data)
+        w->conv1 = (wkv_mat){WKV_TYPE_F32, w->conv1_w};
+    if (!w->conv2.data)
+        w->conv2 = (wkv_mat){WKV_TYPE_F32, w->conv2_w};
     const int n_enc = w->enc ? m->hp.n_audio_layer : 0, n_dec = w->dec ? m->hp.n_text_layer : 0;
     for (int l = 0; l < n_enc + n_dec; l++) {
         wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];

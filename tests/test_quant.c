@@ -4,7 +4,8 @@
  * same seed as an f32 original (tests/genlib.c quantizes the f32 values the way
  * whisper.cpp's quantizer does); both are loaded and compared:
  *   (a) every weight: quantized matrices within their block's bound (below), the conv
- *       weights equal to the f16 rounding of the original, every f32 tensor exact;
+ *       weights equal to the f16 rounding of the original and kept in the file's f16
+ *       (never widened), every f32 tensor exact;
  *   (b) the encoder output and the logits of a short token sequence after encoding the
  *       same mel, as max |x - x'| / max |x| against a per-type tolerance.
  * Then the same for a tiny-size q8_0 model (WKV_QUANT_TINY=0 skips it).
@@ -150,6 +151,14 @@ static void check_weights(const wkv_model *fm, const wkv_model *qm, const uint8_
             for (size_t i = 0; i < count; i++)
                 wide[i] = gen_f16_to_f32(half[i]);
             got = wide;
+            /* the convolutions are kept as the file stores them (f16), with the blocks */
+            const uint8_t *h8 = (const uint8_t *)half;
+            if (qm->arenaq && h8 >= qm->arenaq && h8 + count * 2 <= qm->arenaq + qm->arenaq_bytes) {
+                CHECK(t->data_bytes == count * 2 && memcmp(h8, data + t->data_off, count * 2) == 0,
+                      "%s: kept f16 differs from the file's", t->name);
+                st->n_kept += count;
+                st->kept_bytes += count * 2;
+            }
         }
         if (!got && blocks && (wide = malloc(count * sizeof *wide)) != NULL) {
             /* kept as the file stores them: the same bytes, in the blocks' arena */
@@ -273,13 +282,17 @@ static void check_type(const char *size, const qcase *qc, double *enc_err, doubl
         CHECK(qm->hp.ftype == 2000 + p.ftype, "ftype %d", qm->hp.ftype);
         weight_stats st;
         check_weights(fm, qm, qdata, &qlay, gen_quant_type(p.ftype), &st);
-        /* the decoder's per-token matrices are kept in their blocks (model.c), the
-         * rest is f32: nothing of the model twice, nothing in f16 */
+        /* the matrices are kept in their blocks and the convolutions in their f16
+         * (model.c), the rest is f32: nothing of the model twice, nothing narrowed */
         CHECK(st.n_kept > 0 && qm->arena16_halves == 0 && qm->arenaq_bytes == st.kept_bytes &&
                   qm->arena_floats + st.n_kept == fm->arena_floats,
               "arenas %zu floats + %zu halves + %zu bytes of blocks (%zu elements), f32 model "
               "%zu floats", qm->arena_floats, qm->arena16_halves, qm->arenaq_bytes, st.n_kept,
               fm->arena_floats);
+        CHECK(qm->w.conv1.type == WKV_TYPE_F16 && qm->w.conv2.type == WKV_TYPE_F16 &&
+                  !qm->w.conv1_w && !qm->w.conv2_w,
+              "the convolutions are not kept in the file's f16 (types %d, %d)",
+              (int)qm->w.conv1.type, (int)qm->w.conv2.type);
         printf("  weights: %zu quantized values, max error %.3f d inside the range, "
                "%zu clamped past it, max |x - x'| %.3g, rms relative %.3g\n",
                st.n_quant, st.max_err_d, st.n_clamped, st.max_abs,

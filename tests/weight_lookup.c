@@ -78,6 +78,10 @@ const wkv_mat *mat_for(const wkv_model *m, const char *name)
     };
     if (strcmp(name, "decoder.token_embedding.weight") == 0)
         return &m->w.tok;
+    if (strcmp(name, "encoder.conv1.weight") == 0)
+        return &m->w.conv1;
+    if (strcmp(name, "encoder.conv2.weight") == 0)
+        return &m->w.conv2;
     const char *rest;
     const wkv_layer *l = block_of(m, name, &rest);
     for (size_t i = 0; l && i < sizeof mats / sizeof *mats; i++)
