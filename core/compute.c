@@ -134,7 +134,8 @@ typedef struct {
 typedef struct {
     cshape sh;
     dnnl_primitive_t prim;
-    dnnl_memory_t src, wei, bia, dst;
+    dnnl_memory_t src, wei, bia, dst, scr;
+    size_t scr_bytes; /* its scratchpad, which the part provides (cpart.scratch) */
 } cprim;
 
 #define WKV_MAX_PRIMS 32
@@ -154,6 +155,8 @@ typedef struct {
     float *dense;     /* attention: a query block's context rows, dense */
     size_t dense_n;
     int fallbacks;    /* products this part left to f32 (wkv_compute_fallbacks) */
+    void *scratch;    /* the scratchpad of its primitives (the largest they need) */
+    size_t scratch_bytes;
     int32_t *acc;     /* int8: s32 products */
     size_t qx_bytes, acc_n, rows_n;
     int qx_rows, qx_k; /* what qx holds (0: nothing valid) */
@@ -303,8 +306,8 @@ static int cweight_alloc(cweight *cw, wkv_compute_type type, size_t count, size_
 
 static void prim_free(cprim *p)
 {
-    dnnl_memory_t mems[] = {p->src, p->wei, p->bia, p->dst};
-    for (int i = 0; i < 4; i++)
+    dnnl_memory_t mems[] = {p->src, p->wei, p->bia, p->dst, p->scr};
+    for (int i = 0; i < 5; i++)
         if (mems[i])
             dnnl_memory_destroy(mems[i]);
     if (p->prim)
@@ -324,24 +327,32 @@ static int prim_init(const wkv_compute *c, cprim *p, const cshape *sh)
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_matmul_desc_t desc;
+    const dnnl_memory_desc_t *scr_md = NULL;
     int ok = dnnl_memory_desc_init_by_tag(&src_md, 2, sd, in_t, dnnl_ab) == dnnl_success &&
              dnnl_memory_desc_init_by_strides(&wei_md, 2, wd, in_t, ws) == dnnl_success &&
              dnnl_memory_desc_init_by_tag(&bia_md, 2, bd, dnnl_f32, dnnl_ab) == dnnl_success &&
              dnnl_memory_desc_init_by_strides(&dst_md, 2, dd, out_t, ds) == dnnl_success &&
              dnnl_matmul_desc_init(&desc, &src_md, &wei_md, sh->bias ? &bia_md : NULL,
                                    &dst_md) == dnnl_success &&
-             dnnl_primitive_attr_create(&attr) == dnnl_success;
+             dnnl_primitive_attr_create(&attr) == dnnl_success &&
+             /* the scratchpad is the part's, counted with the compute scratch */
+             dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
+                 dnnl_success;
     if (ok && sh->acc)
         ok = dnnl_post_ops_create(&po) == dnnl_success &&
              dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success &&
              dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
     ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, c->engine, NULL) == dnnl_success &&
+         (scr_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)) != NULL &&
+         dnnl_memory_create(&p->scr, scr_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
          dnnl_memory_create(&p->src, &src_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&p->wei, &wei_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&p->dst, &dst_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success &&
          (!sh->bias ||
           dnnl_memory_create(&p->bia, &bia_md, c->engine, DNNL_MEMORY_NONE) == dnnl_success);
+    if (ok)
+        p->scr_bytes = dnnl_memory_desc_get_size(scr_md);
     if (pd)
         dnnl_primitive_desc_destroy(pd);
     if (po)
@@ -401,15 +412,26 @@ static int exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *s
                 const void *wei, const float *bias, void *dst)
 {
     cprim *p = prim_get(c, pt, sh);
-    if (!p || dnnl_memory_set_data_handle(p->src, (void *)src) != dnnl_success ||
+    if (p && p->scr_bytes > pt->scratch_bytes) {
+        /* oneDNN's kernels want it cache-line aligned; its contents need not survive */
+        free(pt->scratch);
+        pt->scratch_bytes = 0;
+        if (posix_memalign(&pt->scratch, 64, p->scr_bytes) != 0)
+            pt->scratch = NULL;
+        else
+            pt->scratch_bytes = p->scr_bytes;
+    }
+    if (!p || (p->scr_bytes && !pt->scratch) ||
+        dnnl_memory_set_data_handle(p->scr, pt->scratch) != dnnl_success ||
+        dnnl_memory_set_data_handle(p->src, (void *)src) != dnnl_success ||
         dnnl_memory_set_data_handle(p->wei, (void *)wei) != dnnl_success ||
         dnnl_memory_set_data_handle(p->dst, dst) != dnnl_success ||
         (p->bia && dnnl_memory_set_data_handle(p->bia, (void *)bias) != dnnl_success))
         return -1;
-    dnnl_exec_arg_t args[4] = {
+    dnnl_exec_arg_t args[5] = {
         {DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst},
-        {DNNL_ARG_BIAS, p->bia}};
-    if (dnnl_primitive_execute(p->prim, pt->stream, p->bia ? 4 : 3, args) != dnnl_success ||
+        {DNNL_ARG_SCRATCHPAD, p->scr}, {DNNL_ARG_BIAS, p->bia}};
+    if (dnnl_primitive_execute(p->prim, pt->stream, p->bia ? 5 : 4, args) != dnnl_success ||
         dnnl_stream_wait(pt->stream) != dnnl_success)
         return -1;
     return 0;
@@ -564,6 +586,7 @@ size_t wkv_compute_scratch_bytes(const wkv_compute *c)
     for (int p = 0; p < c->n_parts; p++) {
         const cpart *pt = &c->parts[p];
         bytes += pt->qx_bytes + pt->att16_bytes + (pt->rows_n + pt->dense_n) * sizeof(float) +
+                 pt->scratch_bytes +
                  pt->acc_n * sizeof(int32_t) + (size_t)c->max_in * sizeof(float);
     }
     return bytes;
@@ -716,6 +739,7 @@ void wkv_compute_free(wkv_compute *c)
         free(pt->att16);
         free(pt->row_scale);
         free(pt->dense);
+        free(pt->scratch);
         free(pt->acc);
         free(pt->wrow);
     }
