@@ -93,13 +93,13 @@ struct wkv_context {
     void *cross_hook_user;
 };
 
-/* d x d matrices enc_wl holds: the larger of an encoder layer's two groups, o + mlp0 +
- * mlp2 (1 + 4 + 4; q, k, v before them take 3) */
-#define WKV_ENC_WL_MATS 9
+/* d x d matrices enc_wl holds: the largest of an encoder layer's three groups, mlp0 +
+ * mlp2 (4 + 4; q, k, v before them take 3, o 1) */
+#define WKV_ENC_WL_MATS 8
 
 /* enc_wl's floats: a layer's group, or the two convolutions widened before the first
- * layer (d x 3 n_mels + d x 3 d: less than 9 d x d but for n_mels > 2 d, which only a
- * hand-made file has) */
+ * layer (d x 3 n_mels + d x 3 d: less than 8 d x d but for n_mels > 5 d / 3, which
+ * only a hand-made file has) */
 static inline size_t wkv_enc_wl_floats(const wkv_hparams *hp)
 {
     const size_t d = (size_t)hp->n_audio_state, conv = d * 3 * (size_t)hp->n_mels + d * 3 * d;

@@ -78,9 +78,9 @@ static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
 
 /* Matrices [first, last) of layer L's six into the job, one after the other from the
  * start of enc_wl, and the others' entries cleared (their slots are reused); f32
- * products need them widened now, over the pool.  Two groups take turns in enc_wl:
- * q, k, v before the attention, o and the MLP after it (3 and 9 d x d instead of 12
- * at once). */
+ * products need them widened now, over the pool.  Three groups take turns in enc_wl:
+ * q, k, v before the attention, o after it, then the MLP's two (3, 1 and 8 d x d
+ * instead of 12 at once). */
 /* layer L's six matrices in M_ order, with their shapes */
 static void layer_mats(const wkv_layer *L, int d, const wkv_mat *v[6], int n_out[6], int n_in[6])
 {
@@ -266,10 +266,9 @@ static void attention_part(void *arg, int part, int n_parts)
     }
 }
 
-/* The rest of the block for rows of [part]: x += att . Wo^T + bo;
- * x += MLP(LN(x)) in two blocks of rows (wkv_enc_mlp_rows) through this part's
- * share of enc_mlp, with the MLP's GELU applied while the rows are in cache. */
-static void out_mlp_part(void *arg, int part, int n_parts)
+/* The attention's output projection for rows of [part]: x += att . Wo^T + bo, then
+ * h = LN(x) for the MLP while the rows are in cache. */
+static void out_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
     wkv_context *ctx = j->ctx;
@@ -282,6 +281,21 @@ static void out_mlp_part(void *arg, int part, int n_parts)
     enc_linear(j, M_O, part, ctx->enc_q, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
     wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
                    L->mlp_ln_w, L->mlp_ln_b);
+}
+
+/* x += MLP(h) for rows of [part], in two blocks of rows (wkv_enc_mlp_rows) through
+ * this part's share of enc_mlp, with the MLP's GELU applied while the rows are in
+ * cache. */
+static void mlp_part(void *arg, int part, int n_parts)
+{
+    enc_job *j = arg;
+    wkv_context *ctx = j->ctx;
+    const wkv_layer *L = j->L;
+    const int d = ctx->model->hp.n_audio_state;
+    int r0, r1;
+    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
+    if (r1 <= r0)
+        return;
     const int blk = wkv_enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
     float *mlp = ctx->enc_mlp + (size_t)part * blk * 4 * d;
     for (int b0 = r0; b0 < r1; b0 += blk) {
@@ -293,6 +307,13 @@ static void out_mlp_part(void *arg, int part, int n_parts)
         enc_linear(j, M_MLP2, part, mlp, 0, n, L->mlp2_b, ctx->enc_x + (size_t)b0 * d, 1,
                    WKV_LIN_SAME_X);
     }
+}
+
+/* Both, in one pass (a compute type widens nothing, so needs no turn between them). */
+static void out_mlp_part(void *arg, int part, int n_parts)
+{
+    out_part(arg, part, n_parts);
+    mlp_part(arg, part, n_parts);
 }
 
 static void ln_post_part(void *arg, int part, int n_parts)
@@ -319,8 +340,15 @@ int wkv_encoder_run(wkv_context *ctx, const float *mel)
         job_layer(&job, &m->w.enc[l]);
         wkv_pool_run(ctx->pool, qkv_part, &job);
         wkv_pool_run(ctx->pool, attention_part, &job);
-        job_group(&job, M_O, M_CONV1); /* o, mlp0, mlp2 over q, k, v */
-        wkv_pool_run(ctx->pool, out_mlp_part, &job);
+        if (ctx->compute) {
+            job_group(&job, M_O, M_CONV1);
+            wkv_pool_run(ctx->pool, out_mlp_part, &job);
+        } else { /* f32: o over q, k, v in enc_wl; then mlp0 and mlp2 over it */
+            job_group(&job, M_O, M_MLP0);
+            wkv_pool_run(ctx->pool, out_part, &job);
+            job_group(&job, M_MLP0, M_CONV1);
+            wkv_pool_run(ctx->pool, mlp_part, &job);
+        }
     }
     wkv_pool_run(ctx->pool, ln_post_part, &job);
     return 0;
