@@ -56,9 +56,10 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
                        const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
                        int flags);
 
-/* Attention's two products in bf16 (any non-f32 type: the activations' own
- * dynamic range suits bf16, not one int8 scale per row of scores).
- * kv_rows keeps rows r0 .. r1 of the layer's keys and values (T x d, f32) as bf16;
+/* Attention's two products: q . K^T in bf16, or on int8 in s8 with one scale per head
+ * slice of each query and each key (8-bit activations like the linear layers'); P . V
+ * in bf16 on both (a row's small probabilities would not survive one 8-bit scale).
+ * kv_rows keeps rows r0 .. r1 of the layer's keys (bf16 or s8) and values (bf16);
  * scores (nq x T) = scale * q (nq rows of stride d, head h's hd columns) . K_h^T;
  * context: the softmax of each row of the scores p (nq x T, exponentiated in place,
  * 1 / sum in inv[i]), then out (nq x hd, row stride d) = exp(p) . V_h, unnormalized.
