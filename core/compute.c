@@ -1,5 +1,6 @@
 /* Compute types (whisperkv.h): the encoder's linear layers through oneDNN matmul on
- * bf16 or int8, the rest of the encoder unchanged.  Each pool part quantizes its own
+ * bf16 or int8 (the attention's products: compute_attn.c), the rest of the encoder
+ * unchanged.  Each pool part quantizes its own
  * rows and runs one single-threaded matmul on them (OpenMP told one thread in that
  * part's thread), so a context still uses exactly `threads` threads and the row-wise
  * work around the products keeps its rows in cache, as on the f32 path. */
@@ -80,115 +81,17 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
     return -1;
 }
 
-void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
-{
-    (void)c, (void)k, (void)v, (void)r0, (void)r1, (void)d;
-}
-
 int wkv_compute_fallbacks(const wkv_compute *c)
 {
     (void)c;
     return 0;
 }
 
-int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
-                       int T, float scale, float *scores)
-{
-    (void)c, (void)part, (void)q, (void)nq, (void)d, (void)hd, (void)h, (void)T, (void)scale;
-    (void)scores;
-    return -1;
-}
-
-int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
-                        int h, float *inv, float *out)
-{
-    (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)inv;
-    (void)out;
-    return -1;
-}
-
 #else
 
-#include <cblas.h>
-#include <oneapi/dnnl/dnnl.h>
+#include "compute_priv.h"
+
 #include <omp.h>
-
-/* One encoder weight matrix (n x in, row-major, as the model stores it) as the type
- * needs: bf16, or int8 with one scale per output row (channel). */
-typedef struct wkv_cweight {
-    wkv_mat src;
-    int n, in;
-    void *q;       /* uint16_t bf16 or int8_t, n x in */
-    float *scale;  /* int8: n */
-} cweight;
-
-/* One matmul's shape: dst (m x n, row stride ldd) = src (m x k, dense) . B (k x n,
- * element (i, j) at i * bs0 + j * bs1) [+ bias] [+= dst]; i8: s8 x s8 -> s32 (no bias
- * or sum), else bf16 x bf16 -> f32. */
-typedef struct {
-    int m, k, n, bias, acc, i8;
-    dnnl_dim_t bs0, bs1, ldd;
-} cshape;
-
-/* A primitive for one shape, with memory objects whose handles change per call. */
-typedef struct {
-    cshape sh;
-    dnnl_primitive_t prim;
-    dnnl_memory_t src, wei, bia, dst, scr;
-    size_t scr_bytes; /* its scratchpad, which the part provides (cpart.scratch) */
-} cprim;
-
-#define WKV_MAX_PRIMS 32
-/* rows of an accumulating int8 product per oneDNN call: its s32 buffer stays at this
- * many rows (0.5 MB at base) instead of a part's (1.5 MB); fewer would pack the
- * weights once more per call */
-#define WKV_ACC_ROWS 256
-
-typedef struct {
-    dnnl_stream_t stream;
-    cprim prims[WKV_MAX_PRIMS];
-    int n_prims;
-    void *qx;         /* quantized rows of x */
-    uint16_t *att16;  /* attention: a query block's q or probabilities in bf16 */
-    size_t att16_bytes;
-    float *row_scale; /* int8: per row */
-    float *dense;     /* attention: a query block's context rows, dense */
-    size_t dense_n;
-    int fallbacks;    /* products this part left to f32 (wkv_compute_fallbacks) */
-    void *scratch;    /* the scratchpad of its primitives (the largest they need) */
-    size_t scratch_bytes;
-    int32_t *acc;     /* int8: s32 products */
-    size_t qx_bytes, acc_n, rows_n;
-    int qx_rows, qx_k; /* what qx holds (0: nothing valid) */
-    float *wrow;       /* a stored weight row widened to f32 (conversion) */
-} cpart;
-
-struct wkv_compute {
-    wkv_compute_type type;
-    dnnl_engine_t engine;
-    cweight w[2]; /* the convolutions (stored f32, small): converted once */
-    int n_w;
-    /* the layer scratch: slot i holds up to cap[i] weights (and as many rows' scales)
-     * of the matrix wkv_compute_convert last put there */
-    cweight slot[WKV_COMPUTE_SLOTS];
-    size_t cap[WKV_COMPUTE_SLOTS], cap_rows[WKV_COMPUTE_SLOTS];
-    int max_in; /* the widest stored row a conversion reads */
-    cpart *parts;
-    int n_parts;
-    /* attention: the layer's keys and values per head and dense, so that the two
-     * products' B is a plain matrix oneDNN's brgemm kernels take (K_h strided by d
-     * sent them to its slower gemm with a copy of B at every call).
-     * k16 (bf16): head h's K_h^T (hd x T) at h * hd * T, bf16's faster layout;
-     * k8 (int8): head h's K_h (T x hd) at h * T * hd, int8's faster layout, key t of
-     * head h scaled by k_scale[h * T + t];
-     * v16: head h's V_h (T x hd) at h * T * hd */
-    uint16_t *k16, *v16;
-    int8_t *k8;
-    float *k_scale;
-    size_t kv_elems; /* each: n_audio_ctx x d */
-    int T, hd;
-    const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
-};
 
 /* q[i] = round(x[i] / s) with s = max|x| / 127 (0 for an all-zero row); returns s.
  * Sixteen lanes for the maximum and rounding by the 1.5 * 2^23 trick (to nearest even,
@@ -229,14 +132,14 @@ __attribute__((target("avx512f"))) static float quantize_row_512(const float *x,
     return s;
 }
 
-static float quantize_row(const float *x, int n, int8_t *q)
+float wkv_compute_quantize_row(const float *x, int n, int8_t *q)
 {
     if (wkv_gemv_isa() >= WKV_ISA_AVX512)
         return quantize_row_512(x, n, q);
     return quantize_row_clones(x, n, q);
 }
 #else
-static float quantize_row(const float *x, int n, int8_t *q)
+float wkv_compute_quantize_row(const float *x, int n, int8_t *q)
 {
     return quantize_row_clones(x, n, q);
 }
@@ -259,13 +162,18 @@ static void dequant_row_add(const int32_t *a, int n, float sr, const float *scal
  * itself (each value read through memcpy, then overwritten with its float): no s32
  * buffer as large as the output. */
 WKV_CLONES
-static void dequant_row_in_place(float *o, int n, float sr, const float *scale, const float *b)
+static void dequant_in_place_clones(float *o, int n, float sr, const float *scale, const float *b)
 {
     for (int j = 0; j < n; j++) {
         int32_t a;
         memcpy(&a, o + j, sizeof a);
         o[j] = (float)a * sr * scale[j] + (b ? b[j] : 0.0f);
     }
+}
+
+void wkv_compute_dequant_in_place(float *o, int n, float sr, const float *scale, const float *b)
+{
+    dequant_in_place_clones(o, n, sr, scale, b);
 }
 
 /* Row r (of `in` values) of a stored matrix as f32: in place, or widened into buf. */
@@ -292,7 +200,7 @@ static void convert_rows(cweight *cw, wkv_compute_type type, int r0, int r1, flo
         if (type == WKV_COMPUTE_BF16)
             wkv_to_bf16(f, (size_t)cw->in, 1.0f, (uint16_t *)cw->q + (size_t)r * cw->in);
         else
-            cw->scale[r] = quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
+            cw->scale[r] = wkv_compute_quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
     }
 }
 
@@ -385,7 +293,7 @@ static cprim *prim_get(const wkv_compute *c, cpart *pt, const cshape *sh)
     return p;
 }
 
-static int grow(void **buf, size_t *have, size_t need)
+int wkv_compute_grow(void **buf, size_t *have, size_t need)
 {
     if (need <= *have)
         return 0;
@@ -398,17 +306,17 @@ static int grow(void **buf, size_t *have, size_t need)
 }
 
 /* *buf with room for n floats, *have counting them. */
-static int grow_floats(float **buf, size_t *have, size_t n)
+int wkv_compute_grow_floats(float **buf, size_t *have, size_t n)
 {
     size_t bytes = *have * sizeof(float);
-    if (grow((void **)buf, &bytes, n * sizeof(float)) != 0)
+    if (wkv_compute_grow((void **)buf, &bytes, n * sizeof(float)) != 0)
         return -1;
     *have = bytes / sizeof(float);
     return 0;
 }
 
 /* Runs one matmul of shape sh on this part's stream (bias may be NULL). */
-static int exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
+int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
                 const void *wei, const float *bias, void *dst)
 {
     cprim *p = prim_get(c, pt, sh);
@@ -446,7 +354,7 @@ static void finish_row(const wkv_compute *c, cpart *pt, float *o, int n, int r, 
     if (!(flags & WKV_LIN_KEEP))
         return;
     if (c->type == WKV_COMPUTE_INT8)
-        pt->row_scale[r] = quantize_row(o, n, (int8_t *)pt->qx + (size_t)r * n);
+        pt->row_scale[r] = wkv_compute_quantize_row(o, n, (int8_t *)pt->qx + (size_t)r * n);
     else
         wkv_to_bf16(o, (size_t)n, 1.0f, (uint16_t *)pt->qx + (size_t)r * n);
 }
@@ -464,13 +372,13 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
     if ((flags & WKV_LIN_SAME_X) && pt->qx_rows == rows && pt->qx_k == k)
         goto convert_done;
     pt->qx_rows = 0;
-    if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
+    if (wkv_compute_grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
         return -1;
     if (i8) {
-        if (grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
+        if (wkv_compute_grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
             return -1;
         for (int r = 0; r < rows; r++)
-            pt->row_scale[r] = quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
+            pt->row_scale[r] = wkv_compute_quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
     } else {
         wkv_to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
     }
@@ -481,13 +389,13 @@ convert_done:
          * into `out` itself, the same size, and are dequantized in place) */
         const int blk = rows < WKV_ACC_ROWS ? rows : WKV_ACC_ROWS;
         size_t ab = pt->acc_n * sizeof(int32_t);
-        if (grow((void **)&pt->acc, &ab, (size_t)blk * n * sizeof(int32_t)) != 0)
+        if (wkv_compute_grow((void **)&pt->acc, &ab, (size_t)blk * n * sizeof(int32_t)) != 0)
             return -1;
         pt->acc_n = ab / sizeof(int32_t);
         for (int r0 = 0; r0 < rows; r0 += blk) {
             const int m = rows - r0 < blk ? rows - r0 : blk;
             cshape sh = linear_shape(c, m, k, n, 0, 1);
-            if (exec(c, pt, &sh, (const int8_t *)pt->qx + (size_t)r0 * k, cw->q, NULL,
+            if (wkv_compute_exec(c, pt, &sh, (const int8_t *)pt->qx + (size_t)r0 * k, cw->q, NULL,
                      pt->acc) != 0)
                 return -1;
             for (int r = 0; r < m; r++)
@@ -497,20 +405,20 @@ convert_done:
         return 0;
     }
     cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
-    if (exec(c, pt, &sh, pt->qx, cw->q, b, out) != 0)
+    if (wkv_compute_exec(c, pt, &sh, pt->qx, cw->q, b, out) != 0)
         return -1;
     if (flags & WKV_LIN_KEEP) {
         /* x's copy is no longer needed: qx becomes the output rows' */
         pt->qx_rows = 0;
-        if (grow(&pt->qx, &pt->qx_bytes, (size_t)rows * n * elt) != 0)
+        if (wkv_compute_grow(&pt->qx, &pt->qx_bytes, (size_t)rows * n * elt) != 0)
             return -1;
-        if (i8 && grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
+        if (i8 && wkv_compute_grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
             return -1;
     }
     for (int r = 0; r < rows; r++) {
         float *o = out + (size_t)r * n;
         if (i8)
-            dequant_row_in_place(o, n, pt->row_scale[r], cw->scale, b);
+            wkv_compute_dequant_in_place(o, n, pt->row_scale[r], cw->scale, b);
         finish_row(c, pt, o, n, r, flags);
     }
     if (flags & WKV_LIN_KEEP)
@@ -606,103 +514,6 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
     c->parts[part].qx_rows = 0; /* its rows were not converted: no reuse */
     c->parts[part].fallbacks++;
     return -1;
-}
-
-void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
-{
-    const int T = c->T, hd = c->hd;
-    uint16_t row[d];
-    c->v_f32 = v;
-    for (int t = r0; t < r1; t++) {
-        if (c->k8)
-            for (int h = 0; h < d / hd; h++)
-                c->k_scale[(size_t)h * T + t] = quantize_row(
-                    k + (size_t)t * d + h * hd, hd, c->k8 + ((size_t)h * T + t) * hd);
-        else {
-            wkv_to_bf16(k + (size_t)t * d, (size_t)d, 1.0f, row);
-            for (int i = 0; i < d; i++) /* column i = h * hd + j of K is row i of K^T */
-                c->k16[(size_t)i * T + t] = row[i];
-        }
-        for (int h = 0; h < d / hd; h++)
-            wkv_to_bf16(v + (size_t)t * d + h * hd, (size_t)hd, 1.0f,
-                    c->v16 + ((size_t)h * T + t) * hd);
-    }
-}
-
-static int scores_run(wkv_compute *c, cpart *pt, const float *q, int nq, int d, int hd, int h,
-                      int T, float scale, float *scores)
-{
-    omp_set_num_threads(1);
-    size_t need = (size_t)nq * (T > hd ? T : hd) * sizeof(uint16_t);
-    if (grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
-        return -1;
-    if (!c->k8) {
-        for (int i = 0; i < nq; i++)
-            wkv_to_bf16(q + (size_t)i * d, (size_t)hd, scale, pt->att16 + (size_t)i * hd);
-        cshape sh = {nq, hd, T, 0, 0, 0, T, 1, T};
-        return exec(c, pt, &sh, pt->att16, c->k16 + (size_t)h * hd * T, NULL, scores);
-    }
-    /* int8: each query's head slice with its own scale, as each key's; the s32 dots
-     * are written into the scores themselves and scaled there (oneDNN 2.6's brgemm
-     * takes no scales given at run time: its gemm, which does, was slower than bf16) */
-    if (grow_floats(&pt->row_scale, &pt->rows_n, (size_t)nq) != 0)
-        return -1;
-    pt->qx_rows = 0; /* row_scale no longer describes qx */
-    int8_t *q8 = (int8_t *)pt->att16;
-    for (int i = 0; i < nq; i++)
-        pt->row_scale[i] = scale * quantize_row(q + (size_t)i * d, hd, q8 + (size_t)i * hd);
-    cshape sh = {nq, hd, T, 0, 0, 1, 1, hd, T};
-    if (exec(c, pt, &sh, q8, c->k8 + (size_t)h * T * hd, NULL, scores) != 0)
-        return -1;
-    for (int i = 0; i < nq; i++)
-        dequant_row_in_place(scores + (size_t)i * T, T, pt->row_scale[i],
-                             c->k_scale + (size_t)h * T, NULL);
-    return 0;
-}
-
-int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
-                       int T, float scale, float *scores)
-{
-    if (part < 0 || part >= c->n_parts)
-        return -1;
-    if (scores_run(c, &c->parts[part], q, nq, d, hd, h, T, scale, scores) == 0)
-        return 0;
-    c->parts[part].fallbacks++;
-    return -1;
-}
-
-int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
-                        int h, float *inv, float *out)
-{
-    if (part < 0 || part >= c->n_parts)
-        return -1;
-    cpart *pt = &c->parts[part];
-    omp_set_num_threads(1);
-    /* att16 holds nq x max(T, hd) since the scores */
-    if (grow((void **)&pt->att16, &pt->att16_bytes, (size_t)nq * T * sizeof(uint16_t)) != 0)
-        return -1;
-    /* each row converted right after its softmax, while it is in L1 (a block's
-     * probabilities are 1.5 MB: written and read back from L2/L3 otherwise) */
-    for (int i = 0; i < nq; i++) {
-        float sum = wkv_softmax_exp_bf16(p + (size_t)i * T, T, pt->att16 + (size_t)i * T);
-        inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
-    }
-    /* into a dense block, then copied to out's stride: into out's stride d itself
-     * oneDNN took its slower gemm (20 % more time on this product) */
-    cshape sh = {nq, T, hd, 0, 0, 0, hd, 1, hd};
-    if (grow_floats(&pt->dense, &pt->dense_n, (size_t)nq * hd) == 0 &&
-        exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, pt->dense) == 0) {
-        for (int i = 0; i < nq; i++)
-            memcpy(out + (size_t)i * d, pt->dense + (size_t)i * hd, (size_t)hd * sizeof(float));
-        return 0;
-    }
-    /* the f32 product instead, on the same exponentials (inv already holds 1/sum) */
-    pt->fallbacks++;
-    for (int i = 0; i < nq; i++)
-        wkv_softmax_exp(p + (size_t)i * T, T, NULL);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
-                c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
-    return 0;
 }
 
 int wkv_compute_fallbacks(const wkv_compute *c)
