@@ -1,9 +1,9 @@
 /* Compute types (whisperkv.h): the encoder's linear layers through oneDNN matmul on
  * bf16 or int8 (the attention's products: compute_attn.c), the rest of the encoder
- * unchanged.  Each pool part quantizes its own
- * rows and runs one single-threaded matmul on them (OpenMP told one thread in that
- * part's thread), so a context still uses exactly `threads` threads and the row-wise
- * work around the products keeps its rows in cache, as on the f32 path. */
+ * unchanged.  Each pool part quantizes its own rows and runs one single-threaded
+ * matmul on them (OpenMP told one thread in that part's thread), so a context still
+ * uses exactly `threads` threads and the row-wise work around the products keeps its
+ * rows in cache, as on the f32 path. */
 #include "compute.h"
 #include "gemv_f16.h"
 #include "internal.h"
@@ -85,6 +85,11 @@ int wkv_compute_fallbacks(const wkv_compute *c)
 {
     (void)c;
     return 0;
+}
+
+void wkv_compute_force_fallback(wkv_compute *c, int on)
+{
+    (void)c, (void)on;
 }
 
 #else
@@ -319,6 +324,8 @@ int wkv_compute_grow_floats(float **buf, size_t *have, size_t n)
 int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
                 const void *wei, const float *bias, void *dst)
 {
+    if (c->force_fallback)
+        return -1;
     cprim *p = prim_get(c, pt, sh);
     if (p && p->scr_bytes > pt->scratch_bytes) {
         /* oneDNN's kernels want it cache-line aligned; its contents need not survive */
@@ -522,6 +529,12 @@ int wkv_compute_fallbacks(const wkv_compute *c)
     for (int p = 0; c && p < c->n_parts; p++)
         n += c->parts[p].fallbacks;
     return n;
+}
+
+void wkv_compute_force_fallback(wkv_compute *c, int on)
+{
+    if (c)
+        c->force_fallback = on;
 }
 
 void wkv_compute_free(wkv_compute *c)

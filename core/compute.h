@@ -74,5 +74,8 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
  * in a healthy run, which tests hold it to, since the f32 fallback's results would
  * pass any accuracy check on their own. */
 int wkv_compute_fallbacks(const wkv_compute *c);
+/* Tests: with on, every product of c fails as if oneDNN had, so each caller runs its
+ * f32 fallback (which must then give the f32 path's values). */
+void wkv_compute_force_fallback(wkv_compute *c, int on);
 
 #endif

@@ -126,10 +126,12 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
             memcpy(out + (size_t)i * d, pt->dense + (size_t)i * hd, (size_t)hd * sizeof(float));
         return 0;
     }
-    /* the f32 product instead, on the same exponentials (inv already holds 1/sum) */
+    /* the f32 path's softmax and product instead (its exponentials and their sum) */
     pt->fallbacks++;
-    for (int i = 0; i < nq; i++)
-        wkv_softmax_exp(p + (size_t)i * T, T, NULL);
+    for (int i = 0; i < nq; i++) {
+        float sum = wkv_softmax_exp(p + (size_t)i * T, T, NULL);
+        inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
                 c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
     return 0;

@@ -85,6 +85,7 @@ struct wkv_compute {
     size_t kv_elems; /* each: n_audio_ctx x d */
     int T, hd;
     const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
+    int force_fallback;  /* tests: every product fails (wkv_compute_force_fallback) */
 };
 
 /* *buf with room for need bytes (realloc: contents kept), *have counting them; -1 when

@@ -309,13 +309,6 @@ static void mlp_part(void *arg, int part, int n_parts)
     }
 }
 
-/* Both, in one pass (a compute type widens nothing, so needs no turn between them). */
-static void out_mlp_part(void *arg, int part, int n_parts)
-{
-    out_part(arg, part, n_parts);
-    mlp_part(arg, part, n_parts);
-}
-
 static void ln_post_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
@@ -340,15 +333,13 @@ int wkv_encoder_run(wkv_context *ctx, const float *mel)
         job_layer(&job, &m->w.enc[l]);
         wkv_pool_run(ctx->pool, qkv_part, &job);
         wkv_pool_run(ctx->pool, attention_part, &job);
-        if (ctx->compute) {
-            job_group(&job, M_O, M_CONV1);
-            wkv_pool_run(ctx->pool, out_mlp_part, &job);
-        } else { /* f32: o over q, k, v in enc_wl; then mlp0 and mlp2 over it */
-            job_group(&job, M_O, M_MLP0);
-            wkv_pool_run(ctx->pool, out_part, &job);
-            job_group(&job, M_MLP0, M_CONV1);
-            wkv_pool_run(ctx->pool, mlp_part, &job);
-        }
+        /* o over q, k, v in enc_wl, then mlp0 and mlp2 over it: in turns on a compute
+         * type too, whose products widen only when one falls back, into the same
+         * slots (8 d x d would not hold o, mlp0 and mlp2 at once) */
+        job_group(&job, M_O, M_MLP0);
+        wkv_pool_run(ctx->pool, out_part, &job);
+        job_group(&job, M_MLP0, M_CONV1);
+        wkv_pool_run(ctx->pool, mlp_part, &job);
     }
     wkv_pool_run(ctx->pool, ln_post_part, &job);
     return 0;

@@ -10,7 +10,9 @@
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN;
- *  - no product fell back to f32 on the way (wkv_compute_fallbacks);
+ *  - no product fell back to f32 on the way (wkv_compute_fallbacks), and with every
+ *    product made to fail (wkv_compute_force_fallback) the fallbacks give the f32
+ *    encoder's output bit for bit (under ASan: in the f32 path's widening slots);
  *  - the attention's probabilities in bf16 (wkv_softmax_exp_bf16, every ISA path):
  *    each the bf16 rounding of a value within 5e-6 of e^(x - max), the sum within 1e-5
  *    of the exact one (values below the normal floats: under 2^-125), rows of every
@@ -109,6 +111,18 @@ static void check_size(const char *size)
         /* every product ran on the type: an f32 fallback would pass the bound above */
         CHECK(wkv_compute_fallbacks(ctx->compute) == 0, "%s %s: %d products fell back to f32",
               size, name, wkv_compute_fallbacks(ctx->compute));
+        /* every product failing: the fallbacks (weights widened on demand into the
+         * f32 path's slots, f32 softmax) give the f32 encoder bit for bit */
+        wkv_compute_force_fallback(ctx->compute, 1);
+        CHECK(wkv_encode(ctx, mel) == 0, "%s %s encode, all products failing", size, name);
+        size_t diff = 0;
+        for (size_t i = 0; i < n_out; i++)
+            diff += memcmp(wkv_encoder_output(ctx) + i, ref + i, sizeof *ref) != 0;
+        CHECK(diff == 0 && wkv_compute_fallbacks(ctx->compute) > 0,
+              "%s %s, every product failing: %zu of %zu outputs differ from f32 (%d fallbacks)",
+              size, name, diff, n_out, wkv_compute_fallbacks(ctx->compute));
+        wkv_compute_force_fallback(ctx->compute, 0);
+        CHECK(wkv_encode(ctx, mel) == 0, "%s %s encode again", size, name);
         /* the half cache holds the compute type's f32 results rounded: the last
          * layer's are still in the stage (kv_cache.h) */
         const wkv_cross_kv *c = &ctx->cross;
