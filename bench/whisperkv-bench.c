@@ -505,8 +505,10 @@ static void print_results(const model_result *r, int n, const bench_opts *bo)
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; i++) {
         double budget = r[i].file_mb + r[i].cache_mb + r[i].act_mb;
-        /* the load's peak is the process's peak so far: only the first model's is its own */
-        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f%s | %.2f |\n",
+        /* the load's peak is the process's peak so far: only the first model's is its own;
+         * the ratios to three places, so that one just over a target's 1.15 or 1.10
+         * does not print as it */
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.0f | %.0f | %.0f%s | %.3f |\n",
                r[i].label, r[i].file_mb, r[i].cache_mb, r[i].act_mb, budget, r[i].rss,
                r[i].rss / budget, r[i].peak, r[i].pre_load, r[i].load_peak,
                i ? " (earlier models' peak)" : "",
