@@ -310,14 +310,18 @@ int wkv_compute_grow(void **buf, size_t *have, size_t need)
     return 0;
 }
 
-/* *buf with room for n floats, *have counting them. */
+int wkv_compute_grow_elems(void **buf, size_t *have, size_t n, size_t elt)
+{
+    size_t bytes = *have * elt;
+    if (wkv_compute_grow(buf, &bytes, n * elt) != 0)
+        return -1;
+    *have = bytes / elt;
+    return 0;
+}
+
 int wkv_compute_grow_floats(float **buf, size_t *have, size_t n)
 {
-    size_t bytes = *have * sizeof(float);
-    if (wkv_compute_grow((void **)buf, &bytes, n * sizeof(float)) != 0)
-        return -1;
-    *have = bytes / sizeof(float);
-    return 0;
+    return wkv_compute_grow_elems((void **)buf, have, n, sizeof(float));
 }
 
 /* Runs one matmul of shape sh on this part's stream (bias may be NULL). */
@@ -326,6 +330,9 @@ int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const vo
 {
     if (c->force_fallback)
         return -1;
+    /* oneDNN under OpenMP runs on omp_get_max_threads() of the calling thread: one,
+     * since this part is one of the context's `threads` */
+    omp_set_num_threads(1);
     cprim *p = prim_get(c, pt, sh);
     if (p && p->scr_bytes > pt->scratch_bytes) {
         /* oneDNN's kernels want it cache-line aligned; its contents need not survive */
@@ -370,9 +377,6 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
                const float *b, float *out, int accumulate, int flags)
 {
     const int k = cw->in, n = cw->n, i8 = c->type == WKV_COMPUTE_INT8;
-    /* oneDNN under OpenMP runs on omp_get_max_threads() of the calling thread: one,
-     * since this part is one of the context's `threads` */
-    omp_set_num_threads(1);
     size_t elt = i8 ? 1 : 2;
     if (accumulate && (flags & (WKV_LIN_GELU | WKV_LIN_KEEP)))
         return -1; /* a sum's rows are not finished here; no caller asks */
@@ -395,10 +399,9 @@ convert_done:
         /* the s32 products of WKV_ACC_ROWS rows at a time, added to out (else they go
          * into `out` itself, the same size, and are dequantized in place) */
         const int blk = rows < WKV_ACC_ROWS ? rows : WKV_ACC_ROWS;
-        size_t ab = pt->acc_n * sizeof(int32_t);
-        if (wkv_compute_grow((void **)&pt->acc, &ab, (size_t)blk * n * sizeof(int32_t)) != 0)
+        if (wkv_compute_grow_elems((void **)&pt->acc, &pt->acc_n, (size_t)blk * n,
+                                   sizeof(int32_t)) != 0)
             return -1;
-        pt->acc_n = ab / sizeof(int32_t);
         for (int r0 = 0; r0 < rows; r0 += blk) {
             const int m = rows - r0 < blk ? rows - r0 : blk;
             cshape sh = linear_shape(c, m, k, n, 0, 1);

@@ -61,14 +61,14 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
  * in bf16 on both (a row's small probabilities would not survive one 8-bit scale).
  * kv_rows keeps rows r0 .. r1 of the layer's keys (bf16 or s8) and values (bf16);
  * scores (nq x T) = scale * q (nq rows of stride d, head h's hd columns) . K_h^T;
- * context: the softmax of each row of the scores p (nq x T, exponentiated in place,
- * 1 / sum in inv[i]), then out (nq x hd, row stride d) = exp(p) . V_h, unnormalized.
- * Both return 0, or -1 when the caller must compute in f32 instead (context: before it
- * touched p). */
+ * context: the softmax of each row of the scores p (nq x T, left as they are: the
+ * exponentials go to bf16; 1 / sum in inv[i]), then out (nq x hd, row stride d) =
+ * exp(p) . V_h, unnormalized.  Both return 0, or -1 (counted, wkv_compute_fallbacks)
+ * when the caller must compute in f32 instead, from its unchanged inputs. */
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d);
 int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
                        int T, float scale, float *scores);
-int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
+int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out);
 /* How many products the parts have left to f32 since c was made (oneDNN failed): 0
  * in a healthy run, which tests hold it to, since the f32 fallback's results would

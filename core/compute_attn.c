@@ -23,7 +23,7 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
     return -1;
 }
 
-int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
+int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out)
 {
     (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)inv;
@@ -35,14 +35,11 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
 
 #include "compute_priv.h"
 
-#include <cblas.h>
-#include <omp.h>
 
 void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
 {
     const int T = c->T, hd = c->hd;
     uint16_t row[d];
-    c->v_f32 = v;
     for (int t = r0; t < r1; t++) {
         if (c->k8)
             for (int h = 0; h < d / hd; h++)
@@ -62,7 +59,6 @@ void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0,
 static int scores_run(wkv_compute *c, cpart *pt, const float *q, int nq, int d, int hd, int h,
                       int T, float scale, float *scores)
 {
-    omp_set_num_threads(1);
     size_t need = (size_t)nq * (T > hd ? T : hd) * sizeof(uint16_t);
     if (wkv_compute_grow((void **)&pt->att16, &pt->att16_bytes, need) != 0)
         return -1;
@@ -101,13 +97,9 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
     return -1;
 }
 
-int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d, int hd,
-                        int h, float *inv, float *out)
+static int context_run(wkv_compute *c, cpart *pt, const float *p, int nq, int T, int d, int hd,
+                       int h, float *inv, float *out)
 {
-    if (part < 0 || part >= c->n_parts)
-        return -1;
-    cpart *pt = &c->parts[part];
-    omp_set_num_threads(1);
     /* att16 holds nq x max(T, hd) since the scores */
     if (wkv_compute_grow((void **)&pt->att16, &pt->att16_bytes, (size_t)nq * T * sizeof(uint16_t)) != 0)
         return -1;
@@ -118,23 +110,25 @@ int wkv_compute_context(wkv_compute *c, int part, float *p, int nq, int T, int d
         inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
     }
     /* into a dense block, then copied to out's stride: into out's stride d itself
-     * oneDNN took its slower gemm (20 % more time on this product) */
+     * oneDNN took its slower gemm (84.7 against 67.4 ms of thread time a base window) */
     cshape sh = {nq, T, hd, 0, 0, 0, hd, 1, hd};
-    if (wkv_compute_grow_floats(&pt->dense, &pt->dense_n, (size_t)nq * hd) == 0 &&
-        wkv_compute_exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, pt->dense) == 0) {
-        for (int i = 0; i < nq; i++)
-            memcpy(out + (size_t)i * d, pt->dense + (size_t)i * hd, (size_t)hd * sizeof(float));
-        return 0;
-    }
-    /* the f32 path's softmax and product instead (its exponentials and their sum) */
-    pt->fallbacks++;
-    for (int i = 0; i < nq; i++) {
-        float sum = wkv_softmax_exp(p + (size_t)i * T, T, NULL);
-        inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, p, T,
-                c->v_f32 + (size_t)h * hd, d, 0.0f, out, d);
+    if (wkv_compute_grow_floats(&pt->dense, &pt->dense_n, (size_t)nq * hd) != 0 ||
+        wkv_compute_exec(c, pt, &sh, pt->att16, c->v16 + (size_t)h * T * hd, NULL, pt->dense) != 0)
+        return -1;
+    for (int i = 0; i < nq; i++)
+        memcpy(out + (size_t)i * d, pt->dense + (size_t)i * hd, (size_t)hd * sizeof(float));
     return 0;
+}
+
+int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
+                        int h, float *inv, float *out)
+{
+    if (part < 0 || part >= c->n_parts)
+        return -1;
+    if (context_run(c, &c->parts[part], p, nq, T, d, hd, h, inv, out) == 0)
+        return 0;
+    c->parts[part].fallbacks++; /* p is untouched: the caller's f32 softmax and product run */
+    return -1;
 }
 
 #endif

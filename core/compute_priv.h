@@ -84,14 +84,14 @@ struct wkv_compute {
     float *k_scale;
     size_t kv_elems; /* each: n_audio_ctx x d */
     int T, hd;
-    const float *v_f32;  /* and the values' f32 rows they came from (a fallback) */
     int force_fallback;  /* tests: every product fails (wkv_compute_force_fallback) */
 };
 
 /* *buf with room for need bytes (realloc: contents kept), *have counting them; -1 when
  * out of memory (the buffer unchanged). */
 int wkv_compute_grow(void **buf, size_t *have, size_t need);
-/* The same in floats. */
+/* The same in elements of elt bytes (*have counting elements), and in floats. */
+int wkv_compute_grow_elems(void **buf, size_t *have, size_t n, size_t elt);
 int wkv_compute_grow_floats(float **buf, size_t *have, size_t n);
 /* Runs one matmul of shape sh on this part's stream (bias may be NULL); 0 or -1. */
 int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
