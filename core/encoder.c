@@ -76,11 +76,6 @@ static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
         wkv_widen_all(&j->wide, ctx->pool);
 }
 
-/* Matrices [first, last) of layer L's six into the job, one after the other from the
- * start of enc_wl, and the others' entries cleared (their slots are reused); f32
- * products need them widened now, over the pool.  Three groups take turns in enc_wl:
- * q, k, v before the attention, o after it, then the MLP's two (3, 1 and 8 d x d
- * instead of 12 at once). */
 /* layer L's six matrices in M_ order, with their shapes */
 static void layer_mats(const wkv_layer *L, int d, const wkv_mat *v[6], int n_out[6], int n_in[6])
 {
@@ -92,6 +87,11 @@ static void layer_mats(const wkv_layer *L, int d, const wkv_mat *v[6], int n_out
     }
 }
 
+/* Matrices [first, last) of layer L's six into the job, one after the other from the
+ * start of enc_wl, and the others' entries cleared (their slots are reused); f32
+ * products need them widened now, over the pool.  Three groups take turns in enc_wl:
+ * q, k, v before the attention, o after it, then the MLP's two (3, 1 and 8 d x d
+ * instead of 12 at once). */
 static void job_group(enc_job *j, int first, int last)
 {
     wkv_context *ctx = j->ctx;
@@ -202,25 +202,38 @@ static void pos_part(void *arg, int part, int n_parts)
         ctx->enc_x[i] = ctx->enc_h[i] + m->w.enc_pos[i];
 }
 
+/* The frames [*r0, *r1) of pool part `part`; 0 when it has none. */
+static int frame_rows(const wkv_context *ctx, int part, int n_parts, int *r0, int *r1)
+{
+    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, r0, r1);
+    return *r1 > *r0;
+}
+
+/* dst rows r0 .. r1 = LN(enc_x rows) with weights w, b. */
+static void ln_rows(const wkv_context *ctx, float *dst, int r0, int r1, const float *w,
+                    const float *b)
+{
+    const int d = ctx->model->hp.n_audio_state;
+    wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, dst + (size_t)r0 * d, r1 - r0, d, w, b);
+}
+
 /* Attention's input side for rows of [part]: h = LN(x); q, k, v = h . W^T + b. */
 static void qkv_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_layer *L = j->L;
-    const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
-    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
-    if (r1 <= r0)
+    if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
-    wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
-                   L->attn_ln_w, L->attn_ln_b);
+    ln_rows(ctx, ctx->enc_h, r0, r1, L->attn_ln_w, L->attn_ln_b);
     enc_linear(j, M_Q, part, ctx->enc_h, r0, r1, L->attn_q_b, ctx->enc_q, 0, 0);
     /* k and v read the rows q just converted */
     enc_linear(j, M_K, part, ctx->enc_h, r0, r1, NULL, ctx->enc_k, 0, WKV_LIN_SAME_X);
     enc_linear(j, M_V, part, ctx->enc_h, r0, r1, L->attn_v_b, ctx->enc_v, 0, WKV_LIN_SAME_X);
     if (ctx->compute)
-        wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1, d);
+        wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1,
+                            ctx->model->hp.n_audio_state);
 }
 
 /* Self-attention over the whole window for the (head, query block) tasks of [part]:
@@ -273,14 +286,11 @@ static void out_part(void *arg, int part, int n_parts)
     enc_job *j = arg;
     wkv_context *ctx = j->ctx;
     const wkv_layer *L = j->L;
-    const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
-    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
-    if (r1 <= r0)
+    if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
     enc_linear(j, M_O, part, ctx->enc_q, r0, r1, L->attn_o_b, ctx->enc_x, 1, 0);
-    wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_h + (size_t)r0 * d, r1 - r0, d,
-                   L->mlp_ln_w, L->mlp_ln_b);
+    ln_rows(ctx, ctx->enc_h, r0, r1, L->mlp_ln_w, L->mlp_ln_b);
 }
 
 /* x += MLP(h) for rows of [part], in two blocks of rows (wkv_enc_mlp_rows) through
@@ -293,8 +303,7 @@ static void mlp_part(void *arg, int part, int n_parts)
     const wkv_layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
-    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
-    if (r1 <= r0)
+    if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
     const int blk = wkv_enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
     float *mlp = ctx->enc_mlp + (size_t)part * blk * 4 * d;
@@ -311,14 +320,10 @@ static void mlp_part(void *arg, int part, int n_parts)
 
 static void ln_post_part(void *arg, int part, int n_parts)
 {
-    enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
-    const int d = ctx->model->hp.n_audio_state;
+    const wkv_context *ctx = ((enc_job *)arg)->ctx;
     int r0, r1;
-    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, &r0, &r1);
-    if (r1 > r0)
-        wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, ctx->enc_out + (size_t)r0 * d, r1 - r0, d,
-                       ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);
+    if (frame_rows(ctx, part, n_parts, &r0, &r1))
+        ln_rows(ctx, ctx->enc_out, r0, r1, ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);
 }
 
 int wkv_encoder_run(wkv_context *ctx, const float *mel)
