@@ -198,11 +198,7 @@ INL T512 void codes512(const uint8_t *w, layout L, int type, __m512 *w0, __m512 
  * vbroadcastss: on Zen 4 that shuffle competes with the codes' vpermps, and a greedy
  * step's kernel is bound by those pipes.  The compiler turns _mm512_set1_ps of a
  * register into the shuffle, hence the asm. */
-INL T512 __m512 fma_bcast(__m512 p, const float *d, __m512 a)
-{
-    __asm__("vfmadd231ps %2%{1to16%}, %1, %0" : "+v"(a) : "v"(p), "m"(*d));
-    return a;
-}
+#define FMA_BCAST(a, p, d) __asm__("vfmadd231ps %2%{1to16%}, %1, %0" : "+x"(a) : "x"(p), "m"(*(d)))
 
 /* The codes' dot with x over one block: sum (q + off) x, exact codes. */
 INL T512 __m512 codes_dot(const uint8_t *w, layout L, int type, const float *xb)
@@ -215,7 +211,7 @@ INL T512 __m512 codes_dot(const uint8_t *w, layout L, int type, const float *xb)
 /* One input row (a greedy step) on a type without a minimum: per block the codes' dot
  * with x, times d, into one accumulator per output row.  Rows j and j + h (h: half the
  * range) go together, sharing x's loads and one vcvtph2ps for both scales, which reach
- * fma_bcast through the stack (one thread, q4_0 2048 x 512: 6.1 -> 5.2 cycles a
+ * FMA_BCAST through the stack (one thread, q4_0 2048 x 512: 6.1 -> 5.2 cycles a
  * block).  Not rows j and j + 1: their two interleaved streams a row apart in the same
  * pages stopped the prefetcher (q8_0's 28 MB vocabulary matrix: 7 -> 19 cycles a
  * block); two rows half the range apart are two plain streams.  Each row's sum is the
@@ -235,8 +231,8 @@ INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
             const __m512 p = codes_dot(w, L, type, xb), q = codes_dot(v, L, type, xb);
             float d[4];
             _mm_storeu_ps(d, _mm_cvtph_ps(_mm_cvtsi32_si128((int)(u16_at(w) | (uint32_t)u16_at(v) << 16))));
-            a = fma_bcast(p, &d[0], a);
-            c = fma_bcast(q, &d[1], c);
+            FMA_BCAST(a, p, &d[0]);
+            FMA_BCAST(c, q, &d[1]);
         }
         put(t, r0, j, _mm512_reduce_add_ps(a));
         put(t, r0, j + h, _mm512_reduce_add_ps(c));
@@ -246,7 +242,8 @@ INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
         __m512 a = _mm512_setzero_ps();
         for (int b = 0; b < nb; b++, w += bb) {
             const float d = scale_at(w);
-            a = fma_bcast(codes_dot(w, L, type, x + (size_t)b * WKV_QK), &d, a);
+            const __m512 p = codes_dot(w, L, type, x + (size_t)b * WKV_QK);
+            FMA_BCAST(a, p, &d);
         }
         put(t, r0, j, _mm512_reduce_add_ps(a));
     }
