@@ -11,9 +11,10 @@
  * step) on a type without a minimum (q8_0, q5_0, q4_0) takes d out of the block
  * instead: the codes q + off as f32 (exact), their dot with x, times d; one product
  * fewer per block (one thread, the vocabulary's shape: q8_0 7.3 -> 6.0 cycles a block,
- * q5_0 9.1 -> 8.2, q4_0 unchanged), the same sum rounded in another order.  Several
- * rows (beams) share each widened block, so there the scaled weights pay.  Output rows
- * are split over the pool's threads. */
+ * q5_0 9.1 -> 8.2, q4_0 unchanged), the same sum rounded in another order; and two
+ * output rows at a time with d broadcast by the load (one512: q4_0 6.1 -> 5.2).
+ * Several rows (beams) share each widened block, so there the scaled weights pay.
+ * Output rows are split over the pool's threads. */
 #include "gemv_q.h"
 #include "gemv_f16.h"
 #include "internal.h"
