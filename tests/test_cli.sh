@@ -343,19 +343,22 @@ if [ "$rc" -eq 0 ] && [ "$N_MELS" -gt 0 ]; then
     else
         bad "--no-timestamps -o srt" "$tmp/err" "$tmp/out"
     fi
-    # the dump is the chosen compute type's encoder, not always f32's
-    run -m "$MODEL" "$JFK" --compute-type=bf16 --dump-encoder "$tmp/enc16.f32" -o txt $NF
-    if [ "$rc" -eq 0 ]; then
-        if [ -s "$tmp/enc16.f32" ] && ! cmp -s "$tmp/enc.f32" "$tmp/enc16.f32"; then
-            ok "--compute-type=bf16 --dump-encoder writes the bf16 encoder's output"
+    # the dump is the chosen compute type's encoder, not always f32's (nor bf16's for int8)
+    for T in bf16 int8; do
+        run -m "$MODEL" "$JFK" --compute-type=$T --dump-encoder "$tmp/enc-$T.f32" -o txt $NF
+        if [ "$rc" -eq 0 ]; then
+            if [ -s "$tmp/enc-$T.f32" ] && ! cmp -s "$tmp/enc.f32" "$tmp/enc-$T.f32" &&
+                { [ "$T" = bf16 ] || ! cmp -s "$tmp/enc-bf16.f32" "$tmp/enc-$T.f32"; }; then
+                ok "--compute-type=$T --dump-encoder writes the $T encoder's output"
+            else
+                bad "--compute-type=$T --dump-encoder wrote another type's output (or nothing)" "$tmp/err"
+            fi
+        elif grep -q oneDNN "$tmp/err"; then
+            ok "--compute-type=$T without oneDNN: an error naming it"
         else
-            bad "--compute-type=bf16 --dump-encoder wrote f32's output (or nothing)" "$tmp/err"
+            bad "--compute-type=$T --dump-encoder (status $rc)" "$tmp/err"
         fi
-    elif grep -q oneDNN "$tmp/err"; then
-        ok "--compute-type=bf16 without oneDNN: an error naming it"
-    else
-        bad "--compute-type=bf16 --dump-encoder (status $rc)" "$tmp/err"
-    fi
+    done
 else
     bad "debug outputs (status $rc, n_mels $N_MELS)" "$tmp/err"
 fi
