@@ -195,10 +195,11 @@ INL T512 void codes512(const uint8_t *w, layout L, int type, __m512 *w0, __m512 
     }
 }
 
-/* a + p * (*d), *d broadcast by the load itself ({1to16} from memory) rather than by
+/* a += p * (*d), *d broadcast by the load itself ({1to16} from memory) rather than by
  * vbroadcastss: on Zen 4 that shuffle competes with the codes' vpermps, and a greedy
  * step's kernel is bound by those pipes.  The compiler turns _mm512_set1_ps of a
- * register into the shuffle, hence the asm. */
+ * register into the shuffle, hence the asm; "x" (registers 0-15), because with "v"
+ * GCC copied both accumulators around every statement. */
 #define FMA_BCAST(a, p, d) __asm__("vfmadd231ps %2%{1to16%}, %1, %0" : "+x"(a) : "x"(p), "m"(*(d)))
 
 /* The codes' dot with x over one block: sum (q + off) x, exact codes. */
@@ -211,21 +212,22 @@ INL T512 __m512 codes_dot(const uint8_t *w, layout L, int type, const float *xb)
 
 /* One input row (a greedy step) on a type without a minimum: per block the codes' dot
  * with x, times d, into one accumulator per output row.  Rows j and j + h (h: half the
- * range) go together, sharing x's loads and one vcvtph2ps for both scales, which reach
- * FMA_BCAST through the stack (one thread, q4_0 2048 x 512: 6.1 -> 5.2 cycles a
- * block).  Not rows j and j + 1: their two interleaved streams a row apart in the same
- * pages stopped the prefetcher (q8_0's 28 MB vocabulary matrix: 7 -> 19 cycles a
- * block); two rows half the range apart are two plain streams.  Each row's sum is the
- * one a row alone would give. */
+ * range, rounded up) go together, sharing x's loads and one vcvtph2ps for both scales,
+ * which reach FMA_BCAST through the stack (one thread, q4_0 2048 x 512: 6.1 -> 5.2
+ * cycles a block); an odd range's middle row pairs with itself.  Not rows j and j + 1:
+ * their two interleaved streams a row apart in the same pages stopped the prefetcher
+ * (q8_0's 28 MB vocabulary matrix: 7 -> 19 cycles a block); two rows half the range
+ * apart are two plain streams.  Each row's sum is the one a row alone would give. */
 INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
 {
     const layout L = layout_of(type);
     const size_t bb = wkv_quant_block_bytes(type);
     const int nb = t->in / WKV_QK;
     const float *x = t->x + (size_t)r0 * t->in;
-    const int h = (j1 - j0) / 2;
+    const int h = (j1 - j0 + 1) / 2;
     for (int j = j0; j < j0 + h; j++) {
-        const uint8_t *w = t->w + (size_t)j * t->row_bytes, *v = w + (size_t)h * t->row_bytes;
+        const int k = j + h < j1 ? j + h : j;
+        const uint8_t *w = t->w + (size_t)j * t->row_bytes, *v = t->w + (size_t)k * t->row_bytes;
         __m512 a = _mm512_setzero_ps(), c = _mm512_setzero_ps();
         for (int b = 0; b < nb; b++, w += bb, v += bb) {
             const float *xb = x + (size_t)b * WKV_QK;
@@ -236,17 +238,8 @@ INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
             FMA_BCAST(c, q, &d[1]);
         }
         put(t, r0, j, _mm512_reduce_add_ps(a));
-        put(t, r0, j + h, _mm512_reduce_add_ps(c));
-    }
-    for (int j = j0 + 2 * h; j < j1; j++) { /* an odd range's last row */
-        const uint8_t *w = t->w + (size_t)j * t->row_bytes;
-        __m512 a = _mm512_setzero_ps();
-        for (int b = 0; b < nb; b++, w += bb) {
-            const float d = scale_at(w);
-            const __m512 p = codes_dot(w, L, type, x + (size_t)b * WKV_QK);
-            FMA_BCAST(a, p, &d);
-        }
-        put(t, r0, j, _mm512_reduce_add_ps(a));
+        if (k != j)
+            put(t, r0, k, _mm512_reduce_add_ps(c));
     }
 }
 
