@@ -216,7 +216,7 @@ INL T512 __m512 codes_dot(const uint8_t *w, layout L, int type, const float *xb)
  * which reach FMA_BCAST through the stack (one thread, q4_0 2048 x 512: 6.1 -> 5.2
  * cycles a block); an odd range's middle row pairs with itself.  Not rows j and j + 1:
  * their two interleaved streams a row apart in the same pages stopped the prefetcher
- * (q8_0's 28 MB vocabulary matrix: 7 -> 19 cycles a block); two rows half the range
+ * (q8_0's 28 MB vocabulary matrix: 7 -> 18-20 cycles a block); two rows half the range
  * apart are two plain streams.  Each row's sum is the one a row alone would give. */
 INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
 {
