@@ -1,10 +1,11 @@
-/* The decoder's step attention over a half cross cache (kv_cache.h): one key or value
- * row of every head at a time, the halves widened in registers (F16C) instead of
- * through a buffer.  Bit for bit what ops.c's f32 loops give on the widened values:
- * the dot keeps dot_lanes' sixteen lanes, its reduction tree and separate multiply
- * and add (the core is built as ISO C: no contraction into FMA); the value update is
- * elementwise.  AVX-512 and AVX2 (run-time choice, gemv_f16.c's detection); elsewhere,
- * or with a head size not a multiple of 16, the caller widens rows itself. */
+/* The decoder's step attention over a half K/V cache (kv_cache.h), the halves widened
+ * in registers (F16C) instead of through a buffer.  Bit for bit what ops.c's f32 loops
+ * give on the widened values: each score keeps dot_lanes' sixteen lanes, its reduction
+ * tree and separate multiply and add (the core is built as ISO C: no contraction into
+ * FMA); the value update is elementwise, key after key.  A row of K or V is read once,
+ * in order, every query row and head of it at a time, which the hardware's stream
+ * prefetchers follow.  AVX-512 and AVX2 (run-time choice, gemv_f16.c's detection);
+ * elsewhere, or with a head size not a multiple of 16, the caller widens rows itself. */
 #include "attn_f16.h"
 #include "gemv_f16.h"
 
@@ -52,6 +53,28 @@ static T512 void axpy512(const float *p, size_t stride, const uint16_t *v, int n
     }
 }
 
+/* (Sixteen keys of a head at a time, their sixteen reduction trees as one transposed
+ * tree and the head's output kept in registers, did fewer operations but read sixteen
+ * rows' slices at a time: a base layer's attention 1.8x as slow from memory, and not
+ * faster from L3.) */
+static T512 void scores512(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                           float scale, float *s)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            dot512(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
+                   s + (size_t)r * sp->s_row + t, sp->s_head);
+}
+
+static T512 void values512(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                           float *o)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            axpy512(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
+                    sp->hd, o + (size_t)r * sp->qs);
+}
+
 INL T256 __m256 cvt8(const uint16_t *x)
 {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)x));
@@ -81,27 +104,45 @@ static T256 void axpy256(const float *p, size_t stride, const uint16_t *v, int n
     }
 }
 
+static T256 void scores256(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                           float scale, float *s)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            dot256(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
+                   s + (size_t)r * sp->s_row + t, sp->s_head);
+}
+
+static T256 void values256(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                           float *o)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            axpy256(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
+                    sp->hd, o + (size_t)r * sp->qs);
+}
+
 int wkv_attn_f16_ok(int hd)
 {
     return hd > 0 && hd % 16 == 0 && wkv_gemv_isa() != WKV_ISA_SCALAR;
 }
 
-void wkv_attn_f16_dot(const float *q, const uint16_t *k, int nh, int hd, float scale,
-                      float *out, size_t stride)
+void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                         float scale, float *s)
 {
     if (wkv_gemv_isa() == WKV_ISA_AVX512)
-        dot512(q, k, nh, hd, scale, out, stride);
+        scores512(sp, q, k, scale, s);
     else
-        dot256(q, k, nh, hd, scale, out, stride);
+        scores256(sp, q, k, scale, s);
 }
 
-void wkv_attn_f16_axpy(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
-                       float *o)
+void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                         float *o)
 {
     if (wkv_gemv_isa() == WKV_ISA_AVX512)
-        axpy512(p, stride, v, nh, hd, o);
+        values512(sp, s, v, o);
     else
-        axpy256(p, stride, v, nh, hd, o);
+        values256(sp, s, v, o);
 }
 
 #else /* no x86 kernels: the caller widens rows (wkv_attn_f16_ok says so) */
@@ -112,15 +153,15 @@ int wkv_attn_f16_ok(int hd)
     return 0;
 }
 
-void wkv_attn_f16_dot(const float *q, const uint16_t *k, int nh, int hd, float scale,
-                      float *out, size_t stride)
+void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                         float scale, float *s)
 {
-    (void)q, (void)k, (void)nh, (void)hd, (void)scale, (void)out, (void)stride;
+    (void)sp, (void)q, (void)k, (void)scale, (void)s;
 }
 
-void wkv_attn_f16_axpy(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
-                       float *o)
+void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                         float *o)
 {
-    (void)p, (void)stride, (void)v, (void)nh, (void)hd, (void)o;
+    (void)sp, (void)s, (void)v, (void)o;
 }
 #endif

@@ -531,20 +531,25 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
             vis[r] = j->causal_offset + r + 1 > t0 ? j->causal_offset + r + 1 : t0;
         vis_max = vis[r] > vis_max ? vis[r] : vis_max;
     }
-    /* half K/V: widened in registers by attn_f16.c's kernels (wkv_attention_f16_ok) */
-    for (int t = t0; t < vis_max; t++) {
-        const size_t off = (size_t)t * d + h0 * hd;
-        const float *kr = j->k + off;
+    /* half K/V: widened in registers by attn_f16.c's kernels (wkv_attention_f16_ok), on
+     * the rows that see the same keys together (all of them without a causal mask) */
+    const int n_rows = j->causal_offset < 0 ? j->n_q : 1;
+    for (int r = 0; j->k16 && r < j->n_q; r += n_rows) {
+        const size_t off = (size_t)t0 * d + h0 * hd;
+        wkv_attn_f16_span sp = {n_rows, vis[r] - t0, nh, hd, (size_t)d, (size_t)d,
+                                (size_t)j->n_head * n_kv, (size_t)n_kv};
+        wkv_attn_f16_scores(&sp, j->q + (size_t)r * d + h0 * hd, j->k16 + off, scale,
+                            scores + ((size_t)r * j->n_head + h0) * n_kv + t0);
+    }
+    for (int t = t0; !j->k16 && t < vis_max; t++) {
+        const float *kr = j->k + (size_t)t * d + h0 * hd;
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
             const float *qr = j->q + (size_t)r * d + h0 * hd;
             float *sr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
-            if (j->k16)
-                wkv_attn_f16_dot(qr, j->k16 + off, nh, hd, scale, sr, n_kv);
-            else
-                for (int hh = 0; hh < nh; hh++)
-                    sr[(size_t)hh * n_kv] = scale * dot_lanes(qr + hh * hd, kr + hh * hd, hd);
+            for (int hh = 0; hh < nh; hh++)
+                sr[(size_t)hh * n_kv] = scale * dot_lanes(qr + hh * hd, kr + hh * hd, hd);
         }
     }
     for (int r = 0; r < j->n_q; r++) {
@@ -557,18 +562,19 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
                 memset(row, 0, (size_t)(vis[r] - t0) * sizeof(float));
         }
     }
-    for (int t = t0; t < vis_max; t++) {
-        const size_t off = (size_t)t * d + h0 * hd;
-        const float *vr = j->v + off;
+    for (int r = 0; j->v16 && r < j->n_q; r += n_rows) {
+        wkv_attn_f16_span sp = {n_rows, vis[r] - t0, nh, hd, (size_t)d, (size_t)d,
+                                (size_t)j->n_head * n_kv, (size_t)n_kv};
+        wkv_attn_f16_values(&sp, scores + ((size_t)r * j->n_head + h0) * n_kv + t0,
+                            j->v16 + (size_t)t0 * d + h0 * hd, o + (size_t)r * d + h0 * hd);
+    }
+    for (int t = t0; !j->v16 && t < vis_max; t++) {
+        const float *vr = j->v + (size_t)t * d + h0 * hd;
         for (int r = 0; r < j->n_q; r++) {
             if (t >= vis[r])
                 continue;
             float *orow = o + (size_t)r * d + h0 * hd;
             const float *pr = scores + ((size_t)r * j->n_head + h0) * n_kv + t;
-            if (j->v16) {
-                wkv_attn_f16_axpy(pr, n_kv, j->v16 + off, nh, hd, orow);
-                continue;
-            }
             for (int hh = 0; hh < nh; hh++) {
                 const float p = pr[(size_t)hh * n_kv];
                 for (int i = 0; i < hd; i++)
