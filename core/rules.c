@@ -17,6 +17,56 @@ double wkv_prob(const float *logits, int n, int token)
     return exp(wkv_logprob(logits, n, token));
 }
 
+/* The most likely token (the first of equal maxima, as a scan with > finds it; NaN
+ * skipped) and its margin over the largest of the other logits.  By blocks: every
+ * block's maximum in one vectorized pass, then only the winning block scanned (the
+ * branchy scan of 51865 logits took 28 us a step, on one thread while the others
+ * wait). */
+WKV_CLONES
+static int argmax2_clones(const float *x, int n, float *margin)
+{
+    enum { NB = 64 };
+    const int bs = ((n + NB - 1) / NB + 15) & ~15;
+    float bm[NB], b1 = -INFINITY, b2 = -INFINITY;
+    int nb = 0, kb = 0;
+    for (int i = 0; i < n; i += bs, nb++)
+        bm[nb] = wkv_max_lanes(x + i, n - i < bs ? n - i : bs);
+    for (int k = 0; k < nb; k++)
+        if (bm[k] > b1) {
+            b1 = bm[k];
+            kb = k;
+        }
+    if (b1 == -INFINITY) { /* all -inf or NaN: token 0, as the scan */
+        *margin = b1 - b2;
+        return 0;
+    }
+    const int k0 = kb * bs, k1 = n - k0 < bs ? n : k0 + bs;
+    int best = k0;
+    while (!(x[best] == b1))
+        best++;
+    b1 = x[best];
+    for (int k = 0; k < nb; k++)
+        if (k != kb && bm[k] > b2)
+            b2 = bm[k];
+    const float lo = wkv_max_lanes(x + k0, best - k0), hi = wkv_max_lanes(x + best + 1, k1 - best - 1);
+    b2 = lo > b2 ? lo : b2;
+    b2 = hi > b2 ? hi : b2;
+    *margin = b1 - b2;
+    return best;
+}
+
+int wkv_argmax2(const float *x, int n, float *margin)
+{
+    return argmax2_clones(x, n, margin);
+}
+
+/* The largest text logit, NaN skipped (vectorized, as the argmax above). */
+WKV_CLONES
+static float max_clones(const float *x, int n)
+{
+    return wkv_max_lanes(x, n);
+}
+
 void wkv_rules_init(wkv_rules *r, const wkv_options *o, int sample_begin)
 {
     r->sample_begin = sample_begin;
@@ -77,15 +127,14 @@ void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
         if (r->max_initial_ts_index >= 0 && tb + r->max_initial_ts_index + 1 < n_vocab)
             forbid(logits, tb + r->max_initial_ts_index + 1, n_vocab);
     }
-    /* if the timestamps together are more probable than any text token, sample one */
-    double lse = wkv_log_sum_exp(logits, n_vocab);
-    double ts_lp = wkv_log_sum_exp(logits + tb, n_vocab - tb) - lse;
-    float max_text = -INFINITY;
-    for (int i = 0; i < tb; i++)
-        if (logits[i] > max_text)
-            max_text = logits[i];
-    double max_text_lp = (double)max_text - lse;
-    if (ts_lp > max_text_lp)
+    /* if the timestamps together are more probable than any text token, sample one.
+     * The reference compares log-probabilities, each the logit less the same
+     * log-sum-exp over the vocabulary, so the logits compare as they are: one pass of
+     * e^x over the vocabulary less a step (59 us of 51865 tokens, on one thread while
+     * the others wait).  The two differ only where the sides are within a double's
+     * rounding, or where a text logit is NaN (the reference's sum is then NaN and it
+     * never samples a timestamp; here NaN text logits are skipped as by the max). */
+    if (wkv_log_sum_exp(logits + tb, n_vocab - tb) > (double)max_clones(logits, tb))
         forbid(logits, 0, tb);
 }
 

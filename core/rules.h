@@ -21,6 +21,10 @@ void wkv_rules_init(wkv_rules *r, const wkv_options *opts, int sample_begin);
  * (after sample_begin). */
 void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
                      int n_sampled, float *logits);
+/* The index of the largest of logits[0..n) (n >= 1; the first of equal maxima; NaN
+ * skipped; 0 if none is above -inf) and in *margin its excess over the largest of
+ * the others: what one scan with > finds. */
+int wkv_argmax2(const float *x, int n, float *margin);
 /* log_softmax(logits)[token], computed in double. */
 double wkv_logprob(const float *logits, int n, int token);
 /* softmax(logits)[token]. */

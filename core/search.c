@@ -79,24 +79,6 @@ static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
     return n;
 }
 
-/* The two largest values of logits. */
-static int argmax2(const float *x, int n, float *margin)
-{
-    int best = 0;
-    float b1 = -INFINITY, b2 = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        if (x[i] > b1) {
-            b2 = b1;
-            b1 = x[i];
-            best = i;
-        } else if (x[i] > b2) {
-            b2 = x[i];
-        }
-    }
-    *margin = b1 - b2;
-    return best;
-}
-
 /* log_softmax of a whole row, in place (double accumulation). */
 static void log_softmax(float *x, int n)
 {
@@ -129,7 +111,7 @@ static int greedy(search *s, float *logits, wkv_window_result *res)
     for (int step = 0; step < s->sample_len; step++) {
         wkv_rules_apply(s->m, &s->rules, res->tokens, n, logits);
         float margin;
-        int tok = argmax2(logits, s->n_vocab, &margin);
+        int tok = wkv_argmax2(logits, s->n_vocab, &margin);
         s->ctx->step_margins[step] = margin;
         s->ctx->n_steps = step + 1;
         sum_lp += wkv_logprob(logits, s->n_vocab, tok);

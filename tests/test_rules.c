@@ -234,6 +234,70 @@ static void scores(fixture *f)
           wkv_compression_ratio("The quick brown fox"));
 }
 
+/* wkv_argmax2 (blocks' maxima, then one block scanned) against one scan with >, the
+ * greedy step's choice and margin: sizes around a block's and the blocks' count,
+ * duplicated maxima (the first one wins, margin 0), NaN and -inf among the logits, the
+ * maximum first or last, +-0 as the maximum, all -inf, all NaN. */
+static int scan_argmax2(const float *x, int n, float *margin)
+{
+    int best = 0;
+    float b1 = -INFINITY, b2 = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (x[i] > b1) {
+            b2 = b1;
+            b1 = x[i];
+            best = i;
+        } else if (x[i] > b2) {
+            b2 = x[i];
+        }
+    }
+    *margin = b1 - b2;
+    return best;
+}
+
+static void argmax(void)
+{
+    static const int sizes[] = {1, 2, 15, 16, 17, 63, 64, 65, 1023, 1024, 1025, 4111, 51864, 51865, 51866};
+    enum { N_MAX = 51866 };
+    static float x[N_MAX];
+    unsigned seed = 4242;
+    int cases = 0, wrong = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int kind = 0; kind < 12; kind++, cases++) {
+            const int n = sizes[si];
+            for (int i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                x[i] = (float)((seed >> 8) / 16777216.0 * 20.0 - 10.0);
+            }
+            seed = seed * 1103515245u + 12345u;
+            const int at = (int)((seed >> 8) % (unsigned)n), at2 = (int)((seed >> 3) % (unsigned)n);
+            switch (kind) {
+            case 1: x[at] = x[at2] = 50.0f; break;                 /* a tie */
+            case 2: x[0] = 50.0f; break;                           /* first */
+            case 3: x[n - 1] = 50.0f; break;                       /* last */
+            case 4: x[at] = NAN; x[n - 1] = NAN; break;            /* NaN skipped */
+            case 5: for (int i = 0; i < n; i += 3) x[i] = -INFINITY; break;
+            case 6: for (int i = 0; i < n; i++) x[i] = x[i] > 0 ? -x[i] : x[i];
+                    x[at] = -0.0f; x[at2] = 0.0f; break;           /* +-0 the maximum */
+            case 7: for (int i = 0; i < n; i++) x[i] = -INFINITY; break;
+            case 8: for (int i = 0; i < n; i++) x[i] = NAN; break;
+            case 9: for (int i = 0; i < n; i++) x[i] = -INFINITY;
+                    x[at] = NAN; x[at2] = -3.0f; break;            /* one finite */
+            case 10: x[at] = INFINITY; break;
+            case 11: for (int i = 0; i < n; i++) x[i] = 1.0f; break; /* all equal */
+            default: break;
+            }
+            float m1, m2;
+            const int want = scan_argmax2(x, n, &m1), got = wkv_argmax2(x, n, &m2);
+            const int ok = got == want && (m1 == m2 || (isnan(m1) && isnan(m2)));
+            if (!ok && wrong++ < 3)
+                fprintf(stderr, "argmax2: n %d, case %d: %d margin %g, the scan %d margin %g\n", n,
+                        kind, got, m2, want, m1);
+        }
+    CHECK(wrong == 0, "argmax2: %d of %d cases differ from the scan", wrong, cases);
+    printf("argmax2: %d cases, %d differ from the scan\n", cases, wrong);
+}
+
 /* Sampling at temperature (wkv_sample_softmax) against a long double walk of expl's
  * weights: for u over [0, 1) the same token, unless u * total lies within 1e-12 of the
  * total from a boundary between the two answers; never a token of weight 0. */
@@ -332,6 +396,7 @@ int main(int argc, char **argv)
     timestamp_pairs(&f);
     timestamps_more_probable(&f);
     scores(&f);
+    argmax();
     sampling();
 
     free(f.suppressed);
