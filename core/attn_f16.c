@@ -53,28 +53,6 @@ static T512 void axpy512(const float *p, size_t stride, const uint16_t *v, int n
     }
 }
 
-/* (Sixteen keys of a head at a time, their sixteen reduction trees as one transposed
- * tree and the head's output kept in registers, did fewer operations but read sixteen
- * rows' slices at a time: a base layer's attention 1.8x as slow from memory, and not
- * faster from L3.) */
-static T512 void scores512(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
-                           float scale, float *s)
-{
-    for (int t = 0; t < sp->n; t++)
-        for (int r = 0; r < sp->n_q; r++)
-            dot512(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
-                   s + (size_t)r * sp->s_row + t, sp->s_head);
-}
-
-static T512 void values512(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
-                           float *o)
-{
-    for (int t = 0; t < sp->n; t++)
-        for (int r = 0; r < sp->n_q; r++)
-            axpy512(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
-                    sp->hd, o + (size_t)r * sp->qs);
-}
-
 INL T256 __m256 cvt8(const uint16_t *x)
 {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)x));
@@ -104,22 +82,54 @@ static T256 void axpy256(const float *p, size_t stride, const uint16_t *v, int n
     }
 }
 
-static T256 void scores256(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
-                           float scale, float *s)
+/* A stretch, key after key, every row of each, through one of the row kernels above
+ * (inlined into each ISA's caller).  (Sixteen keys of a head at a time, their sixteen
+ * reduction trees as one transposed tree and the head's output kept in registers, did
+ * fewer operations but read sixteen rows' slices at a time: a base layer's attention
+ * 1.8x as slow from memory, and not faster from L3.) */
+typedef void (*dot_fn)(const float *, const uint16_t *, int, int, float, float *, size_t);
+typedef void (*axpy_fn)(const float *, size_t, const uint16_t *, int, int, float *);
+
+INL void scores_by_key(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                       float scale, float *s, dot_fn dot)
 {
     for (int t = 0; t < sp->n; t++)
         for (int r = 0; r < sp->n_q; r++)
-            dot256(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
-                   s + (size_t)r * sp->s_row + t, sp->s_head);
+            dot(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
+                s + (size_t)r * sp->s_row + t, sp->s_head);
+}
+
+INL void values_by_key(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                       float *o, axpy_fn axpy)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            axpy(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
+                 sp->hd, o + (size_t)r * sp->qs);
+}
+
+static T512 void scores512(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                           float scale, float *s)
+{
+    scores_by_key(sp, q, k, scale, s, dot512);
+}
+
+static T512 void values512(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                           float *o)
+{
+    values_by_key(sp, s, v, o, axpy512);
+}
+
+static T256 void scores256(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                           float scale, float *s)
+{
+    scores_by_key(sp, q, k, scale, s, dot256);
 }
 
 static T256 void values256(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
                            float *o)
 {
-    for (int t = 0; t < sp->n; t++)
-        for (int r = 0; r < sp->n_q; r++)
-            axpy256(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
-                    sp->hd, o + (size_t)r * sp->qs);
+    values_by_key(sp, s, v, o, axpy256);
 }
 
 int wkv_attn_f16_ok(int hd)

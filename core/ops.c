@@ -531,16 +531,14 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
             vis[r] = j->causal_offset + r + 1 > t0 ? j->causal_offset + r + 1 : t0;
         vis_max = vis[r] > vis_max ? vis[r] : vis_max;
     }
-    /* half K/V: widened in registers by attn_f16.c's kernels (wkv_attention_f16_ok), on
-     * the rows that see the same keys together (all of them without a causal mask) */
-    const int n_rows = j->causal_offset < 0 ? j->n_q : 1;
-    for (int r = 0; j->k16 && r < j->n_q; r += n_rows) {
-        const size_t off = (size_t)t0 * d + h0 * hd;
-        wkv_attn_f16_span sp = {n_rows, vis[r] - t0, nh, hd, (size_t)d, (size_t)d,
-                                (size_t)j->n_head * n_kv, (size_t)n_kv};
-        wkv_attn_f16_scores(&sp, j->q + (size_t)r * d + h0 * hd, j->k16 + off, scale,
-                            scores + ((size_t)r * j->n_head + h0) * n_kv + t0);
-    }
+    /* half K/V (wkv_attention_f16, never masked: every row sees [t0, t1)): widened in
+     * registers by attn_f16.c's kernels, all rows at each key */
+    const wkv_attn_f16_span sp = {j->n_q, t1 - t0, nh, hd, (size_t)d, (size_t)d,
+                                  (size_t)j->n_head * n_kv, (size_t)n_kv};
+    const size_t off = (size_t)t0 * d + (size_t)h0 * hd;
+    if (j->k16)
+        wkv_attn_f16_scores(&sp, j->q + h0 * hd, j->k16 + off, scale,
+                            scores + (size_t)h0 * n_kv + t0);
     for (int t = t0; !j->k16 && t < vis_max; t++) {
         const float *kr = j->k + (size_t)t * d + h0 * hd;
         for (int r = 0; r < j->n_q; r++) {
@@ -562,12 +560,8 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
                 memset(row, 0, (size_t)(vis[r] - t0) * sizeof(float));
         }
     }
-    for (int r = 0; j->v16 && r < j->n_q; r += n_rows) {
-        wkv_attn_f16_span sp = {n_rows, vis[r] - t0, nh, hd, (size_t)d, (size_t)d,
-                                (size_t)j->n_head * n_kv, (size_t)n_kv};
-        wkv_attn_f16_values(&sp, scores + ((size_t)r * j->n_head + h0) * n_kv + t0,
-                            j->v16 + (size_t)t0 * d + h0 * hd, o + (size_t)r * d + h0 * hd);
-    }
+    if (j->v16)
+        wkv_attn_f16_values(&sp, scores + (size_t)h0 * n_kv + t0, j->v16 + off, o + h0 * hd);
     for (int t = t0; !j->v16 && t < vis_max; t++) {
         const float *vr = j->v + (size_t)t * d + h0 * hd;
         for (int r = 0; r < j->n_q; r++) {
