@@ -197,6 +197,27 @@ static double rss_now_mb(void)
     return ok ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0 : NAN;
 }
 
+/* The resident size's two kinds now (/proc/self/status), MB: anonymous (the heap,
+ * the model as loaded, caches, activations, the bench's own buffers) and file-backed
+ * (the executable's and the shared libraries' pages, shared with other processes that
+ * map them).  NAN when the kernel does not say. */
+static void rss_kinds_mb(double *anon, double *file)
+{
+    *anon = *file = NAN;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[256];
+    long kb;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "RssAnon: %ld kB", &kb) == 1)
+            *anon = (double)kb / 1024.0;
+        else if (sscanf(line, "RssFile: %ld kB", &kb) == 1)
+            *file = (double)kb / 1024.0;
+    }
+    fclose(f);
+}
+
 /* --smaps: the process's resident memory by mapping (/proc/self/smaps), summed per
  * file name, [heap], [stack] and anonymous, largest first, on stderr: what the RSS
  * that the memory table compares with the budget is made of. */
@@ -295,7 +316,7 @@ static double time_steps(wkv_context *ctx, const int *seq, int n_prompt, int ste
 typedef struct {
     char label[96];
     double load_ms, mel, enc, enc_gflops, prompt, full, nocross, none, step_gbs;
-    double rss, peak, pre_load, load_peak, file_mb, cache_mb, act_mb;
+    double rss, rss_anon, rss_file, peak, pre_load, load_peak, file_mb, cache_mb, act_mb;
 } model_result;
 
 static double file_mb(const char *path)
@@ -460,6 +481,7 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         .cache_mb = (double)cache_b / 1048576.0,
         .act_mb = (double)act_b / 1048576.0,
     };
+    rss_kinds_mb(&res->rss_anon, &res->rss_file);
     snprintf(res->label, sizeof res->label, "%s (%s)", label, wkv_compute_type_name(type));
     res->enc_gflops = encoder_flops(hp) / (res->enc * 1e-3) / 1e9;
     res->step_gbs = step_bytes(hp, type) / (res->full * 1e-3) / 1e9;
@@ -500,17 +522,19 @@ static void print_results(const model_result *r, int n, const bench_opts *bo)
     printf("\n### Memory (MB; budget = weights as stored in the file + KV caches + "
            "activations)\n\n");
     printf("| model | file | KV caches | activations | budget | RSS after decoding "
-           "| RSS / budget | peak RSS of the process | RSS before load | peak RSS at the load's "
+           "| RSS / budget | of which anonymous / file-backed | anonymous / budget "
+           "| peak RSS of the process | RSS before load | peak RSS at the load's "
            "end | load's peak growth / file |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; i++) {
         double budget = r[i].file_mb + r[i].cache_mb + r[i].act_mb;
         /* the load's peak is the process's peak so far: only the first model's is its own;
          * the ratios to three places, so that one just over a target's 1.15 or 1.10
          * does not print as it */
-        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.0f | %.0f | %.0f%s | %.3f |\n",
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.1f / %.1f | %.3f | %.0f | %.0f "
+               "| %.0f%s | %.3f |\n",
                r[i].label, r[i].file_mb, r[i].cache_mb, r[i].act_mb, budget, r[i].rss,
-               r[i].rss / budget, r[i].peak, r[i].pre_load, r[i].load_peak,
+               r[i].rss / budget, r[i].rss_anon, r[i].rss_file, r[i].rss_anon / budget, r[i].peak, r[i].pre_load, r[i].load_peak,
                i ? " (earlier models' peak)" : "",
                (r[i].load_peak - r[i].pre_load) / r[i].file_mb);
     }
