@@ -5,73 +5,16 @@
  * FMA); the value update is elementwise, key after key.  A row of K or V is read once,
  * in order, every query row and head of it at a time, which the hardware's stream
  * prefetchers follow.  AVX-512 and AVX2 (run-time choice, gemv_f16.c's detection);
- * elsewhere portable loops with the same sums, one half widened at a time, so that
- * every entry point runs on any CPU; the decoder takes them only where the vector
- * kernels run (wkv_attn_f16_ok), and otherwise, or with a head size not a multiple of
- * 16, widens rows itself in loops the compiler vectorizes. */
+ * elsewhere, or with a head size not a multiple of 16, the caller widens rows itself. */
 #include "attn_f16.h"
 #include "gemv_f16.h"
-#include "internal.h"
-
-#define INL static inline __attribute__((always_inline))
-
-/* A stretch, key after key, every row of each, through one of the row kernels below
- * (inlined into each ISA's caller).  (Sixteen keys of a head at a time, their sixteen
- * reduction trees as one transposed tree and the head's output kept in registers, did
- * fewer operations but read sixteen rows' slices at a time: a base layer's attention
- * 1.8x as slow from memory, and not faster from L3.) */
-typedef void (*dot_fn)(const float *, const uint16_t *, int, int, float, float *, size_t);
-typedef void (*axpy_fn)(const float *, size_t, const uint16_t *, int, int, float *);
-
-INL void scores_by_key(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
-                       float scale, float *s, dot_fn dot)
-{
-    for (int t = 0; t < sp->n; t++)
-        for (int r = 0; r < sp->n_q; r++)
-            dot(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
-                s + (size_t)r * sp->s_row + t, sp->s_head);
-}
-
-INL void values_by_key(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
-                       float *o, axpy_fn axpy)
-{
-    for (int t = 0; t < sp->n; t++)
-        for (int r = 0; r < sp->n_q; r++)
-            axpy(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
-                 sp->hd, o + (size_t)r * sp->qs);
-}
-
-/* Portable row kernels: dot_lanes' sixteen lanes and tree, the update elementwise. */
-static void dot_portable(const float *q, const uint16_t *k, int nh, int hd, float scale,
-                         float *out, size_t stride)
-{
-    for (int h = 0; h < nh; h++, q += hd, k += hd) {
-        float s[16] = {0};
-        for (int i = 0; i + 16 <= hd; i += 16)
-            for (int c = 0; c < 16; c++)
-                s[c] += q[i + c] * wkv_f16_to_f32(k[i + c]);
-        for (int w = 8; w >= 1; w /= 2)
-            for (int c = 0; c < w; c++)
-                s[c] += s[c + w];
-        out[(size_t)h * stride] = scale * s[0];
-    }
-}
-
-static void axpy_portable(const float *p, size_t stride, const uint16_t *v, int nh, int hd,
-                          float *o)
-{
-    for (int h = 0; h < nh; h++, v += hd, o += hd) {
-        const float a = p[(size_t)h * stride];
-        for (int i = 0; i < hd; i++)
-            o[i] += a * wkv_f16_to_f32(v[i]);
-    }
-}
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <immintrin.h>
 
 #define T512 __attribute__((target("avx512f,avx2,f16c")))
 #define T256 __attribute__((target("avx2,f16c")))
+#define INL static inline __attribute__((always_inline))
 
 /* The last three steps of dot_lanes' tree on lanes 0-7 (already s[k] + s[k + 8]):
  * k += k + 4, then + 2, then + 1. */
@@ -139,6 +82,32 @@ static T256 void axpy256(const float *p, size_t stride, const uint16_t *v, int n
     }
 }
 
+/* A stretch, key after key, every row of each, through one of the row kernels above
+ * (inlined into each ISA's caller).  (Sixteen keys of a head at a time, their sixteen
+ * reduction trees as one transposed tree and the head's output kept in registers, did
+ * fewer operations but read sixteen rows' slices at a time: a base layer's attention
+ * 1.8x as slow from memory, and not faster from L3.) */
+typedef void (*dot_fn)(const float *, const uint16_t *, int, int, float, float *, size_t);
+typedef void (*axpy_fn)(const float *, size_t, const uint16_t *, int, int, float *);
+
+INL void scores_by_key(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                       float scale, float *s, dot_fn dot)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            dot(q + (size_t)r * sp->qs, k + (size_t)t * sp->ks, sp->nh, sp->hd, scale,
+                s + (size_t)r * sp->s_row + t, sp->s_head);
+}
+
+INL void values_by_key(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                       float *o, axpy_fn axpy)
+{
+    for (int t = 0; t < sp->n; t++)
+        for (int r = 0; r < sp->n_q; r++)
+            axpy(s + (size_t)r * sp->s_row + t, sp->s_head, v + (size_t)t * sp->ks, sp->nh,
+                 sp->hd, o + (size_t)r * sp->qs);
+}
+
 static T512 void scores512(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
                            float scale, float *s)
 {
@@ -163,8 +132,6 @@ static T256 void values256(const wkv_attn_f16_span *sp, const float *s, const ui
     values_by_key(sp, s, v, o, axpy256);
 }
 
-#endif /* x86 */
-
 int wkv_attn_f16_ok(int hd)
 {
     return hd > 0 && hd % 16 == 0 && wkv_gemv_isa() != WKV_ISA_SCALAR;
@@ -173,25 +140,38 @@ int wkv_attn_f16_ok(int hd)
 void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
                          float scale, float *s)
 {
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-    switch (wkv_gemv_isa()) {
-    case WKV_ISA_SCALAR: break;
-    case WKV_ISA_AVX2: scores256(sp, q, k, scale, s); return;
-    default: scores512(sp, q, k, scale, s); return;
-    }
-#endif
-    scores_by_key(sp, q, k, scale, s, dot_portable);
+    if (wkv_gemv_isa() == WKV_ISA_AVX512)
+        scores512(sp, q, k, scale, s);
+    else
+        scores256(sp, q, k, scale, s);
 }
 
 void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
                          float *o)
 {
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-    switch (wkv_gemv_isa()) {
-    case WKV_ISA_SCALAR: break;
-    case WKV_ISA_AVX2: values256(sp, s, v, o); return;
-    default: values512(sp, s, v, o); return;
-    }
-#endif
-    values_by_key(sp, s, v, o, axpy_portable);
+    if (wkv_gemv_isa() == WKV_ISA_AVX512)
+        values512(sp, s, v, o);
+    else
+        values256(sp, s, v, o);
 }
+
+#else /* no x86 kernels: the caller widens rows (wkv_attn_f16_ok says so) */
+
+int wkv_attn_f16_ok(int hd)
+{
+    (void)hd;
+    return 0;
+}
+
+void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+                         float scale, float *s)
+{
+    (void)sp, (void)q, (void)k, (void)scale, (void)s;
+}
+
+void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+                         float *o)
+{
+    (void)sp, (void)s, (void)v, (void)o;
+}
+#endif

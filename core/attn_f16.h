@@ -13,11 +13,9 @@ typedef struct {
     size_t qs, ks, s_row, s_head;
 } wkv_attn_f16_span;
 
-/* Whether vector kernels run the two below on this CPU for head size hd (else widen
- * rows: the portable loops they fall back to, one half at a time, are slower). */
+/* Whether the kernels below run on this CPU for head size hd (else widen rows). */
 int wkv_attn_f16_ok(int hd);
-/* Both run on any CPU for a head size that is a multiple of 16.
- * scores: s[r, h, t] = scale * dot(q + r qs + h hd, k + t ks + h hd, hd). */
+/* scores: s[r, h, t] = scale * dot(q + r qs + h hd, k + t ks + h hd, hd). */
 void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
                          float scale, float *s);
 /* values: o[r qs + h hd + i] += s[r, h, t] * v[t ks + h hd + i], key after key. */
