@@ -5,8 +5,8 @@
  * Facts: shared/docs/word-timestamps.md §1-2. */
 #include "align.h"
 #include "ops.h"
+#include "sgemm.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +205,7 @@ static void record_layer(void *user, int layer, const float *q, const float *k, 
         const int h = r->pairs[2 * i + 1];
         float *w = r->w + (size_t)i * r->L * r->F;
         /* raw scores (q s)(k s), s = hd^-1/4; the attention's own output is not needed */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r->F, hd,
-                    1.0f / sqrtf((float)hd), q + h * hd, d, k + h * hd, d, 0.0f, w, r->F);
+        wkv_sgemm(1, n, r->F, hd, 1.0f / sqrtf((float)hd), q + h * hd, d, k + h * hd, d, 0.0f, w, r->F);
         for (int p = 0; p < n; p++)
             wkv_softmax(w + (size_t)p * r->F, r->F);
     }

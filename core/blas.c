@@ -6,10 +6,12 @@
  * call, stealing the cores our pool needs for the loops between products.  So the
  * core sets OpenBLAS to one thread and splits every product over its pool.
  *
- * Kernels: OpenBLAS picks them once, when it is loaded, from the CPU or from
- * OPENBLAS_CORETYPE.  Its AVX2 (Haswell) kernels run sgemm at half the speed of its
- * AVX-512 ones (SkylakeX, Cooperlake) on a CPU that has AVX-512;
- * wkv_blas_misses_avx512 lets programs tell the user. */
+ * Kernels: OpenBLAS picks them once, when it is loaded, from the CPU's model number or
+ * from OPENBLAS_CORETYPE.  Its AVX2 (Haswell) kernels run sgemm at half the speed of
+ * its AVX-512 ones (SkylakeX, Cooperlake) on a CPU that has AVX-512, its SSE3
+ * (Prescott) ones, which it runs on models it does not know, at a fifth; so the f32
+ * products go to oneDNN where the build has it (sgemm.c), and wkv_blas_misses_avx512
+ * says what OpenBLAS itself chose. */
 #include "blas.h"
 #include "whisperkv_debug.h"
 

@@ -11,8 +11,8 @@
 #include "quant.h"
 #include "widen.h"
 #include "ops.h"
+#include "sgemm.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -259,7 +259,7 @@ static void attention_part(void *arg, int part, int n_parts)
         const float *qh = ctx->enc_q + (size_t)q0 * d + h * hd;
         if (!ctx->compute ||
             wkv_compute_scores(ctx->compute, part, qh, nq, d, hd, h, T, scale, scores) != 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, T, hd, scale, qh, d,
+            wkv_sgemm(1, nq, T, hd, scale, qh, d,
                         ctx->enc_k + h * hd, d, 0.0f, scores, T);
         float inv[WKV_ENC_QBLOCK];
         float *out = ctx->enc_q + (size_t)q0 * d + h * hd; /* over the q just read */
@@ -269,7 +269,7 @@ static void attention_part(void *arg, int part, int n_parts)
                 float sum = wkv_softmax_exp(scores + (size_t)i * T, T, NULL);
                 inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, T, 1.0f, scores, T,
+            wkv_sgemm(0, nq, hd, T, 1.0f, scores, T,
                         ctx->enc_v + h * hd, d, 0.0f, out, d);
         }
         /* softmax's normalization on the hd outputs of a row instead of its T scores */

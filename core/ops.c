@@ -4,8 +4,8 @@
 #include "attn_f16.h"
 #include "gemv_f16.h"
 #include "internal.h"
+#include "sgemm.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -405,10 +405,9 @@ static void linear_part(void *arg, int part, int n_parts)
     const float *x = j->x + (size_t)r0 * j->in;
     float *y = j->y + (size_t)r0 * j->out;
     if (r1 - r0 == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, j->out, j->in, 1.0f, j->w, j->in, x, 1,
-                    j->beta, y, 1);
+        wkv_sgemv(j->out, j->in, 1.0f, j->w, j->in, x, j->beta, y);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, j->out, j->in, 1.0f, x,
+        wkv_sgemm(1, r1 - r0, j->out, j->in, 1.0f, x,
                     j->in, j->w, j->in, j->beta, y, j->out);
     if (j->bias)
         for (int r = r0; r < r1; r++) {
@@ -483,14 +482,14 @@ static void attention_head(const attention_job *j, int h, float *scores, wkv_poo
     int hd = j->d / j->n_head;
     /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
     float scale = 1.0f / sqrtf((float)hd);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->n_q, j->n_kv, hd, scale,
+    wkv_sgemm(1, j->n_q, j->n_kv, hd, scale,
                 j->q + h * hd, j->d, j->k + h * hd, j->d, 0.0f, scores, j->n_kv);
     softmax_job sj = {scores, j->n_q, j->n_kv, j->causal_offset};
     if (pool)
         wkv_pool_run(pool, softmax_rows, &sj);
     else
         softmax_rows(&sj, 0, 1);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n_q, hd, j->n_kv, 1.0f, scores,
+    wkv_sgemm(0, j->n_q, hd, j->n_kv, 1.0f, scores,
                 j->n_kv, j->v + h * hd, j->d, 0.0f, j->out + h * hd, j->d);
 }
 

@@ -11,9 +11,9 @@
  * state is carried from chunk to chunk. */
 #include "blas.h"
 #include "internal.h"
+#include "sgemm.h"
 #include "vad_internal.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +63,7 @@ static void stft_magnitude(wkv_vad_stream *s, const float *x, float *out)
     /* frame t is p[128 t .. 128 t + 255] (BLAS wants them apart, not overlapping) */
     for (int t = 0; t < WKV_VAD_FRAMES; t++)
         memcpy(s->frames + t * WKV_VAD_NFFT, p + t * WKV_VAD_HOP, WKV_VAD_NFFT * sizeof *p);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, WKV_VAD_FRAMES, BASIS_ROWS,
+    wkv_sgemm(1, WKV_VAD_FRAMES, BASIS_ROWS,
                 WKV_VAD_NFFT, 1.0f, s->frames, WKV_VAD_NFFT, s->m->basis, WKV_VAD_NFFT, 0.0f,
                 s->spec, BASIS_ROWS);
     for (int t = 0; t < WKV_VAD_FRAMES; t++) {
@@ -90,7 +90,7 @@ static void conv_layer(wkv_vad_stream *s, int l, float *in, int len, float *out,
                 int at = stride * t + k - 1;
                 s->col[(t * ic + i) * K + k] = at >= 0 && at < len ? in[at * ic + i] : 0.0f;
             }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, lo, oc, ic * K, 1.0f, s->col, ic * K,
+    wkv_sgemm(1, lo, oc, ic * K, 1.0f, s->col, ic * K,
                 s->m->enc_w[l], ic * K, 0.0f, out, oc);
     const float *b = s->m->enc_b[l];
     for (int t = 0; t < lo; t++)
@@ -106,9 +106,8 @@ static void lstm_step(wkv_vad_stream *s, const float *u)
 {
     const wkv_vad_model *m = s->m;
     const int H = WKV_VAD_HIDDEN;
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, H, 1.0f, m->w_ih, H, u, 1, 0.0f, s->gates, 1);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, GATES, H, 1.0f, m->w_hh, H, s->h, 1, 0.0f,
-                s->gates_hh, 1);
+    wkv_sgemv(GATES, H, 1.0f, m->w_ih, H, u, 0.0f, s->gates);
+    wkv_sgemv(GATES, H, 1.0f, m->w_hh, H, s->h, 0.0f, s->gates_hh);
     for (int j = 0; j < GATES; j++)
         s->gates[j] = (s->gates[j] + m->b_ih[j]) + (s->gates_hh[j] + m->b_hh[j]);
     for (int j = 0; j < H; j++) {

@@ -175,7 +175,7 @@ WKV_API void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
 WKV_API const wkv_stats *wkv_context_stats(const wkv_context *ctx);
 
 /* Compute types of the encoder's linear layers (and convolutions), a context setting.
- *  F32:  float32 on OpenBLAS, the reference-exact path (the default);
+ *  F32:  float32 (wkv_f32_gemm_library), the reference-exact path (the default);
  *  BF16: oneDNN matmul on bf16 inputs and weights, f32 accumulation;
  *  INT8: oneDNN matmul on int8 weights (one scale per output channel) and int8
  *        activations quantized per row at run time, s32 accumulation;
@@ -199,6 +199,24 @@ WKV_API int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type
                                          char **error);
 /* The type in effect (never AUTO). */
 WKV_API wkv_compute_type wkv_context_compute_type(const wkv_context *ctx);
+
+/* What runs the f32 matrix products (the f32 encoder, the prompt passes of every
+ * compute type, word alignment, VAD): chosen once per process, at the first product
+ * or the first of these calls, with no environment variable: oneDNN when the library
+ * was built with it (it detects the CPU by its feature bits), unless OpenBLAS's
+ * kernels are of a newer ISA; else OpenBLAS (which picks its kernels by the CPU's
+ * model number, and runs SSE3 kernels on models it does not know).
+ * WHISPERKV_GEMM=openblas|onednn in the environment overrides the choice.
+ * _library: "oneDNN", "OpenBLAS" (or "CBLAS"); _kernels: oneDNN's ISA
+ * ("avx512_core_bf16", "avx2", ...) or OpenBLAS's kernel set ("SkylakeX", "Prescott",
+ * ...). */
+WKV_API const char *wkv_f32_gemm_library(void);
+WKV_API const char *wkv_f32_gemm_kernels(void);
+/* 1 when those kernels are of an older ISA than the CPU has (OpenBLAS without oneDNN
+ * on a CPU model it does not know): f32 encoding then runs several times slower, and
+ * only OPENBLAS_CORETYPE set before the program starts, or a build with oneDNN,
+ * changes it. */
+WKV_API int wkv_f32_gemm_slow(void);
 
 /* Runs the encoder on one window's mel (n_mels x 3000) and fills the cross-KV cache
  * from its output; resets the self-KV cache.  Returns 0 or -1. */

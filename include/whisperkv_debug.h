@@ -35,8 +35,10 @@ WKV_API const float *wkv_context_step_margins(const wkv_context *ctx, int *n);
 /* ---------------------------------------------------------------- BLAS */
 
 /* The core runs OpenBLAS single-threaded (wkv_context_new sets its process-wide
- * thread count to 1) and splits matrix products over each context's own threads,
- * so every context uses exactly the threads it was created with. */
+ * thread count to 1), and oneDNN on one OpenMP thread per call, and splits matrix
+ * products over each context's own threads, so every context uses exactly the
+ * threads it was created with.  Which of the two runs the f32 products:
+ * wkv_f32_gemm_library (whisperkv.h). */
 
 /* The kernel set OpenBLAS chose at load ("Haswell", "SkylakeX", ...; "cblas" when
  * built against another CBLAS). */
@@ -44,9 +46,10 @@ WKV_API const char *wkv_blas_corename(void);
 /* 1 when this CPU (and OS) support AVX-512 F/CD/DQ/BW/VL. */
 WKV_API int wkv_cpu_has_avx512(void);
 /* 1 when the CPU has AVX-512 but OpenBLAS runs kernels without it (its detection
- * missed the CPU, or OPENBLAS_CORETYPE chose older ones): the encoder is then ~2x
- * slower.  OpenBLAS reads OPENBLAS_CORETYPE (e.g. SKYLAKEX) when it is loaded, so
- * only the environment the program starts with can change it. */
+ * missed the CPU, or OPENBLAS_CORETYPE chose older ones): its sgemm is then 2 - 5x
+ * slower, which matters where OpenBLAS runs the f32 products (wkv_f32_gemm_slow).
+ * OpenBLAS reads OPENBLAS_CORETYPE (e.g. SKYLAKEX) when it is loaded, so only the
+ * environment the program starts with can change it. */
 WKV_API int wkv_blas_misses_avx512(void);
 
 #ifdef __cplusplus
