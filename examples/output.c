@@ -342,6 +342,11 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
     json_object_set_object_member(root, "model", m);
     if (o->compute_type)
         json_object_set_string_member(root, "compute_type", o->compute_type);
+    /* which library and kernels ran the f32 products (chosen once per process) */
+    JsonObject *g = json_object_new();
+    json_object_set_string_member(g, "library", wkv_f32_gemm_library());
+    json_object_set_string_member(g, "kernels", wkv_f32_gemm_kernels());
+    json_object_set_object_member(root, "f32_products", g);
     /* "auto": what was detected (the first window's), if anything was */
     if (g_strcmp0(language, "auto") == 0 && o->first_language)
         language = o->first_language;

@@ -69,7 +69,8 @@ gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *la
 void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
                           const char *alignment_heads);
 
-/* JSON: `compute_type`, what the context computes on (`auto` resolved). */
+/* JSON: `compute_type`, what the context computes on (`auto` resolved); the document
+ * also says what ran the f32 products (`f32_products`: `library`, `kernels`). */
 void wkv_output_set_compute_type(wkv_output *o, const char *name);
 
 /* "HH:MM:SS<sep>mmm" for t seconds (negative clamps to 0); buf needs 32 bytes. */

@@ -30,6 +30,7 @@ static char *opt_language;
 static int opt_threads = G_MININT; /* G_MININT: not given */
 static gchar *opt_compute_type = NULL;
 static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
+static gboolean opt_verbose;
 static gboolean opt_translate;
 static int opt_beam_size = G_MININT, opt_best_of = G_MININT, opt_sample_len = G_MININT;
 static gboolean opt_fallback;
@@ -121,6 +122,9 @@ static GOptionEntry entries[] = {
      "Write the result there instead of standard output", "PATH"},
     {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
      "Show progress on stderr even when it is not a terminal", NULL},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose,
+     "Say on stderr what computes: the compute type and the library and kernels of the "
+     "f32 matrix products", NULL},
     {"dump-mel", 0, 0, G_OPTION_ARG_FILENAME, &opt_dump_mel,
      "Debug: write the first window's log-mel (n_mels x 3000 f32 LE)", "PATH"},
     {"dump-encoder", 0, 0, G_OPTION_ARG_FILENAME, &opt_dump_encoder,
@@ -359,14 +363,35 @@ static int on_segment(const wkv_segment *seg, void *user)
 
 /* ------------------------------------------------------------------ debug outputs */
 
+/* What computes, once per run: with --verbose, the compute type and the f32 products'
+ * library; always, a warning when those run kernels older than the CPU's. */
+static void say_what_runs(const wkv_context *ctx)
+{
+    static gboolean said;
+    if (said)
+        return;
+    said = TRUE;
+    if (opt_verbose)
+        fprintf(stderr, "whisperkv: compute type %s; f32 products on %s (%s kernels)\n",
+                wkv_compute_type_name(wkv_context_compute_type(ctx)), wkv_f32_gemm_library(),
+                wkv_f32_gemm_kernels());
+    if (wkv_f32_gemm_slow())
+        fprintf(stderr, "warning: the f32 matrix products run %s's %s kernels, older than "
+                        "this CPU's: f32 encoding is several times slower than it could be "
+                        "(build whisperkv with oneDNN, or set OPENBLAS_CORETYPE before "
+                        "starting)\n", wkv_f32_gemm_library(), wkv_f32_gemm_kernels());
+}
+
 /* --compute-type (auto when not given) on ctx; -1 with *err set. */
 static int set_compute_type(wkv_context *ctx, char **err)
 {
     wkv_compute_type type = opt_compute_type
                                 ? (wkv_compute_type)wkv_compute_type_parse(opt_compute_type)
                                 : WKV_COMPUTE_AUTO;
-    if (wkv_context_set_compute_type(ctx, type, err) == 0)
+    if (wkv_context_set_compute_type(ctx, type, err) == 0) {
+        say_what_runs(ctx);
         return 0;
+    }
     *err = take_core_error(*err, "cannot use that compute type");
     return -1;
 }

@@ -92,6 +92,28 @@ static gboolean load_vad(GstWhisper *self)
     return TRUE;
 }
 
+/* What runs the f32 matrix products is chosen once per process (whisperkv.h), so it
+ * is said once per process, not at every start: on the log, and as a WARNING message
+ * only when those products run kernels older than the CPU's (a build without oneDNN
+ * on a CPU that OpenBLAS does not know), which only the environment the program starts
+ * with can change. */
+static void say_f32_products(GstWhisper *self)
+{
+    static gsize said = 0;
+    if (!g_once_init_enter(&said))
+        return;
+    GST_INFO_OBJECT(self, "f32 products on %s (%s kernels)", wkv_f32_gemm_library(),
+                    wkv_f32_gemm_kernels());
+    if (wkv_f32_gemm_slow())
+        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                            ("the f32 matrix products run %s's %s kernels, older than this "
+                             "CPU's", wkv_f32_gemm_library(), wkv_f32_gemm_kernels()),
+                            ("f32 encoding is several times slower than it could be: use a "
+                             "whisperkv built with oneDNN, or set OPENBLAS_CORETYPE (e.g. "
+                             "SKYLAKEX) in the environment before the program starts"));
+    g_once_init_leave(&said, 1);
+}
+
 /* The decoding context on the loaded model; NULL with a message (g_free) in *err. */
 static wkv_context *open_context(GstWhisper *self, const gchar *language, gint threads,
                                  gchar **err)
@@ -111,14 +133,8 @@ static wkv_context *open_context(GstWhisper *self, const gchar *language, gint t
         wkv_context_free(ctx);
         ctx = NULL;
     }
-    GST_INFO_OBJECT(self, "OpenBLAS kernels: %s", wkv_blas_corename());
-    /* OpenBLAS chose its kernels when the process loaded it: only the user can change
-     * them, and only one who has not chosen already is told */
-    if (ctx && wkv_blas_misses_avx512() && !g_getenv("OPENBLAS_CORETYPE"))
-        GST_ELEMENT_INFO(self, RESOURCE, SETTINGS, ("OpenBLAS runs without AVX-512 on this CPU"),
-                         ("OpenBLAS chose its '%s' kernels; the encoder runs about twice as "
-                          "fast with OPENBLAS_CORETYPE=SKYLAKEX set in the environment before "
-                          "the program starts", wkv_blas_corename()));
+    if (ctx)
+        say_f32_products(self);
     if (!ctx) {
         *err = g_strdup(cerr ? cerr : "cannot create a decoding context");
         free(cerr);

@@ -7,7 +7,6 @@
 
 #include "gstwhispermodel.h"
 #include "whisperkv.h"
-#include "whisperkv_debug.h" /* wkv_blas_corename: the element logs the kernel set */
 
 G_BEGIN_DECLS
 

@@ -120,7 +120,7 @@ GType gst_whisper_compute_type_get_type(void)
     static const GEnumValue values[] = {
         {WKV_COMPUTE_AUTO, "f32 for f32/f16 files, int8 for quantized files (with oneDNN)",
          "auto"},
-        {WKV_COMPUTE_F32, "float32 on OpenBLAS: the reference-exact path", "f32"},
+        {WKV_COMPUTE_F32, "float32 (oneDNN or OpenBLAS): the reference-exact path", "f32"},
         {WKV_COMPUTE_BF16, "bf16 products, f32 accumulation (needs oneDNN)", "bf16"},
         {WKV_COMPUTE_INT8, "int8 linear layers, s32 accumulation (needs oneDNN)", "int8"},
         {0, NULL, NULL},
@@ -375,8 +375,9 @@ static void make_stream_props(void)
         "only its own threads", 0, 1024, DEFAULT_THREADS, rw_ready);
     properties[PROP_COMPUTE_TYPE] = g_param_spec_enum("compute-type", "Compute type",
         "How the encoder's matrix products run: auto (f32 for f32/f16 files, int8 for "
-        "quantized files when built with oneDNN), f32 (OpenBLAS, reference-exact), bf16 or "
-        "int8 (oneDNN; without it READY to PAUSED fails saying so)",
+        "quantized files when built with oneDNN), f32 (reference-exact; on oneDNN or "
+        "OpenBLAS, whichever runs the CPU's newer kernels), bf16 or int8 (oneDNN; without "
+        "it READY to PAUSED fails saying so)",
         GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
     properties[PROP_STEP] = g_param_spec_uint("step", "Step",
         "Live re-run interval in ms: every step ms the buffered audio is transcribed "

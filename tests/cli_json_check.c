@@ -1,6 +1,7 @@
 /* Checks the JSON that `whisperkv-transcribe -o json` writes: it parses, and has the
  * model's hyper-parameters, the language, well-formed segments (times that never go
- * back, tokens as integers) and the timings; with a `live` object (--live), every
+ * back, tokens as integers), the timings and the f32 products' library (the one this
+ * process would choose, whisperkv.h); with a `live` object (--live), every
  * segment's committed_at (not before its end), segments that never overlap, and the
  * summary's figures against the segments.  Prints the numbers test_cli.sh needs:
  * "n_mels=.. n_vocab=.. n_audio_ctx=.. n_audio_state=.. segments=.. duration=.. live=..".
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include <json-glib/json-glib.h>
+
+#include "whisperkv.h"
 
 static int problems;
 
@@ -246,6 +249,21 @@ int main(int argc, char **argv)
     if (!ct_name || ((ft == 0 || ft == 1) && strcmp(ct_name, "f32") != 0))
         problem("compute_type is %s on a file of ftype %" G_GINT64_FORMAT " (want f32)",
                 ct_name ? ct_name : "missing", ft);
+
+    /* which library ran the f32 products: what this process, on the same machine and
+     * environment, would choose too */
+    JsonObject *gemm = object_member(root, "root", "f32_products");
+    const char *want_gemm[2] = {wkv_f32_gemm_library(), wkv_f32_gemm_kernels()};
+    const char *gemm_keys[2] = {"library", "kernels"};
+    for (int i = 0; gemm && i < 2; i++) {
+        JsonNode *v = member(gemm, "f32_products", gemm_keys[i]);
+        const char *got = v && JSON_NODE_HOLDS_VALUE(v) &&
+                                  json_node_get_value_type(v) == G_TYPE_STRING
+                              ? json_node_get_string(v) : NULL;
+        if (!got || strcmp(got, want_gemm[i]) != 0)
+            problem("f32_products.%s is %s, want %s", gemm_keys[i], got ? got : "missing",
+                    want_gemm[i]);
+    }
 
     JsonNode *lang = member(root, "root", "language");
     if (lang && (!JSON_NODE_HOLDS_VALUE(lang) || json_node_get_value_type(lang) != G_TYPE_STRING ||

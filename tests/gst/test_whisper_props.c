@@ -228,6 +228,43 @@ GST_START_TEST(test_compute_type)
 }
 GST_END_TEST
 
+/* What runs the f32 products is fixed for the process, so the element says it once, on
+ * the log, and posts a WARNING only when those products run kernels older than the
+ * CPU's (wkv_f32_gemm_slow): three starts post no INFO or WARNING message where they
+ * run the CPU's own kernels, and at most one WARNING where they do not.  (The element
+ * used to post an INFO message at every start on a CPU OpenBLAS did not know.) */
+GST_START_TEST(test_f32_products_said_once)
+{
+    guint infos = 0, warnings = 0;
+    for (int i = 0; i < 3; i++) {
+        GstElement *e = gst_element_factory_make("whisper", NULL);
+        fail_unless(e != NULL);
+        g_object_set(e, "model", test_model, "threads", 1, NULL);
+        GstBus *bus = gst_bus_new();
+        gst_element_set_bus(e, bus);
+        fail_unless_equals_int(gst_element_set_state(e, GST_STATE_PAUSED),
+                               GST_STATE_CHANGE_SUCCESS);
+        GstMessage *m;
+        while ((m = gst_bus_pop(bus))) {
+            if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_INFO)
+                infos++;
+            else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING)
+                warnings++;
+            gst_message_unref(m);
+        }
+        gst_element_set_state(e, GST_STATE_NULL);
+        gst_element_set_bus(e, NULL);
+        gst_object_unref(bus);
+        gst_object_unref(e);
+    }
+    g_print("f32 products on %s (%s kernels), slow %d: %u INFO, %u WARNING messages in 3 "
+            "starts\n", wkv_f32_gemm_library(), wkv_f32_gemm_kernels(), wkv_f32_gemm_slow(),
+            infos, warnings);
+    fail_unless_equals_int(infos, 0);
+    fail_unless(warnings <= (wkv_f32_gemm_slow() ? 1u : 0u), "%u WARNING messages", warnings);
+}
+GST_END_TEST
+
 /* sample-len reaches the decoder: capped at 4, no window runs more than its start
  * sequence (at most 4 tokens here) and 4 sampled tokens through the decoder; uncapped,
  * the micro model's windows run more (so the check can fail). */
@@ -486,6 +523,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_defaults_from_core);
     tcase_add_test(tc, test_docs_list_every_property);
     tcase_add_test(tc, test_compute_type);
+    tcase_add_test(tc, test_f32_products_said_once);
     tcase_add_test(tc, test_sample_len);
     tcase_add_test(tc, test_text_unlinked_audio_flows);
     tcase_add_test(tc, test_src_unlinked_text_flows);
