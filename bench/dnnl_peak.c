@@ -17,10 +17,39 @@ int dnnl_peak_times(wkv_compute_type type, int threads, int reps, double (*now_m
     return -1;
 }
 
+int dnnl_sgemm_times(int m, int n, int k, int reps, double (*now_ms)(void), double *ms)
+{
+    (void)m, (void)n, (void)k, (void)reps, (void)now_ms, (void)ms;
+    return -1;
+}
+
 #else
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+
+int dnnl_sgemm_times(int m, int n, int k, int reps, double (*now_ms)(void), double *ms)
+{
+    float *a = malloc(sizeof(float) * (size_t)m * k), *b = malloc(sizeof(float) * (size_t)n * k);
+    float *c = malloc(sizeof(float) * (size_t)m * n);
+    int rc = a && b && c ? 0 : -1;
+    omp_set_num_threads(1);
+    for (size_t i = 0; rc == 0 && i < (size_t)m * k; i++)
+        a[i] = (float)(i % 7) * 0.1f;
+    for (size_t i = 0; rc == 0 && i < (size_t)n * k; i++)
+        b[i] = (float)(i % 5) * 0.1f;
+    for (int r = -1; rc == 0 && r < reps; r++) {
+        double t0 = now_ms();
+        if (dnnl_sgemm('N', 'T', m, n, k, 1.0f, a, k, b, k, 0.0f, c, n) != dnnl_success)
+            rc = -1;
+        else if (r >= 0)
+            ms[r] = now_ms() - t0;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return rc;
+}
 
 int dnnl_peak_times(wkv_compute_type type, int threads, int reps, double (*now_ms)(void),
                     double *ms)

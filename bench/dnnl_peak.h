@@ -13,4 +13,8 @@
 int dnnl_peak_times(wkv_compute_type type, int threads, int reps, double (*now_ms)(void),
                     double *ms);
 
+/* Times in ms[0 .. reps) of one single-threaded dnnl_sgemm of m x n x k, A . B^T (the
+ * shape of one pool part's linear layer), after one warm-up; -1 without oneDNN. */
+int dnnl_sgemm_times(int m, int n, int k, int reps, double (*now_ms)(void), double *ms);
+
 #endif

@@ -2,7 +2,7 @@
  * meson): times whisper.cpp's encoder and its cached decoder on a model file through
  * whisper.h's public C API only, the way bench/whisperkv-bench.c times ours.
  *
- *   whispercpp_bench MODEL [--threads N] [--reps R] [--tokens T]
+ *   whispercpp_bench MODEL [--threads N] [--reps R] [--tokens T] [--file WAV]
  *
  *  - encoder: a deterministic 30-s log-mel (whisper_set_mel), whisper_encode once to
  *    warm up, then R times; the median ms.  whisper_encode includes the cross-attention
@@ -14,6 +14,12 @@
  *    growing; each token is the argmax of the previous call's logits (taken outside the
  *    timed call: the cost does not depend on the id).  Reported: the median ms per
  *    token over all R*T calls and the median prompt-batch ms.  One warm-up rep first.
+ *  - --file WAV (16-kHz mono 16-bit PCM): the whole recording through whisper_full, as
+ *    whisperkv-bench --file runs ours: greedy, temperature 0 only (temperature_inc 0:
+ *    no fallback), English, timestamps on, previous text as the prompt (no_context
+ *    false: the reference's condition_on_previous_text), nothing printed; the median
+ *    wall time of R runs (after none: the first run is timed too, as ours is), the
+ *    segments and the text tokens of the last run.
  * Model loading: whisper_context_default_params() with use_gpu = false; flash_attn
  * keeps its default (true), which is also whisper-cli's default (-nfa turns it off).
  */
@@ -21,6 +27,7 @@
 
 #include "whisper.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +65,94 @@ static whisper_token argmax(const float *logits, int n)
 
 static int usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s MODEL [--threads N] [--reps R] [--tokens T]\n", argv0);
+    fprintf(stderr, "usage: %s MODEL [--threads N] [--reps R] [--tokens T] [--file WAV]\n",
+            argv0);
     return 2;
+}
+
+/* The samples of a 16-kHz mono 16-bit PCM WAV file as floats in [-1, 1); NULL with a
+ * message on stderr otherwise.  Walks the RIFF chunks to "fmt " and "data". */
+static float *read_wav(const char *path, int *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char h[12], ch[8], fmt[16];
+    float *pcm = NULL;
+    int ok_fmt = 0;
+    if (!f || fread(h, 1, 12, f) != 12 || memcmp(h, "RIFF", 4) || memcmp(h + 8, "WAVE", 4))
+        goto bad;
+    while (fread(ch, 1, 8, f) == 8) {
+        const unsigned long len = ch[4] | ch[5] << 8 | ch[6] << 16 | (unsigned long)ch[7] << 24;
+        if (!memcmp(ch, "fmt ", 4) && len >= 16) {
+            if (fread(fmt, 1, 16, f) != 16 || fseek(f, (long)(len - 16 + (len & 1)), SEEK_CUR))
+                goto bad;
+            const unsigned rate = fmt[4] | fmt[5] << 8 | fmt[6] << 16 | (unsigned)fmt[7] << 24;
+            ok_fmt = fmt[0] == 1 && fmt[2] == 1 && rate == 16000 && fmt[14] == 16;
+        } else if (!memcmp(ch, "data", 4) && ok_fmt && len / 2 < 1u << 30) {
+            *n = (int)(len / 2);
+            pcm = malloc((size_t)*n * sizeof *pcm);
+            for (int i = 0; pcm && i < *n; i++) {
+                unsigned char b[2];
+                if (fread(b, 1, 2, f) != 2) {
+                    free(pcm);
+                    goto bad;
+                }
+                pcm[i] = (float)(int16_t)(b[0] | b[1] << 8) / 32768.0f;
+            }
+            fclose(f);
+            return pcm;
+        } else if (fseek(f, (long)(len + (len & 1)), SEEK_CUR))
+            break;
+    }
+bad:
+    if (f)
+        fclose(f);
+    fprintf(stderr, "%s: not a 16-kHz mono 16-bit PCM WAV file\n", path);
+    return NULL;
+}
+
+/* --file: the whole recording through whisper_full, R times; 0 or 1. */
+static int bench_file(struct whisper_context *ctx, const char *path, int threads, int reps)
+{
+    int n = 0;
+    float *pcm = read_wav(path, &n);
+    double *wall = malloc((size_t)reps * sizeof *wall);
+    if (!pcm || !wall) {
+        free(pcm);
+        free(wall);
+        return 1;
+    }
+    struct whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    p.n_threads = threads;
+    p.language = "en";
+    p.temperature_inc = 0.0f;
+    p.no_context = false;
+    p.print_progress = p.print_realtime = p.print_timestamps = p.print_special = false;
+    int segments = 0, text_tokens = 0;
+    for (int k = 0; k < reps; k++) {
+        double t0 = now_ms();
+        if (whisper_full(ctx, p, pcm, n) != 0) {
+            fprintf(stderr, "whisper_full failed\n");
+            free(pcm);
+            free(wall);
+            return 1;
+        }
+        wall[k] = (now_ms() - t0) / 1e3;
+        segments = whisper_full_n_segments(ctx);
+        text_tokens = 0;
+        for (int i = 0; i < segments; i++)
+            for (int j = 0; j < whisper_full_n_tokens(ctx, i); j++)
+                text_tokens += whisper_full_get_token_id(ctx, i, j) < whisper_token_eot(ctx);
+    }
+    printf("file ms per rep:");
+    for (int k = 0; k < reps; k++)
+        printf(" %.0f", wall[k] * 1e3);
+    double audio_s = n / 16000.0, w = median(wall, reps);
+    printf("\nwhispercpp %s file=%s audio_s=%.1f threads=%d reps=%d wall_s_median=%.2f "
+           "rtf=%.3f segments=%d text_tokens=%d\n", whisper_version(), path, audio_s, threads,
+           reps, w, w / audio_s, segments, text_tokens);
+    free(pcm);
+    free(wall);
+    return 0;
 }
 
 /* Resident size now (/proc/self/statm) and the process's peak (ru_maxrss), MB: the
@@ -82,6 +175,7 @@ int main(int argc, char **argv)
         return usage(argv[0]);
     const char *model = argv[1];
     int threads = 2, reps = 5, tokens = 128;
+    const char *file = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             threads = atoi(argv[++i]);
@@ -89,6 +183,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
             tokens = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+            file = argv[++i];
         else
             return usage(argv[0]);
     }
@@ -109,6 +205,12 @@ int main(int argc, char **argv)
     printf("model %s: type %s, n_mels %d, n_vocab %d, multilingual %d, flash_attn %d\n", model,
            whisper_model_type_readable(ctx), whisper_model_n_mels(ctx), whisper_n_vocab(ctx),
            whisper_is_multilingual(ctx), (int)cp.flash_attn);
+
+    if (file) {
+        int rc = bench_file(ctx, file, threads, reps);
+        whisper_free(ctx);
+        return rc;
+    }
 
     /* 30 s = 3000 frames of 10 ms; a smooth deterministic pattern in the range of
      * whisper's normalized log-mel (about -1.5 .. 1.5), layout [n_mel][n_len] */

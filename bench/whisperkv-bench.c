@@ -1,16 +1,18 @@
 /* Benchmark of the engine on random-weight models of real sizes (the work depends
  * on the shapes only), against rooflines measured in the same run:
- *  - the machine: OpenBLAS's sgemm peak on --threads threads (2048^3, its own
- *    threading) and the bandwidth of a streamed read of 512 MB;
+ *  - the machine: its CPU; the f32 peak on --threads threads (2048^3) of the library
+ *    that runs the f32 products (wkv_f32_gemm_library: oneDNN's matmul or OpenBLAS's
+ *    sgemm), OpenBLAS's and oneDNN's single-threaded rate on one encoder part's
+ *    product side by side, and the bandwidth of a streamed read of 512 MB;
  *  - per model: log-mel, encoder per 30-s window (GFLOP/s and the fraction of the
- *    sgemm peak), decoder per token with both caches (tokens/s, GB/s of weights and
+ *    f32 peak), decoder per token with both caches (tokens/s, GB/s of weights and
  *    cross K/V read, fraction of the streamed bandwidth), with the cross K/V
  *    recomputed every token and with no cache (the caches' gains); memory: resident
  *    size after decoding against weights in the file + KV caches + activations;
  *  - --file: a whole recording through the long-form loop, real-time factor;
  *  - --compute-type f32,bf16,int8: the encoder per 30-s window on each compute type
  *    (one context each, runs alternating between them), ms, GFLOP/s, the fraction of
- *    the type's own peak (f32: the sgemm peak; bf16, int8: oneDNN's matmul peak on
+ *    the type's own peak (f32: the f32 peak above; bf16, int8: oneDNN's matmul peak on
  *    2048^3, measured with the rooflines when built with oneDNN) and the speed-up
  *    over f32 measured in the same rounds.
  * The main measurement's context runs on --type (default auto, what the CLI and the
@@ -103,6 +105,68 @@ static double sgemm_peak_gflops(int threads, int reps)
     free(c);
     free(t);
     return res;
+}
+
+/* One pool part's product of the tiny encoder's (750 x 384 x 384, A . B^T, one
+ * thread) on OpenBLAS (lib 0) or oneDNN (lib 1): GFLOP/s, NAN when it cannot run.  The
+ * two libraries side by side on the shape that matters, the facts wkv_f32_gemm_library
+ * chose by. */
+static double part_gflops(int lib, int reps)
+{
+    const int m = 750, n = 384, k = 384;
+    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
+    float *a = malloc(sizeof(float) * m * k), *b = malloc(sizeof(float) * n * k);
+    float *c = malloc(sizeof(float) * m * n);
+    int ok = t && a && b && c;
+    if (ok && lib == 1)
+        ok = dnnl_sgemm_times(m, n, k, reps, now_ms, t) == 0;
+    else if (ok) {
+        for (int i = 0; i < m * k; i++)
+            a[i] = (float)(i % 7) * 0.1f;
+        for (int i = 0; i < n * k; i++)
+            b[i] = (float)(i % 5) * 0.1f;
+        openblas_set_num_threads(1);
+        for (int r = -1; r < reps; r++) {
+            double t0 = now_ms();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k,
+                        0.0f, c, n);
+            if (r >= 0)
+                t[r] = now_ms() - t0;
+        }
+    }
+    if (ok)
+        res = 2.0 * m * n * k / (median(t, reps) * 1e-3) / 1e9;
+    free(t);
+    free(a);
+    free(b);
+    free(c);
+    return res;
+}
+
+/* The CPU's model name and family/model numbers (/proc/cpuinfo), or "unknown CPU". */
+static void cpu_name(char *out, size_t n)
+{
+    snprintf(out, n, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[256], name[128] = "", fam[16] = "?", mod[16] = "?";
+    while (fgets(line, sizeof line, f)) {
+        char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v += v[1] == ' ' ? 2 : 1;
+        v[strcspn(v, "\n")] = 0;
+        if (!strncmp(line, "model name", 10) && !*name)
+            snprintf(name, sizeof name, "%s", v);
+        else if (!strncmp(line, "cpu family", 10) && fam[0] == '?')
+            snprintf(fam, sizeof fam, "%s", v);
+        else if (!strncmp(line, "model\t", 6) && mod[0] == '?')
+            snprintf(mod, sizeof mod, "%s", v);
+    }
+    fclose(f);
+    if (*name)
+        snprintf(out, n, "%s (family %s, model %s)", name, fam, mod);
 }
 
 /* oneDNN's matmul of `type` on DNNL_PEAK_N^3 (dnnl_peak.c): GOP/s, NAN without it. */
@@ -508,7 +572,7 @@ static void print_results(const model_result *r, int n, const bench_opts *bo)
     printf("\n### Speed (medians of %d runs; decoder: %d tokens after a %d-token prompt)\n\n",
            bo->reps, bo->tokens, bo->prompt > 0 ? bo->prompt : 225);
     printf("| model | threads | load ms | mel ms / 30 s | encoder ms / window "
-           "| encoder GFLOP/s | of sgemm peak | prompt ms / token | step ms / token "
+           "| encoder GFLOP/s | of f32 peak | prompt ms / token | step ms / token "
            "| tokens/s | step GB/s | of streamed GB/s | step ms, cross K/V per token "
            "| step ms, no cache | cross-KV gain | both caches' gain |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -701,39 +765,48 @@ int main(int argc, char **argv)
         return 2;
     }
     /* in a child process, so that their buffers do not count in our peak RSS */
-    double roof[5] = {NAN, NAN, NAN, NAN, NAN};
+    double roof[7] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     int fds[2];
     if (pipe(fds) == 0) {
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
             close(fds[0]);
-            double v[5] = {sgemm_peak_gflops(bo.threads, bo.reps), stream_gbs(bo.threads, bo.reps),
+            const int part_reps = 10 * bo.reps;
+            double v[7] = {sgemm_peak_gflops(bo.threads, bo.reps), stream_gbs(bo.threads, bo.reps),
                            dnnl_peak_gflops(WKV_COMPUTE_F32, bo.threads, bo.reps),
                            dnnl_peak_gflops(WKV_COMPUTE_BF16, bo.threads, bo.reps),
-                           dnnl_peak_gflops(WKV_COMPUTE_INT8, bo.threads, bo.reps)};
+                           dnnl_peak_gflops(WKV_COMPUTE_INT8, bo.threads, bo.reps),
+                           part_gflops(0, part_reps), part_gflops(1, part_reps)};
             _exit(write(fds[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
         }
         close(fds[1]);
         if (pid > 0 && read(fds[0], roof, sizeof roof) != (ssize_t)sizeof roof)
-            for (int i = 0; i < 5; i++)
+            for (int i = 0; i < 7; i++)
                 roof[i] = NAN;
         close(fds[0]);
         if (pid > 0)
             waitpid(pid, NULL, 0);
     }
-    bo.sgemm_gflops = roof[0];
+    /* the f32 roofline is the peak of the library that runs the f32 products */
+    const int f32_dnnl = !strcmp(wkv_f32_gemm_library(), "oneDNN");
+    bo.sgemm_gflops = f32_dnnl ? roof[2] : roof[0];
     bo.stream_gbs = roof[1];
     bo.type_peak[WKV_COMPUTE_AUTO] = NAN;
-    bo.type_peak[WKV_COMPUTE_F32] = roof[0];
+    bo.type_peak[WKV_COMPUTE_F32] = bo.sgemm_gflops;
     bo.type_peak[WKV_COMPUTE_BF16] = roof[3];
     bo.type_peak[WKV_COMPUTE_INT8] = roof[4];
-    printf("machine: %d threads, OpenBLAS core %s%s; sgemm peak %.1f GFLOP/s (2048^3, "
-           "OpenBLAS on %d threads), streamed read %.1f GB/s (512 MB, %d threads)\n",
-           bo.threads, wkv_blas_corename(),
-           wkv_blas_misses_avx512() ? " (this CPU has AVX-512: OPENBLAS_CORETYPE=SKYLAKEX "
-                                      "would use it)" : "",
-           bo.sgemm_gflops, bo.threads, bo.stream_gbs, bo.threads);
+    char cpu[128];
+    cpu_name(cpu, sizeof cpu);
+    printf("machine: %s, %d threads; f32 products on %s (%s kernels; OpenBLAS's: %s%s); "
+           "f32 peak %.1f GFLOP/s (2048^3, %s on %d threads), streamed read %.1f GB/s "
+           "(512 MB, %d threads)\n",
+           cpu, bo.threads, wkv_f32_gemm_library(), wkv_f32_gemm_kernels(), wkv_blas_corename(),
+           wkv_blas_misses_avx512() ? ", without the CPU's AVX-512" : "", bo.sgemm_gflops,
+           f32_dnnl ? "oneDNN matmul" : "OpenBLAS sgemm", bo.threads, bo.stream_gbs, bo.threads);
+    printf("f32 libraries side by side: OpenBLAS sgemm %.1f GFLOP/s on %d threads (2048^3); "
+           "one encoder part (750 x 384 x 384, one thread): OpenBLAS %.1f, oneDNN %.1f "
+           "GFLOP/s\n", roof[0], bo.threads, roof[5], roof[6]);
     if (!isnan(roof[2]))
         printf("oneDNN matmul peaks (2048^3, %d OpenMP threads, weights in its own layout): "
                "f32 %.1f, bf16 %.1f, s8xs8->s32 %.1f GOP/s\n", bo.threads, roof[2], roof[3],

@@ -3,7 +3,11 @@
 # same kind of figures bench/whisperkv-bench.c gives for us (encoder ms per 30-s
 # window, decoder ms per token with the KV cache) measured for whisper.cpp in one run.
 #
-#   scripts/whispercpp-bench.sh [--threads N] [--reps R] [--tokens T] MODEL...
+#   scripts/whispercpp-bench.sh [--threads N] [--reps R] [--tokens T] [--file WAV] MODEL...
+#
+# --file WAV (16-kHz mono 16-bit PCM) times the whole recording through whisper_full
+# instead (greedy, no fallback, previous text as prompt), as whisperkv-bench --file does
+# ours.
 #
 # 1. Fetches whisper.rn@0.7.4 from the npm registry with `npm pack` (the package bundles
 #    whisper.cpp 1.9.3's sources under cpp/: whisper_version() returns "1.9.3") into the
@@ -72,14 +76,14 @@ work=${WKV_WCPP_DIR:-$root/build-whispercpp}
 jobs=${WKV_JOBS:-2}
 
 usage() {
-    echo "usage: $0 [--threads N] [--reps R] [--tokens T] MODEL..." >&2
+    echo "usage: $0 [--threads N] [--reps R] [--tokens T] [--file WAV] MODEL..." >&2
     exit 2
 }
 bench_args=()
 models=()
 while (($#)); do
     case "$1" in
-        --threads | --reps | --tokens)
+        --threads | --reps | --tokens | --file)
             (($# >= 2)) || usage
             bench_args+=("$1" "$2")
             shift 2
