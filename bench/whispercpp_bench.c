@@ -19,7 +19,8 @@
  *    no fallback), English, timestamps on, previous text as the prompt (no_context
  *    false: the reference's condition_on_previous_text), nothing printed; the median
  *    wall time of R runs (after none: the first run is timed too, as ours is), the
- *    segments and the text tokens of the last run.
+ *    segments and the text tokens of the last run, and whisper.cpp's own timings of
+ *    the last run on stderr (its encoder runs are the windows it decoded).
  * Model loading: whisper_context_default_params() with use_gpu = false; flash_attn
  * keeps its default (true), which is also whisper-cli's default (-nfa turns it off).
  */
@@ -129,6 +130,7 @@ static int bench_file(struct whisper_context *ctx, const char *path, int threads
     p.print_progress = p.print_realtime = p.print_timestamps = p.print_special = false;
     int segments = 0, text_tokens = 0;
     for (int k = 0; k < reps; k++) {
+        whisper_reset_timings(ctx); /* the last run's counts below: its windows, tokens */
         double t0 = now_ms();
         if (whisper_full(ctx, p, pcm, n) != 0) {
             fprintf(stderr, "whisper_full failed\n");
@@ -143,6 +145,7 @@ static int bench_file(struct whisper_context *ctx, const char *path, int threads
             for (int j = 0; j < whisper_full_n_tokens(ctx, i); j++)
                 text_tokens += whisper_full_get_token_id(ctx, i, j) < whisper_token_eot(ctx);
     }
+    whisper_print_timings(ctx); /* stderr: encoder runs (windows), decoder runs */
     printf("file ms per rep:");
     for (int k = 0; k < reps; k++)
         printf(" %.0f", wall[k] * 1e3);
