@@ -78,33 +78,46 @@ typedef struct {
                                         oneDNN's matmul); NAN when unknown */
 } bench_opts;
 
-/* OpenBLAS's own multi-threaded sgemm on 2048^3: the compute roofline. */
-static double sgemm_peak_gflops(int threads, int reps)
+/* Times in ms[0 .. reps) of OpenBLAS's sgemm of m x n x k (A . B^T) on `threads` of
+ * its own threads, after one warm-up; -1 when out of memory. */
+static int openblas_times(int m, int n, int k, int threads, int reps, double *ms)
 {
-    const int n = 2048;
-    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b);
-    float *c = malloc((size_t)n * n * sizeof *c);
-    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
-    if (a && b && c && t) {
-        for (size_t i = 0; i < (size_t)n * n; i++) {
-            a[i] = (float)(i % 7) * 0.1f;
-            b[i] = (float)(i % 5) * 0.1f;
-        }
-        openblas_set_num_threads(threads);
-        for (int k = -1; k < reps; k++) { /* one warm-up */
-            double t0 = now_ms();
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n,
-                        0.0f, c, n);
-            if (k >= 0)
-                t[k] = now_ms() - t0;
-        }
-        res = 2.0 * n * n * n / (median(t, reps) * 1e-3) / 1e9;
+    float *a = malloc(sizeof(float) * (size_t)m * k), *b = malloc(sizeof(float) * (size_t)n * k);
+    float *c = malloc(sizeof(float) * (size_t)m * n);
+    int rc = a && b && c ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < (size_t)m * k; i++)
+        a[i] = (float)(i % 7) * 0.1f;
+    for (size_t i = 0; rc == 0 && i < (size_t)n * k; i++)
+        b[i] = (float)(i % 5) * 0.1f;
+    openblas_set_num_threads(threads);
+    for (int r = -1; rc == 0 && r < reps; r++) { /* one warm-up */
+        double t0 = now_ms();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f,
+                    c, n);
+        if (r >= 0)
+            ms[r] = now_ms() - t0;
     }
     free(a);
     free(b);
     free(c);
+    return rc;
+}
+
+/* An m x n x k product's rate from the times of `reps` runs (ok: they were measured):
+ * GFLOP/s of the median, NAN otherwise. */
+static double rate_gflops(int ok, int m, int n, int k, double *t, int reps)
+{
+    double res = ok ? 2.0 * m * n * k / (median(t, reps) * 1e-3) / 1e9 : NAN;
     free(t);
     return res;
+}
+
+/* OpenBLAS's own multi-threaded sgemm on 2048^3: its compute roofline. */
+static double sgemm_peak_gflops(int threads, int reps)
+{
+    const int n = 2048;
+    double *t = calloc((size_t)reps, sizeof *t);
+    return rate_gflops(t && openblas_times(n, n, n, threads, reps, t) == 0, n, n, n, t, reps);
 }
 
 /* One pool part's product of the tiny encoder's (750 x 384 x 384, A . B^T, one
@@ -114,33 +127,10 @@ static double sgemm_peak_gflops(int threads, int reps)
 static double part_gflops(int lib, int reps)
 {
     const int m = 750, n = 384, k = 384;
-    double *t = calloc((size_t)reps, sizeof *t), res = NAN;
-    float *a = malloc(sizeof(float) * m * k), *b = malloc(sizeof(float) * n * k);
-    float *c = malloc(sizeof(float) * m * n);
-    int ok = t && a && b && c;
-    if (ok && lib == 1)
-        ok = dnnl_sgemm_times(m, n, k, reps, now_ms, t) == 0;
-    else if (ok) {
-        for (int i = 0; i < m * k; i++)
-            a[i] = (float)(i % 7) * 0.1f;
-        for (int i = 0; i < n * k; i++)
-            b[i] = (float)(i % 5) * 0.1f;
-        openblas_set_num_threads(1);
-        for (int r = -1; r < reps; r++) {
-            double t0 = now_ms();
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k,
-                        0.0f, c, n);
-            if (r >= 0)
-                t[r] = now_ms() - t0;
-        }
-    }
-    if (ok)
-        res = 2.0 * m * n * k / (median(t, reps) * 1e-3) / 1e9;
-    free(t);
-    free(a);
-    free(b);
-    free(c);
-    return res;
+    double *t = calloc((size_t)reps, sizeof *t);
+    int ok = t && (lib == 1 ? dnnl_sgemm_times(m, n, k, reps, now_ms, t)
+                            : openblas_times(m, n, k, 1, reps, t)) == 0;
+    return rate_gflops(ok, m, n, k, t, reps);
 }
 
 /* The CPU's model name and family/model numbers (/proc/cpuinfo), or "unknown CPU". */
