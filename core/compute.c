@@ -14,86 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int wkv_compute_type_parse(const char *name)
-{
-    static const char *const names[] = {"auto", "f32", "bf16", "int8"};
-    for (int i = 0; name && i < 4; i++)
-        if (!strcmp(name, names[i]))
-            return i;
-    return -1;
-}
-
-const char *wkv_compute_type_name(wkv_compute_type type)
-{
-    switch (type) {
-    case WKV_COMPUTE_AUTO: return "auto";
-    case WKV_COMPUTE_F32: return "f32";
-    case WKV_COMPUTE_BF16: return "bf16";
-    case WKV_COMPUTE_INT8: return "int8";
-    }
-    return "?";
-}
-
-#ifndef WKV_HAVE_DNNL
-
-wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
-                             char **error)
-{
-    (void)m;
-    (void)n_parts;
-    wkv_set_error(error, "compute type %s needs oneDNN (libdnnl), which this build of "
-                         "whisperkv was made without (meson -Ddnnl=enabled)",
-                  wkv_compute_type_name(type));
-    return NULL;
-}
-
-void wkv_compute_free(wkv_compute *c)
-{
-    (void)c;
-}
-
-const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in)
-{
-    (void)c, (void)key, (void)n, (void)in;
-    return NULL;
-}
-
-void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
-                         const int *n, const int *in, const wkv_cweight **cw)
-{
-    (void)c, (void)pool, (void)src, (void)n, (void)in;
-    for (int i = 0; i < count; i++)
-        cw[i] = NULL;
-}
-
-size_t wkv_compute_scratch_bytes(const wkv_compute *c)
-{
-    (void)c;
-    return 0;
-}
-
-int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
-                       int flags)
-{
-    (void)c, (void)part, (void)x, (void)r0, (void)r1, (void)in, (void)w, (void)b, (void)n;
-    (void)out, (void)accumulate, (void)flags;
-    return -1;
-}
-
-int wkv_compute_fallbacks(const wkv_compute *c)
-{
-    (void)c;
-    return 0;
-}
-
-void wkv_compute_force_fallback(wkv_compute *c, int on)
-{
-    (void)c, (void)on;
-}
-
-#else
-
 #include "compute_priv.h"
 
 #include <omp.h>
@@ -657,5 +577,3 @@ fail:
     wkv_compute_free(c);
     return NULL;
 }
-
-#endif

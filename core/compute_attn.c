@@ -8,31 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef WKV_HAVE_DNNL
-
-void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
-{
-    (void)c, (void)k, (void)v, (void)r0, (void)r1, (void)d;
-}
-
-int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
-                       int T, float scale, float *scores)
-{
-    (void)c, (void)part, (void)q, (void)nq, (void)d, (void)hd, (void)h, (void)T, (void)scale;
-    (void)scores;
-    return -1;
-}
-
-int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
-                        int h, float *inv, float *out)
-{
-    (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)inv;
-    (void)out;
-    return -1;
-}
-
-#else
-
 #include "compute_priv.h"
 
 
@@ -130,5 +105,3 @@ int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T,
     c->parts[part].fallbacks++; /* p is untouched: the caller's f32 softmax and product run */
     return -1;
 }
-
-#endif

@@ -89,4 +89,8 @@ int wkv_stream_vad_idle(wkv_stream *st);
 int wkv_stream_vad_keep(wkv_stream *st, wkv_run_state *rs, int64_t base);
 void wkv_stream_vad_close(wkv_stream *st);
 
+/* Counts a final's commit delay (seconds) in the stream's statistics (stream_info.c);
+ * stats.finals already counts it. */
+void wkv_stream_count_delay(wkv_stream *st, double delay);
+
 #endif
