@@ -14,7 +14,7 @@
  *    growing; each token is the argmax of the previous call's logits (taken outside the
  *    timed call: the cost does not depend on the id).  Reported: the median ms per
  *    token over all R*T calls and the median prompt-batch ms.  One warm-up rep first.
- *  - --file WAV (16-kHz mono 16-bit PCM): the whole recording through whisper_full, as
+ *  - --file WAV (16-kHz 16-bit PCM, read by tests/wav.c; channels averaged): the whole recording through whisper_full, as
  *    whisperkv-bench --file runs ours: greedy, temperature 0 only (temperature_inc 0:
  *    no fallback), English, timestamps on, previous text as the prompt (no_context
  *    false: the reference's condition_on_previous_text), nothing printed; the median
@@ -26,6 +26,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include "wav.h" /* tests/wav.c: the project's WAV reader */
 #include "whisper.h"
 
 #include <stdint.h>
@@ -71,55 +72,25 @@ static int usage(const char *argv0)
     return 2;
 }
 
-/* The samples of a 16-kHz mono 16-bit PCM WAV file as floats in [-1, 1); NULL with a
- * message on stderr otherwise.  Walks the RIFF chunks to "fmt " and "data". */
-static float *read_wav(const char *path, int *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char h[12], ch[8], fmt[16];
-    float *pcm = NULL;
-    int ok_fmt = 0;
-    if (!f || fread(h, 1, 12, f) != 12 || memcmp(h, "RIFF", 4) || memcmp(h + 8, "WAVE", 4))
-        goto bad;
-    while (fread(ch, 1, 8, f) == 8) {
-        const unsigned long len = ch[4] | ch[5] << 8 | ch[6] << 16 | (unsigned long)ch[7] << 24;
-        if (!memcmp(ch, "fmt ", 4) && len >= 16) {
-            if (fread(fmt, 1, 16, f) != 16 || fseek(f, (long)(len - 16 + (len & 1)), SEEK_CUR))
-                goto bad;
-            const unsigned rate = fmt[4] | fmt[5] << 8 | fmt[6] << 16 | (unsigned)fmt[7] << 24;
-            ok_fmt = fmt[0] == 1 && fmt[2] == 1 && rate == 16000 && fmt[14] == 16;
-        } else if (!memcmp(ch, "data", 4) && ok_fmt && len / 2 < 1u << 30) {
-            *n = (int)(len / 2);
-            pcm = malloc((size_t)*n * sizeof *pcm);
-            for (int i = 0; pcm && i < *n; i++) {
-                unsigned char b[2];
-                if (fread(b, 1, 2, f) != 2) {
-                    free(pcm);
-                    goto bad;
-                }
-                pcm[i] = (float)(int16_t)(b[0] | b[1] << 8) / 32768.0f;
-            }
-            fclose(f);
-            return pcm;
-        } else if (fseek(f, (long)(len + (len & 1)), SEEK_CUR))
-            break;
-    }
-bad:
-    if (f)
-        fclose(f);
-    fprintf(stderr, "%s: not a 16-kHz mono 16-bit PCM WAV file\n", path);
-    return NULL;
-}
-
 /* --file: the whole recording through whisper_full, R times; 0 or 1. */
 static int bench_file(struct whisper_context *ctx, const char *path, int threads, int reps)
 {
-    int n = 0;
-    float *pcm = read_wav(path, &n);
+    wav_data wav;
+    char msg[256];
+    if (wav_read(path, &wav, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: %s\n", path, msg);
+        return 1;
+    }
+    if (wav.rate != 16000 || wav.n > 1u << 30) {
+        fprintf(stderr, "%s: %d Hz; --file takes 16-kHz audio\n", path, wav.rate);
+        wav_free(&wav);
+        return 1;
+    }
+    const float *pcm = wav.samples;
+    const int n = (int)wav.n;
     double *wall = malloc((size_t)reps * sizeof *wall);
-    if (!pcm || !wall) {
-        free(pcm);
-        free(wall);
+    if (!wall) {
+        wav_free(&wav);
         return 1;
     }
     struct whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
@@ -134,7 +105,7 @@ static int bench_file(struct whisper_context *ctx, const char *path, int threads
         double t0 = now_ms();
         if (whisper_full(ctx, p, pcm, n) != 0) {
             fprintf(stderr, "whisper_full failed\n");
-            free(pcm);
+            wav_free(&wav);
             free(wall);
             return 1;
         }
@@ -153,7 +124,7 @@ static int bench_file(struct whisper_context *ctx, const char *path, int threads
     printf("\nwhispercpp %s file=%s audio_s=%.1f threads=%d reps=%d wall_s_median=%.2f "
            "rtf=%.3f segments=%d text_tokens=%d\n", whisper_version(), path, audio_s, threads,
            reps, w, w / audio_s, segments, text_tokens);
-    free(pcm);
+    wav_free(&wav);
     free(wall);
     return 0;
 }

@@ -197,7 +197,7 @@ fi
 # examples are built like the libraries (Release: -O3 -DNDEBUG); the defines are the
 # public ones the libraries export to their users
 nice gcc -std=gnu11 -O3 -DNDEBUG -pthread -Wall -Wextra -DWHISPER_SHARED -DWSP_GGML_SHARED \
-    -DWSP_GGML_BACKEND_SHARED -DWSP_GGML_USE_CPU -I"$src" "$root/bench/whispercpp_bench.c" \
+    -DWSP_GGML_BACKEND_SHARED -DWSP_GGML_USE_CPU -I"$src" -I"$root/tests" "$root/bench/whispercpp_bench.c" "$root/tests/wav.c" \
     -o "$work/whispercpp_bench" -L"$lib" -Wl,-rpath,"$lib" -lwhisper -lggml -lggml-cpu \
     -lggml-base
 
