@@ -1,0 +1,187 @@
+"""Training windows as the reference's training data looks: 30 s of audio (or less,
+then padded with 0.0 as the engine pads the end of a file or a live stream), several
+utterances with pauses, noise, and the decoder sequence with timestamp tokens at the
+utterance boundaries (0.02-s grid).
+
+Token ids are the English-only ones (reference doc, tokens table)."""
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+RATE = 16000
+N_SAMPLES = 480000
+N_FRAMES = 3000
+EOT, SOT, PREV, NOSPEECH, NOTS, TS0 = 50256, 50257, 50360, 50361, 50362, 50363
+N_TS = 1501
+MAX_CONTENT_TOKENS = 200
+CHARS = "abcdefghijklmnopqrstuvwxyz' "
+
+
+def ts_token(t):
+    return TS0 + int(min(N_TS - 1, max(0, round(t / 0.02))))
+
+
+def ctc_text(text):
+    out = []
+    for c in text.lower():
+        if c in CHARS:
+            out.append(CHARS.index(c) + 1)  # 0 is the CTC blank
+        elif c == "-":
+            out.append(CHARS.index(" ") + 1)
+    return out
+
+
+def _noise(rng, n):
+    kind = rng.random()
+    if kind < 0.1:
+        return np.zeros(n, np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    if kind < 0.5:  # low-passed white noise: hum and rumble rather than hiss
+        x = _lowpass(x, float(rng.uniform(0.9, 0.99)))
+        x /= max(1e-6, float(np.std(x)))
+    return x * float(10 ** rng.uniform(-4.0, -1.8))
+
+
+def _lowpass(x, a):
+    # y[n] = a*y[n-1] + (1-a)*x[n]: a convolution with the kernel truncated at 1e-3
+    k = (1 - a) * a ** np.arange(int(np.log(1e-3) / np.log(a)) + 1)
+    return np.convolve(x, k.astype(np.float32), mode="full")[:len(x)].astype(np.float32)
+
+
+def _tones(rng, n):
+    t = np.arange(n) / RATE
+    out = np.zeros(n, np.float32)
+    for _ in range(int(rng.integers(1, 5))):
+        f = float(rng.uniform(80, 3000))
+        seg = rng.integers(0, n, 2)
+        a, b = int(seg.min()), int(seg.max())
+        env = np.zeros(n, np.float32)
+        env[a:b] = 1
+        out += (np.sin(2 * np.pi * f * t) * env * rng.uniform(0.02, 0.3)).astype(np.float32)
+    return out
+
+
+class WindowMaker:
+    def __init__(self, utts, sentences_tokens, seed):
+        self.utts = utts
+        self.prev_pool = sentences_tokens
+        self.rng = np.random.default_rng(seed)
+
+    def make(self, length=30.0):
+        """One window of `length` seconds (30 for the file; shorter ones are a
+        training curriculum: the network is the same, the encoder sees fewer frames)."""
+        rng = self.rng
+        full = rng.random() < 0.6
+        content = length if full else float(rng.uniform(min(1.5, length / 2), length - 1.0))
+        n = int(content * RATE)
+        audio = np.zeros(int(length * RATE), np.float32)
+        timestamps = rng.random() < 0.8
+        segs, ctc = [], []
+        speech = rng.random() >= 0.06
+        if speech:
+            t = float(rng.uniform(0.0, 1.0))
+            n_tok = 0
+            while True:
+                u = self.utts[rng.integers(len(self.utts))]
+                dur = len(u["pcm"]) / RATE
+                if n_tok + len(u["tokens"]) + 2 > MAX_CONTENT_TOKENS:
+                    break
+                a = int(t * RATE)
+                if t + dur <= content:
+                    audio[a:a + len(u["pcm"])] += u["pcm"] / 32768.0
+                    segs.append((t, t + dur, u["tokens"], False))
+                    ctc += ctc_text(" " + u["text"])
+                    n_tok += len(u["tokens"]) + 2
+                else:
+                    left = content - t
+                    if u["words"] and left > 0.3 and rng.random() < 0.8:
+                        audio[a:n] += u["pcm"][:n - a] / 32768.0
+                        k = sum(1 for w in u["words"] if w[3] <= left)
+                        if k:
+                            ctc += ctc_text(" " + u["text"][:u["words"][k - 1][1]])
+                        if full and timestamps:
+                            segs.append((t, None, None, True))  # start timestamp only
+                        elif k:
+                            segs.append((t, t + u["words"][k - 1][3], u["prefix"][k - 1], False))
+                    break
+                pause = float(rng.uniform(0.15, 1.2)) if rng.random() < 0.8 else float(
+                    rng.uniform(1.2, 4.0))
+                t += dur + pause
+                if not full and rng.random() < 0.15:
+                    break
+        audio[:n] += _noise(rng, n)
+        if not speech and rng.random() < 0.5:
+            audio[:n] += _tones(rng, n)
+        audio[n:] = 0
+
+        seq, labels = [], []
+        if rng.random() < 0.5:
+            prev = []
+            while len(prev) < 64:
+                prev += self.prev_pool[rng.integers(len(self.prev_pool))]
+            prev = prev[-int(rng.integers(4, 65)):]
+            seq += [PREV] + prev
+            labels += [-100] * (1 + len(prev))
+        seq.append(SOT)
+        if not speech:
+            first = TS0 if timestamps else NOTS
+            seq += [first]
+            labels += [NOSPEECH, EOT]
+        else:
+            body = []
+            for (s, e, toks, cut) in segs:
+                if cut:
+                    body.append(ts_token(s))
+                elif timestamps:
+                    body += [ts_token(s)] + list(toks) + [ts_token(e)]
+                else:
+                    body += list(toks)
+            if not timestamps:
+                body = [NOTS] + body
+            seq += body
+            labels += body + [EOT]
+        return audio, n, seq, labels, ctc
+
+
+class Mel:
+    """The reference's log-mel for a batch of 30-s windows (torch, so it batches)."""
+
+    def __init__(self, filters):
+        self.filters = torch.as_tensor(filters, dtype=torch.float32)  # [80, 201]
+        self.window = torch.hann_window(400, periodic=True)
+
+    def __call__(self, audio, content_samples):
+        x = torch.as_tensor(audio)
+        n_frames = x.shape[1] // 160
+        x = torch.cat([x[:, 1:201].flip(1), x, torch.zeros(x.shape[0], 200)], dim=1)
+        spec = torch.stft(x, 400, 160, window=self.window, center=False,
+                          return_complex=True)[..., :n_frames]
+        mel = self.filters @ spec.abs() ** 2
+        logm = torch.clamp(mel, min=1e-10).log10()
+        out = torch.zeros_like(logm)
+        for i, ns in enumerate(content_samples):
+            nf = min(n_frames, (ns + 159) // 160)
+            m = logm[i, :, :nf]
+            m = torch.maximum(m, m.max() - 8.0)
+            out[i, :, :nf] = (m + 4.0) / 4.0
+        return out
+
+
+def collate(items, mel, compact, other):
+    audio = np.stack([it[0] for it in items])
+    ns = [it[1] for it in items]
+    mels = mel(audio, ns)
+    T = max(len(it[2]) for it in items)
+    tok = torch.full((len(items), T), EOT, dtype=torch.long)
+    lab = torch.full((len(items), T), -100, dtype=torch.long)
+    for i, it in enumerate(items):
+        tok[i, :len(it[2])] = torch.tensor(it[2])
+        lab[i, :len(it[3])] = torch.tensor(it[3])
+    valid = lab >= 0
+    lab_c = torch.full_like(lab, -100)
+    c = compact[lab.clamp(min=0)]
+    lab_c[valid] = torch.where(c[valid] >= 0, c[valid], torch.full_like(c[valid], other))
+    ctc_t = [torch.tensor(it[4], dtype=torch.long) for it in items]
+    ctc_len = torch.tensor([len(t) for t in ctc_t])
+    frames = torch.tensor([min(mels.shape[-1] // 2, (n + 319) // 320) for n in ns])
+    return mels, tok, lab_c, torch.cat(ctc_t) if ctc_t else torch.zeros(0), ctc_len, frames
