@@ -61,6 +61,8 @@ def main():
                     help="curriculum: until this many minutes, windows of 6-12 s "
                          "(--short-batch of them a step); 30-s windows afterwards")
     ap.add_argument("--short-batch", type=int, default=16)
+    ap.add_argument("--easy-until", type=float, default=0.0,
+                    help="curriculum: until this many minutes, plain voices and little noise")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -108,6 +110,7 @@ def main():
     acc = {"ce": 0.0, "ctc": 0.0, "n": 0, "t": time.time()}
     while state["seconds"] < budget and (not a.steps or state["step"] < a.steps):
         t0 = time.time()
+        maker.set_easy(state["seconds"] < a.easy_until * 60)
         if state["seconds"] < a.short_until * 60:
             length = float(maker.rng.integers(6, 13))
             items = [maker.make(length) for _ in range(a.short_batch)]

@@ -61,11 +61,29 @@ def _tones(rng, n):
     return out
 
 
+def easy(u):
+    """A plain utterance for the start of a curriculum: espeak-ng's formant voices
+    (no klatt variant, no flite), ordinary rate, not quiet."""
+    s = u["spec"]
+    return (s["engine"] == "espeak" and "klatt" not in s["voice"] and
+            140 <= s["rate"] <= 210 and s["gain"] >= 0.25)
+
+
 class WindowMaker:
     def __init__(self, utts, sentences_tokens, seed):
+        self.all_utts = utts
         self.utts = utts
         self.prev_pool = sentences_tokens
         self.rng = np.random.default_rng(seed)
+        self.quiet = False
+
+    def set_easy(self, on):
+        """Easy windows: plain voices only and little noise (a curriculum's start)."""
+        if on and self.utts is self.all_utts:
+            self.utts = [u for u in self.all_utts if easy(u)]
+        elif not on:
+            self.utts = self.all_utts
+        self.quiet = on
 
     def make(self, length=30.0):
         """One window of `length` seconds (30 for the file; shorter ones are a
@@ -109,7 +127,7 @@ class WindowMaker:
                 t += dur + pause
                 if not full and rng.random() < 0.15:
                     break
-        audio[:n] += _noise(rng, n)
+        audio[:n] += _noise(rng, n) * (0.1 if self.quiet else 1.0)
         if not speech and rng.random() < 0.5:
             audio[:n] += _tones(rng, n)
         audio[n:] = 0

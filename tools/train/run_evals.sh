@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Every measurement of docs/trained-model.md on the files make_model.sh wrote
+# (work/models/synth-*.bin), results in work/results/:
+#   tools/train/run_evals.sh [HEADS]      (HEADS: the alignment heads, L.H,...)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here"
+py=${PYTHON:-/usr/bin/python3}
+shared=${WHISPERKV_SHARED:-$here/../../../shared}
+heads=${1:-}
+out=work/results
+mkdir -p "$out"
+m=work/models/synth-f16.bin
+[[ -f work/stream.wav ]] || "$py" recordings.py --pool work/pool-heldout.pkl --minutes 2.5 --words --out work/stream
+[[ -f work/long.wav ]] || "$py" recordings.py --pool work/pool-heldout.pkl --minutes 10 --seed 12 --out work/long
+# 1. held-out WER: the whole set on f16/f32 greedy, then the matrix on 200 utterances
+"$py" eval.py --model-dir work/models --pool work/pool-heldout.pkl --files f16 --compute f32 \
+    --decode greedy --json "$out/wer-all.json" | tee "$out/wer-all.md"
+"$py" eval.py --model-dir work/models --pool work/pool-heldout.pkl --n 200 \
+    --files f16,q8_0,q5_0,q4_0 --compute f32,bf16,int8 --decode greedy \
+    --json "$out/wer-matrix.json" | tee "$out/wer-matrix.md"
+"$py" eval.py --model-dir work/models --pool work/pool-heldout.pkl --n 200 \
+    --files f16,q8_0,q5_0 --compute f32,int8 --decode beam5 \
+    --json "$out/wer-beam.json" | tee "$out/wer-beam.md"
+# 2. word times: default heads, then the chosen ones
+"$py" timing_eval.py words --model "$m" --rec work/stream --heads default | tee "$out/words-default.json"
+if [[ -n "$heads" ]]; then
+    "$py" timing_eval.py words --model "$m" --rec work/stream --heads "$heads" | tee "$out/words-heads.json"
+    "$py" timing_eval.py words --model "$m" --rec work/stream | tee "$out/words-auto.json"
+fi
+# 3. live, word level, step 1000 and 2000
+for step in 1000 2000; do
+    "$py" timing_eval.py live --model "$m" --rec work/stream --step "$step" | tee "$out/live-$step.json"
+done
+# 4. signals that are not speech, with and without VAD
+"$py" signals_eval.py --model "$m" --vad "$shared/models/for-tests-silero-v6.2.0-ggml.bin" | tee "$out/signals.md"
+# 5. long form: the 10-minute recording through the window loop
+"$WHISPERKV_BUILD/examples/whisperkv-transcribe" -m "$m" -t 2 -o json work/long.wav >"$out/long.json"
+"$py" - "$out/long.json" work/long.json <<'PY' | tee "$out/long.md"
+import json, sys, collections
+import wer
+hyp = json.load(open(sys.argv[1])); ref = json.load(open(sys.argv[2]))
+text = " ".join(s["text"] for s in hyp["segments"])
+s = wer.score([" ".join(u["text"] for u in ref["utterances"])], [text])
+segs = [s_["text"].strip() for s_ in hyp["segments"]]
+rep = sum(1 for a, b in zip(segs, segs[1:]) if a and a == b)
+words = wer.normalize(text)
+grams = collections.Counter(tuple(words[i:i + 4]) for i in range(len(words) - 3))
+print(f"long form ({ref['seconds']:.0f} s, {len(ref['utterances'])} utterances): WER {s['wer']:.2f} % "
+      f"({s['sub']} sub, {s['del']} del, {s['ins']} ins of {s['words']}); {len(segs)} segments, "
+      f"{rep} repeated back to back; most frequent 4-gram x{grams.most_common(1)[0][1] if grams else 0}")
+PY
