@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Checks only a model that hears can fail: the trained model (models/whisperkv-synth-en.bin)
+on speech that espeak-ng synthesizes here from sentences held out of its training.
+
+  trained_model.py CLI MODEL TOOLS_TRAIN_DIR CHECK
+  CHECK: wer    - 20 held-out sentences (half in a voice never used in training):
+                  WER <= the model card's held-out figure + 5 points
+         live   - a stream of sentences with pauses through --live --word-timestamps:
+                  most words (>= 60 %) commit because two runs agreed, not by force
+         times  - word times: each utterance's first word starts and last word ends
+                  within 0.3 s / 0.4 s of where the audio was placed
+
+Needs espeak-ng (CI installs it); without it the check fails, saying so, rather than
+passing unseen. Exit 0 pass, 1 fail.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import wave
+
+# Held-out sentences (tools/train/corpus.py: never spoken in training).
+SENTENCES = [
+    "There was too much for one person to do.",
+    "They closed the purchase with a handshake.",
+    "They retreated in the face of withering enemy fire.",
+    "The appointment had to be approved by the whole committee.",
+    "He took a shower after the game.",
+    "Running a restaurant is quite an operation.",
+    "We congratulated him on his performance at the rehearsal.",
+    "A catcher needs a lot of protective equipment.",
+    "Baseball is a team sport by golf is not.",
+    "Regulations for the governing of state prisons.",
+    "Pay court to the emperor.",
+    "They were raising money to build a new center for research.",
+    "The thief was forced to wear a heavy wooden collar.",
+    "He was recognized by the device on his shield.",
+    "We can't paint until they put on the finishing coat.",
+    "There was not a scrap left.",
+    "I talked to him on the telephone.",
+    "He had a change of heart.",
+    "The mysterious affinity between them.",
+    "The totality of war and its consequences.",
+]
+# A training voice and a voice + variant never used in training (tools/train/speech.py).
+VOICES = ["en-us", "en-gb-x-gbcwmd+m6"]
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def speak(text, voice, path):
+    try:
+        subprocess.run(["espeak-ng", "-v", voice, "-w", path, text], check=True,
+                       capture_output=True)
+    except FileNotFoundError:
+        fail("espeak-ng is not installed (apt-get install espeak-ng): this check needs it")
+
+
+def read_wav(path):
+    with wave.open(path, "rb") as w:
+        return w.getframerate(), w.readframes(w.getnframes())
+
+
+def trim(rate, pcm):
+    """Cut leading/trailing near-silence (16-bit mono): the times the test places."""
+    n = len(pcm) // 2
+    vals = memoryview(pcm).cast("h")
+    loud = [i for i in range(n) if abs(vals[i]) > 300]
+    if not loud:
+        return pcm
+    return pcm[2 * loud[0]:2 * (loud[-1] + 1)]
+
+
+def concat(parts, rate, path, gaps):
+    """parts: PCM byte strings; gaps[i] seconds of silence before part i. Returns the
+    (start, end) of each part in seconds."""
+    out, spans, t = bytearray(), [], 0.0
+    for pcm, gap in zip(parts, gaps):
+        out += b"\0\0" * int(gap * rate)
+        t = len(out) / 2 / rate
+        out += pcm
+        spans.append((t, len(out) / 2 / rate))
+    out += b"\0\0" * int(1.0 * rate)
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(bytes(out))
+    return spans
+
+
+def transcribe(cli, model, wav, *extra):
+    r = subprocess.run([cli, "-m", model, wav, *extra], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{cli} exited {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def card_wer(model):
+    """The held-out greedy f16/f32 WER the card states (models/README.md)."""
+    card = os.path.join(os.path.dirname(model), "README.md")
+    with open(card) as f:
+        m = re.search(r"held-out WER[^0-9]*([0-9.]+) %", f.read())
+    if not m:
+        fail(f"{card} states no 'held-out WER ... N %' figure")
+    return float(m.group(1))
+
+
+def check_wer(cli, model, tools, tmp):
+    sys.path.insert(0, tools)
+    import wer  # tools/train/wer.py
+    refs, hyps = [], []
+    for i, s in enumerate(SENTENCES):
+        p = os.path.join(tmp, f"u{i}.wav")
+        speak(s, VOICES[i % 2], p)
+        hyps.append(" ".join(transcribe(cli, model, p, "-t", "2").split()))
+        refs.append(s)
+        print(f"  ref: {s}\n  hyp: {hyps[-1]}")
+    score = wer.score(refs, hyps)
+    bound = card_wer(model) + 5.0
+    print(f"WER {score['wer']:.1f} % on {score['words']} words (bound {bound:.1f} %)")
+    if score["wer"] > bound:
+        fail(f"WER {score['wer']:.1f} % above the card's figure + 5 points ({bound:.1f} %)")
+
+
+def stream(tmp, n, path):
+    parts, rate = [], None
+    for i, s in enumerate(SENTENCES[:n]):
+        p = os.path.join(tmp, f"s{i}.wav")
+        speak(s, "en-us", p)
+        rate, pcm = read_wav(p)
+        parts.append(trim(rate, pcm))
+    gaps = [0.6] + [0.8 + 0.1 * (i % 4) for i in range(1, n)]
+    return concat(parts, rate, path, gaps)
+
+
+def check_live(cli, model, tmp):
+    wav = os.path.join(tmp, "stream.wav")
+    stream(tmp, 10, wav)
+    doc = json.loads(transcribe(cli, model, wav, "-t", "2", "--live", "--step", "1000",
+                                "--word-timestamps", "-o", "json"))
+    live = doc["live"]
+    finals, forced = live["finals"], live["forced_finals"]
+    share = 1 - forced / finals if finals else 0.0
+    print(f"{finals} words committed, {forced} forced: {100 * share:.0f} % by agreement; "
+          f"word delay {live.get('word_delay')}")
+    if finals < 40:
+        fail(f"only {finals} words committed from 10 sentences")
+    if share < 0.6:
+        fail(f"only {100 * share:.0f} % of the words committed by agreement (want >= 60 %)")
+
+
+def check_times(cli, model, tmp):
+    wav = os.path.join(tmp, "times.wav")
+    spans = stream(tmp, 4, wav)
+    doc = json.loads(transcribe(cli, model, wav, "-t", "2", "--word-timestamps", "-o", "json"))
+    words = [w for seg in doc["segments"] for w in seg.get("words", [])]
+    bad = 0
+    for (a, b) in spans:
+        inside = [w for w in words if w["end"] > a - 0.3 and w["start"] < b + 0.3]
+        if not inside:
+            print(f"  no words for the utterance at {a:.2f}-{b:.2f} s")
+            bad += 1
+            continue
+        e0, e1 = inside[0]["start"] - a, inside[-1]["end"] - b
+        print(f"  utterance {a:.2f}-{b:.2f} s: words {inside[0]['start']:.2f}-"
+              f"{inside[-1]['end']:.2f} s (start {e0:+.2f}, end {e1:+.2f})")
+        if abs(e0) > 0.3 or abs(e1) > 0.4:
+            bad += 1
+    if bad:
+        fail(f"{bad} of {len(spans)} utterances' word times off by more than 0.3/0.4 s")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    cli, model, tools, check = sys.argv[1:]
+    if not os.path.exists(model):
+        fail(f"{model} is missing")
+    with tempfile.TemporaryDirectory() as tmp:
+        {"wer": lambda: check_wer(cli, model, tools, tmp),
+         "live": lambda: check_live(cli, model, tmp),
+         "times": lambda: check_times(cli, model, tmp)}[check]()
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
