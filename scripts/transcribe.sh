@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Transcribes an audio file, setting everything up first:
 #   ./scripts/transcribe.sh FILE [whisperkv-transcribe options, e.g. -o srt]
+#   ./scripts/transcribe.sh --demo    (no network, no model needed: see run_demo)
 # Installs what is missing (Debian/Ubuntu), builds in build/ ($WKV_BUILD_DIR), and when no model is
 # given (-m, $WHISPERKV_MODEL) or present in models/, downloads ggml-base.en.bin
 # from the public whisper.cpp model repository into models/.
@@ -11,8 +12,50 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 MODEL_NAME=ggml-base.en.bin
 MODEL_URL=https://huggingface.co/ggerganov/whisper.cpp/resolve/main/$MODEL_NAME
 
+# --demo: a first run on a machine without network.  espeak-ng speaks a sentence that
+# the project's own small model (models/whisperkv-synth-en.bin, trained here on
+# synthesized English: models/README.md) never heard in training, then the CLI and a
+# gst-launch-1.0 pipeline with the element transcribe it.
+run_demo() {
+    local text="He took a shower after the game." model=$WKV_ROOT/models/whisperkv-synth-en.bin
+    local build=${WKV_BUILD_DIR:-build} wav
+    if [[ ! -f "$model" ]]; then
+        wkv_log "the demo model $model is not in this checkout (tools/train/README.md makes it)"
+        return 1
+    fi
+    {
+        wkv_install_packages espeak-ng gstreamer1.0-tools
+        wkv_configure "$build"
+        wkv_build "$build" examples/whisperkv-transcribe gst-plugin/gstwhisper
+    } >&2
+    wav=$(mktemp --suffix .wav)
+    trap 'rm -f "$wav"' EXIT
+    espeak-ng -v en-us -w "$wav" "$text"
+    echo "Demo model: $model, trained here on speech synthesized by espeak-ng and flite."
+    echo "It understands synthesized English only, not human speech: for real speech use"
+    echo "a real Whisper model (whisper.cpp's ggml-base.en.bin; '$0 FILE' fetches it)."
+    echo
+    echo "espeak-ng said:  $text"
+    echo -n "CLI heard:      "
+    "$WKV_ROOT/$build/examples/whisperkv-transcribe" -m "$model" "$wav" | tr -s ' \n' ' '
+    echo
+    echo -n "element heard:  "
+    GST_PLUGIN_PATH="$WKV_ROOT/$build/gst-plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}" \
+        gst-launch-1.0 -q filesrc location="$wav" ! decodebin ! audioconvert ! \
+        audioresample ! whisper model="$model" name=w ! fakesink w.text_src ! fdsink
+    echo
+    echo "(the pipeline: gst-launch-1.0 filesrc location=FILE ! decodebin ! audioconvert !"
+    echo " audioresample ! whisper model=$model name=w ! fakesink w.text_src ! fdsink)"
+}
+
+if [[ "${1:-}" == --demo ]]; then
+    run_demo
+    exit $?
+fi
+
 if (($# == 0)) || [[ "$1" == -h || "$1" == --help ]]; then
     echo "usage: $0 FILE [whisperkv-transcribe options]" >&2
+    echo "       $0 --demo   (speaks a sentence and transcribes it with the demo model)" >&2
     echo "(after the first run, build/examples/whisperkv-transcribe --help lists them)" >&2
     exit 2
 fi

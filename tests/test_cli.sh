@@ -390,10 +390,13 @@ lookup "no -m: \$WHISPERKV_MODEL before models/" "$tmp/cwd" "env-model.bin" \
     WHISPERKV_MODEL="$tmp/env-model.bin" "$CLI"
 lookup "-m before \$WHISPERKV_MODEL" "$tmp/cwd" "m-model.bin" \
     WHISPERKV_MODEL="$tmp/env-model.bin" "$CLI" -m "$tmp/m-model.bin"
+# the demo model the repository ships (models/README.md) is never taken by default
+mkdir -p "$tmp/empty/models"
+head -c 1000 "$MODEL" >"$tmp/empty/models/whisperkv-synth-en.bin"
 (cd "$tmp/empty" && env -u WHISPERKV_MODEL "$CLI" "$JFK" >"$tmp/out" 2>"$tmp/err")
 rc=$?
 if one_error_line 2; then
-    ok "no model anywhere: status 2 and one line: $(cat "$tmp/err")"
+    ok "no model anywhere (models/whisperkv-synth-en.bin is not one): status 2 and one line: $(cat "$tmp/err")"
 else
     bad "no model anywhere (status $rc)" "$tmp/err"
 fi
