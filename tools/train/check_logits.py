@@ -49,9 +49,9 @@ def main():
         ct.restype, ct.argtypes = ctypes.c_int, [ctypes.c_char_p]
         eng.context(threads=os.cpu_count(), compute_type=ct(b"f32"))
         for w in range(a.windows):
-            audio, n, seq, _, _ = maker.make()
+            audio, n, seq = maker.make()[:3]
             while len(seq) < 20:  # a window with speech, not a silent one
-                audio, n, seq, _, _ = maker.make()
+                audio, n, seq = maker.make()[:3]
             m = mel(audio[None], [n])
             seq = seq[:60]
             with torch.no_grad():

@@ -67,10 +67,15 @@ class Block(nn.Module):
         self.mlp_ln = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, x, xa=None, causal=False):
+    def forward(self, x, xa=None, causal=False, keep=None):
         x = x + self.attn(self.attn_ln(x), causal=causal)
         if self.cross_attn is not None:
-            x = x + self.cross_attn(self.cross_attn_ln(x), xa)
+            if keep is None:
+                x = x + self.cross_attn(self.cross_attn_ln(x), xa)
+            else:  # keep the cross-attention weights (training's attention guidance)
+                o, w = self.cross_attn(self.cross_attn_ln(x), xa, return_weights=True)
+                keep.append(w)
+                x = x + o
         return x + self.mlp(self.mlp_ln(x))
 
 
@@ -114,13 +119,13 @@ class Decoder(nn.Module):
         self.blocks = nn.ModuleList([Block(d, n_head, True) for _ in range(n_layer)])
         self.ln = nn.LayerNorm(d)
 
-    def hidden(self, tokens, xa):  # tokens: full-vocabulary ids [B, T]
+    def hidden(self, tokens, xa, keep=None):  # tokens: full-vocabulary ids [B, T]
         idx = self.compact[tokens]
         if (idx < 0).any():
             raise ValueError("an input token outside the trained vocabulary")
         x = self.token_embedding(idx) + self.positional_embedding[: tokens.shape[1]]
         for blk in self.blocks:
-            x = blk(x, xa, causal=True)
+            x = blk(x, xa, causal=True, keep=keep)
         return self.ln(x)
 
     def compact_logits(self, h):

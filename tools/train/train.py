@@ -53,6 +53,9 @@ def main():
     ap.add_argument("--lr", type=float, default=1.5e-3)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--ctc", type=float, default=0.3)
+    ap.add_argument("--guide", type=float, default=0.0,
+                    help="weight of the attention guidance: the last decoder layer's "
+                         "cross-attention, for each text token, on its word's audio")
     ap.add_argument("--bf16", action="store_true", help="autocast matrix products to bf16")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=1)
@@ -116,14 +119,15 @@ def main():
             items = [maker.make(length) for _ in range(a.short_batch)]
         else:
             items = [maker.make() for _ in range(a.batch)]
-        mels, tok, lab, ctc_t, ctc_len, frames = W.collate(items, mel, compact, other)
+        mels, tok, lab, ctc_t, ctc_len, frames, span = W.collate(items, mel, compact, other)
         mels, tok, lab = mels.to(dev), tok.to(dev), lab.to(dev)
         lr = lr_at(a, state["step"], state["seconds"] / budget)
         for g in opt.param_groups:
             g["lr"] = lr
         with torch.autocast(device_type=dev, dtype=torch.bfloat16, enabled=a.bf16):
             xa = model.encoder(mels)
-            h = model.decoder.hidden(tok, xa)
+            keep = [] if a.guide > 0 else None
+            h = model.decoder.hidden(tok, xa, keep)
             logits = model.decoder.compact_logits(h).float()
             ce = F.cross_entropy(logits.view(-1, logits.shape[-1]), lab.view(-1),
                                  ignore_index=-100)
@@ -134,7 +138,20 @@ def main():
             ctc = (per / ctc_len.to(dev).clamp(min=1)).mean()
         else:
             ctc = torch.zeros((), device=dev)
-        loss = ce + a.ctc * ctc
+        guide = torch.zeros((), device=dev)
+        if a.guide > 0:
+            # the query at position i predicts label i: its attention mass on the frames
+            # of that token's word, every head of the last layer, as -log(mass)
+            w = keep[-1].float()  # [B, H, T, frames]
+            cw = torch.cat([torch.zeros_like(w[..., :1]), w.cumsum(-1)], dim=-1)
+            sp = span.to(dev)
+            ok = sp[..., 0] >= 0
+            s0 = sp[..., 0].clamp(min=0)[:, None, :, None].expand(-1, w.shape[1], -1, 1)
+            s1 = sp[..., 1].clamp(min=1)[:, None, :, None].expand(-1, w.shape[1], -1, 1)
+            mass = (cw.gather(-1, s1) - cw.gather(-1, s0)).squeeze(-1)  # [B, H, T]
+            if ok.any():
+                guide = -torch.log(mass.clamp(min=1e-6)).mean(1)[ok].mean()
+        loss = ce + a.ctc * ctc + a.guide * guide
         opt.zero_grad(set_to_none=True)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -148,11 +165,13 @@ def main():
         state["seconds"] += time.time() - t0
         acc["ce"] += float(ce)
         acc["ctc"] += float(ctc)
+        acc["guide"] = acc.get("guide", 0.0) + float(guide)
         acc["n"] += 1
         if state["step"] % 20 == 0:
             rec = {"step": state["step"], "min": round(state["seconds"] / 60, 2),
                    "windows": state["windows"], "lr": round(lr, 6),
                    "ce": round(acc["ce"] / acc["n"], 4), "ctc": round(acc["ctc"] / acc["n"], 4),
+                   "guide": round(acc.get("guide", 0.0) / acc["n"], 4),
                    "s_per_step": round((time.time() - acc["t"]) / acc["n"], 2),
                    "skipped": state.get("skipped", 0)}
             print(json.dumps(rec), flush=True)

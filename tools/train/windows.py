@@ -69,6 +69,30 @@ def easy(u):
             140 <= s["rate"] <= 210 and s["gain"] >= 0.25)
 
 
+def token_spans(u, s, e, toks):
+    """Where each token's audio is, in encoder frames (0.02 s): its word's span when
+    espeak-ng gave word times (tokens of word k = prefix k minus prefix k-1), else the
+    utterance's. For the attention guidance (training only)."""
+    whole = (int(s / 0.02), max(int(s / 0.02) + 1, int(e / 0.02)))
+    out = [whole] * len(toks)
+    if not u["words"]:
+        return out
+    i, prev = 0, []
+    for k, (_, _, ws, we) in enumerate(u["words"]):
+        p = u["prefix"][k]
+        if p[:len(prev)] != prev or len(p) > len(toks) or list(toks[:len(p)]) != p:
+            return out
+        f0 = int((s + ws) / 0.02)
+        span = (f0, max(f0 + 1, int((s + we) / 0.02)))
+        for j in range(len(prev), len(p)):
+            out[j] = span
+        prev = p
+        i = len(p)
+    for j in range(i, len(toks)):  # the final punctuation: the last word's span
+        out[j] = out[i - 1] if i else whole
+    return out
+
+
 class WindowMaker:
     def __init__(self, utts, sentences_tokens, seed):
         self.all_utts = utts
@@ -107,7 +131,7 @@ class WindowMaker:
                 a = int(t * RATE)
                 if t + dur <= content:
                     audio[a:a + len(u["pcm"])] += u["pcm"] / 32768.0
-                    segs.append((t, t + dur, u["tokens"], False))
+                    segs.append((t, t + dur, u["tokens"], False, u))
                     ctc += ctc_text(" " + u["text"])
                     n_tok += len(u["tokens"]) + 2
                 else:
@@ -118,9 +142,10 @@ class WindowMaker:
                         if k:
                             ctc += ctc_text(" " + u["text"][:u["words"][k - 1][1]])
                         if full and timestamps:
-                            segs.append((t, None, None, True))  # start timestamp only
+                            segs.append((t, None, None, True, u))  # start timestamp only
                         elif k:
-                            segs.append((t, t + u["words"][k - 1][3], u["prefix"][k - 1], False))
+                            segs.append((t, t + u["words"][k - 1][3], u["prefix"][k - 1],
+                                         False, u))
                     break
                 pause = float(rng.uniform(0.15, 1.2)) if rng.random() < 0.8 else float(
                     rng.uniform(1.2, 4.0))
@@ -132,7 +157,7 @@ class WindowMaker:
             audio[:n] += _tones(rng, n)
         audio[n:] = 0
 
-        seq, labels = [], []
+        seq, labels, spans = [], [], []
         if rng.random() < 0.5:
             prev = []
             while len(prev) < 64:
@@ -146,19 +171,28 @@ class WindowMaker:
             seq += [first]
             labels += [NOSPEECH, EOT]
         else:
-            body = []
-            for (s, e, toks, cut) in segs:
+            body, bspans = [], []
+            for (s, e, toks, cut, u) in segs:
                 if cut:
                     body.append(ts_token(s))
-                elif timestamps:
-                    body += [ts_token(s)] + list(toks) + [ts_token(e)]
-                else:
-                    body += list(toks)
+                    bspans.append(None)
+                    continue
+                if timestamps:
+                    body.append(ts_token(s))
+                    bspans.append(None)
+                body += list(toks)
+                bspans += token_spans(u, s, e, toks)
+                if timestamps:
+                    body.append(ts_token(e))
+                    bspans.append(None)
             if not timestamps:
                 body = [NOTS] + body
+                bspans = [None] + bspans
             seq += body
             labels += body + [EOT]
-        return audio, n, seq, labels, ctc
+            spans = [None] * (len(labels) - len(body) - 1) + bspans + [None]
+        spans = spans or [None] * len(labels)
+        return audio, n, seq, labels, ctc, spans
 
 
 class Mel:
@@ -202,4 +236,11 @@ def collate(items, mel, compact, other):
     ctc_t = [torch.tensor(it[4], dtype=torch.long) for it in items]
     ctc_len = torch.tensor([len(t) for t in ctc_t])
     frames = torch.tensor([min(mels.shape[-1] // 2, (n + 319) // 320) for n in ns])
-    return mels, tok, lab_c, torch.cat(ctc_t) if ctc_t else torch.zeros(0), ctc_len, frames
+    span = torch.full((len(items), T, 2), -1, dtype=torch.long)
+    n_enc = mels.shape[-1] // 2
+    for i, it in enumerate(items):
+        for j, sp in enumerate(it[5]):
+            if sp is not None and sp[0] < n_enc:
+                span[i, j, 0], span[i, j, 1] = sp[0], min(sp[1], n_enc)
+    return (mels, tok, lab_c, torch.cat(ctc_t) if ctc_t else torch.zeros(0), ctc_len,
+            frames, span)
