@@ -568,8 +568,19 @@ typedef struct {
     int n;
 } spec_list;
 
+int gen_tensor_keeps_f32(const char *name)
+{
+    static const char *const names[] = {"encoder.conv1.bias", "encoder.conv2.bias",
+                                        "encoder.positional_embedding",
+                                        "decoder.positional_embedding"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static void add(spec_list *l, const char *name, int nd, int64_t d0, int64_t d1, int64_t d2,
-                enum init init, double std, int ftype, int force_f32)
+                enum init init, double std, int ftype)
 {
     spec *s = &l->s[l->n++];
     snprintf(s->name, sizeof s->name, "%s", name);
@@ -582,7 +593,7 @@ static void add(spec_list *l, const char *name, int nd, int64_t d0, int64_t d1, 
     /* f16: every matrix f16.  Quantized (whisper.cpp's quantizer on an f16 model):
      * the 2-D matrices quantized, the 3-D conv weights f16; the 1-D tensors, the conv
      * biases and the positional embeddings f32 always */
-    if (ftype == 0 || nd < 2 || force_f32)
+    if (ftype == 0 || nd < 2 || gen_tensor_keeps_f32(name))
         s->type = 0;
     else if (ftype == 1 || nd != 2)
         s->type = 1;
@@ -599,7 +610,7 @@ static void add_block(spec_list *l, const char *prefix, int dec, int64_t d, int 
 #define A(suffix, nd, d0, d1, init, std)                                               \
     do {                                                                               \
         snprintf(nm, sizeof nm, "%s.%s%s", prefix, att[a], suffix);                    \
-        add(l, nm, nd, d0, d1, 0, init, std, ftype, 0);                                \
+        add(l, nm, nd, d0, d1, 0, init, std, ftype);                                   \
     } while (0)
         A("_ln.weight", 1, d, 0, I_LN_W, 0.05);
         A("_ln.bias", 1, d, 0, I_NORMAL, b);
@@ -615,7 +626,7 @@ static void add_block(spec_list *l, const char *prefix, int dec, int64_t d, int 
 #define M(suffix, nd, d0, d1, init, std)                                                \
     do {                                                                               \
         snprintf(nm, sizeof nm, "%s.%s", prefix, suffix);                              \
-        add(l, nm, nd, d0, d1, 0, init, std, ftype, 0);                                \
+        add(l, nm, nd, d0, d1, 0, init, std, ftype);                                   \
     } while (0)
     M("mlp_ln.weight", 1, d, 0, I_LN_W, 0.05);
     M("mlp_ln.bias", 1, d, 0, I_NORMAL, b);
@@ -635,27 +646,27 @@ static int build_specs(const gen_params *p, int n_vocab, int n_mels, spec_list *
         return -1;
     int64_t d = p->n_state;
     int ft = p->ftype, cb = p->conv_bias_1d;
-    add(l, "encoder.conv1.weight", 3, d, n_mels, 3, I_NORMAL, 1.0 / sqrt(3.0 * n_mels), ft, 0);
-    add(l, "encoder.conv1.bias", cb ? 1 : 2, d, 1, 0, I_NORMAL, 0.02, ft, 1);
-    add(l, "encoder.conv2.weight", 3, d, d, 3, I_NORMAL, 1.0 / sqrt(3.0 * (double)d), ft, 0);
-    add(l, "encoder.conv2.bias", cb ? 1 : 2, d, 1, 0, I_NORMAL, 0.02, ft, 1);
-    add(l, "encoder.positional_embedding", 2, p->n_audio_ctx, d, 0, I_SINUS, 0, ft, 1);
+    add(l, "encoder.conv1.weight", 3, d, n_mels, 3, I_NORMAL, 1.0 / sqrt(3.0 * n_mels), ft);
+    add(l, "encoder.conv1.bias", cb ? 1 : 2, d, 1, 0, I_NORMAL, 0.02, ft);
+    add(l, "encoder.conv2.weight", 3, d, d, 3, I_NORMAL, 1.0 / sqrt(3.0 * (double)d), ft);
+    add(l, "encoder.conv2.bias", cb ? 1 : 2, d, 1, 0, I_NORMAL, 0.02, ft);
+    add(l, "encoder.positional_embedding", 2, p->n_audio_ctx, d, 0, I_SINUS, 0, ft);
     char prefix[32]; /* "decoder.blocks." + any int */
     for (int i = 0; i < p->n_audio_layer; i++) {
         snprintf(prefix, sizeof prefix, "encoder.blocks.%d", i);
         add_block(l, prefix, 0, d, ft);
     }
-    add(l, "encoder.ln_post.weight", 1, d, 0, 0, I_LN_W, 0.05, ft, 0);
-    add(l, "encoder.ln_post.bias", 1, d, 0, 0, I_NORMAL, 0.02, ft, 0);
+    add(l, "encoder.ln_post.weight", 1, d, 0, 0, I_LN_W, 0.05, ft);
+    add(l, "encoder.ln_post.bias", 1, d, 0, 0, I_NORMAL, 0.02, ft);
     add(l, "decoder.token_embedding.weight", 2, n_vocab, d, 0, I_NORMAL,
-        1.0 / sqrt((double)d), ft, 0);
-    add(l, "decoder.positional_embedding", 2, p->n_text_ctx, d, 0, I_NORMAL, 0.02, ft, 1);
+        1.0 / sqrt((double)d), ft);
+    add(l, "decoder.positional_embedding", 2, p->n_text_ctx, d, 0, I_NORMAL, 0.02, ft);
     for (int i = 0; i < p->n_text_layer; i++) {
         snprintf(prefix, sizeof prefix, "decoder.blocks.%d", i);
         add_block(l, prefix, 1, d, ft);
     }
-    add(l, "decoder.ln.weight", 1, d, 0, 0, I_LN_W, 0.05, ft, 0);
-    add(l, "decoder.ln.bias", 1, d, 0, 0, I_NORMAL, 0.02, ft, 0);
+    add(l, "decoder.ln.weight", 1, d, 0, 0, I_LN_W, 0.05, ft);
+    add(l, "decoder.ln.bias", 1, d, 0, 0, I_NORMAL, 0.02, ft);
     return 0;
 }
 

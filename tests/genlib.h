@@ -98,6 +98,9 @@ size_t gen_quant_block_bytes(int type);
 /* Quantizes 32 values into one block of ggml type `type` (round to nearest; q8_0
  * d = amax / 127; q4_0 / q5_0 d = signed max / -8 / -16; q4_1 / q5_1 from min and max). */
 void gen_quantize_block(int type, const float *x, uint8_t *out);
+/* Whether a tensor stays f32 in every file type (the conv biases and both positional
+ * embeddings, as whisper.cpp's converter and quantizer keep them). */
+int gen_tensor_keeps_f32(const char *name);
 
 /* f32 -> f16 bits, round to nearest even; and back. */
 uint16_t gen_f32_to_f16(float f);

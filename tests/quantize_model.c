@@ -36,17 +36,6 @@ static int fail(const char *what, size_t off)
     return 1;
 }
 
-static int skip_name(const char *name)
-{
-    static const char *const keep[] = {"encoder.conv1.bias", "encoder.conv2.bias",
-                                       "encoder.positional_embedding",
-                                       "decoder.positional_embedding"};
-    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-        if (strcmp(name, keep[i]) == 0)
-            return 1;
-    return 0;
-}
-
 static int quantize(const uint8_t *in, size_t n_in, FILE *out, int ftype)
 {
     reader r = {in, n_in, 0};
@@ -98,7 +87,7 @@ static int quantize(const uint8_t *in, size_t n_in, FILE *out, int ftype)
         const uint8_t *data = r.p + r.off;
         if (take(&r, NULL, count * esz))
             return fail("tensor data runs past the end", hdr);
-        int q = h[0] == 2 && ne[0] % 32 == 0 && !skip_name(name);
+        int q = h[0] == 2 && ne[0] % 32 == 0 && !gen_tensor_keeps_f32(name);
         int32_t otype = q ? (int32_t)type : h[2];
         fwrite(h, 4, 2, out);
         fwrite(&otype, 4, 1, out);
