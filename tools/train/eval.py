@@ -75,7 +75,7 @@ def main():
     refs = [u["text"] for u in utts]
     seen = [i for i, u in enumerate(utts) if not u["heldout_voice"]]
     unseen = [i for i, u in enumerate(utts) if u["heldout_voice"]]
-    rows, details = [], []
+    details = []
     print("| file | compute | decoding | WER all | training voices | held-out voices |")
     print("|---|---|---|---|---|---|")
     for ft in a.files.split(","):

@@ -52,17 +52,13 @@ def main():
         a0 = int(off * W.RATE)
         audio[a0:a0 + len(u["pcm"])] = u["pcm"] / 32768.0
         n = a0 + len(u["pcm"]) + int(0.5 * W.RATE)
-        toks, spans = [W.SOT, W.NOTS], []
-        prev = []
-        for k, (c0, c1, s, e) in enumerate(u["words"]):
-            p = u["prefix"][k]
-            if p[:len(prev)] != prev:
-                break
-            for t in p[len(prev):]:
-                toks.append(t)
-                spans.append((len(toks) - 1, int((off + s) / 0.02), max(int((off + s) / 0.02) + 1,
-                                                                        int((off + e) / 0.02))))
-            prev = p
+        toks = [W.SOT, W.NOTS] + list(u["tokens"])
+        if (model.decoder.compact[torch.tensor(toks)] < 0).any():
+            continue  # a token the model never trained on: it has no embedding of its own
+        dur = len(u["pcm"]) / W.RATE
+        # (position of the token, its word's first frame, end frame)
+        spans = [(2 + k, f0, f1) for k, (f0, f1) in
+                 enumerate(W.token_spans(u, off, off + dur, u["tokens"]))]
         with torch.no_grad():
             w = cross_weights(model, mel(audio[None], [n]), torch.tensor([toks]))
         # the attention that predicts token i comes from position i - 1

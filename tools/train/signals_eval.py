@@ -6,7 +6,6 @@ comes out (a model that hears should write none; VAD should keep it from trying)
 import argparse
 import json
 import os
-import subprocess
 import tempfile
 import wave
 

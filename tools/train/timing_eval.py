@@ -26,29 +26,6 @@ def truth_words(rec):
     return t, out
 
 
-def match(ref, hyp):
-    """Pairs (i, j) of equal words on a minimum-edit alignment of the two lists."""
-    n, m = len(ref), len(hyp)
-    cost = np.zeros((n + 1, m + 1), np.int32)
-    cost[:, 0] = np.arange(n + 1)
-    cost[0, :] = np.arange(m + 1)
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            c = cost[i - 1, j - 1] + (0 if ref[i - 1] == hyp[j - 1] else 1)
-            cost[i, j] = min(c, cost[i - 1, j] + 1, cost[i, j - 1] + 1)
-    pairs, i, j = [], n, m
-    while i > 0 and j > 0:
-        if cost[i, j] == cost[i - 1, j - 1] + (0 if ref[i - 1] == hyp[j - 1] else 1):
-            if ref[i - 1] == hyp[j - 1]:
-                pairs.append((i - 1, j - 1))
-            i, j = i - 1, j - 1
-        elif cost[i, j] == cost[i - 1, j] + 1:
-            i -= 1
-        else:
-            j -= 1
-    return pairs[::-1]
-
-
 def hyp_words(doc):
     out = []
     for seg in doc["segments"]:
@@ -93,7 +70,7 @@ def main():
         extra += ["--live", "--step", str(a.step), "--latency", str(a.latency)]
     doc = run(a.model, a.rec + ".wav", extra)
     hw = hyp_words(doc)
-    pairs = match([w[0] for w in tw], [w[0] for w in hw])
+    pairs = wer.alignment([w[0] for w in tw], [w[0] for w in hw])[3]
     refs = [u["text"] for u in truth["utterances"]]
     hyp_text = " ".join(s["text"] for s in doc["segments"])
     score = wer.score([" ".join(refs)], [hyp_text])

@@ -38,25 +38,31 @@ def normalize(text):
     return [w for w in words if w]
 
 
-def align(ref, hyp):
-    """(substitutions, deletions, insertions) of the minimum-edit alignment."""
+def alignment(ref, hyp):
+    """A minimum-edit alignment (equal costs): (substitutions, deletions, insertions,
+    pairs), pairs being the (i, j) of equal words it keeps."""
     n, m = len(ref), len(hyp)
-    prev = [(j, 0, 0, j) for j in range(m + 1)]  # (cost, sub, del, ins)
+    cost = [[i + j if i == 0 or j == 0 else 0 for j in range(m + 1)] for i in range(n + 1)]
     for i in range(1, n + 1):
-        cur = [(i, 0, i, 0)]
         for j in range(1, m + 1):
-            c, s, d, k = prev[j - 1]
-            same = ref[i - 1] == hyp[j - 1]
-            best = (c + (0 if same else 1), s + (0 if same else 1), d, k)
-            c, s, d, k = prev[j]
-            if c + 1 < best[0]:
-                best = (c + 1, s, d + 1, k)
-            c, s, d, k = cur[j - 1]
-            if c + 1 < best[0]:
-                best = (c + 1, s, d, k + 1)
-            cur.append(best)
-        prev = cur
-    return prev[m][1:]
+            cost[i][j] = min(cost[i - 1][j - 1] + (ref[i - 1] != hyp[j - 1]),
+                             cost[i - 1][j] + 1, cost[i][j - 1] + 1)
+    sub = dele = ins = 0
+    pairs, i, j = [], n, m
+    while i > 0 or j > 0:
+        if i > 0 and j > 0 and cost[i][j] == cost[i - 1][j - 1] + (ref[i - 1] != hyp[j - 1]):
+            if ref[i - 1] == hyp[j - 1]:
+                pairs.append((i - 1, j - 1))
+            else:
+                sub += 1
+            i, j = i - 1, j - 1
+        elif i > 0 and cost[i][j] == cost[i - 1][j] + 1:
+            dele += 1
+            i -= 1
+        else:
+            ins += 1
+            j -= 1
+    return sub, dele, ins, pairs[::-1]
 
 
 def score(refs, hyps):
@@ -64,7 +70,7 @@ def score(refs, hyps):
     tot = {"words": 0, "sub": 0, "del": 0, "ins": 0, "utts": len(refs)}
     for r, h in zip(refs, hyps):
         rw, hw = normalize(r), normalize(h)
-        s, d, i = align(rw, hw)
+        s, d, i, _ = alignment(rw, hw)
         tot["words"] += len(rw)
         tot["sub"] += s
         tot["del"] += d

@@ -6,7 +6,6 @@ utterance boundaries (0.02-s grid).
 Token ids are the English-only ones (reference doc, tokens table)."""
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 RATE = 16000
 N_SAMPLES = 480000
