@@ -39,15 +39,26 @@ def is_heldout(s):
     return zlib.crc32(s.encode()) % 100 < 3
 
 
-def split():
+def narrow(all_, top):
+    """Only the sentences whose every word is among the `top` most used words: a
+    narrower first task (a vocabulary of about `top` words) for a short training run."""
+    count = collections.Counter(w for s in all_ for w in words(s))
+    keep = {w for w, _ in count.most_common(top)}
+    return [s for s in all_ if all(w in keep for w in words(s))]
+
+
+def split(top=0):
     all_ = sentences()
+    if top:
+        all_ = narrow(all_, top)
     train = [s for s in all_ if not is_heldout(s)]
     held = [s for s in all_ if is_heldout(s)]
     return train, held
 
 
 if __name__ == "__main__":
-    tr, he = split()
+    import sys
+    tr, he = split(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     vt = {w for s in tr for w in words(s)}
     vh = {w for s in he for w in words(s)}
     print(f"train {len(tr)} sentences, {len(vt)} words; held out {len(he)} sentences, "

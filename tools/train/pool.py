@@ -4,6 +4,8 @@ packs windows from it without running a synthesizer.
 
   python3 pool.py --split train --copies 2 --out work/pool-train.pkl
   python3 pool.py --split heldout --out work/pool-heldout.pkl
+  python3 pool.py --split train --top 1000 --copies 12 --out work/pool-train-1k.pkl
+  python3 pool.py --split heldout --top 1000 --copies 3 --out work/pool-heldout-1k.pkl
 """
 import argparse
 import multiprocessing as mp
@@ -33,15 +35,17 @@ def _synth(job):
     return text, spec, (np.clip(pcm, -1, 1) * 32767).astype(np.int16), words
 
 
-def build(split, copies, seed, workers, cache):
-    train, held = corpus.split()
+def build(split, copies, seed, workers, cache, top=0):
+    train, held = corpus.split(top)
     jobs = []
     if split == "train":
         for c in range(copies):
             jobs += [(s, seed * 1000003 + c * 100003 + i, False) for i, s in enumerate(train)]
-    else:  # each held-out sentence once in a training voice, once in a held-out voice
-        for i, s in enumerate(held):
-            jobs += [(s, seed * 7919 + 2 * i, False), (s, seed * 7919 + 2 * i + 1, True)]
+    else:  # each held-out sentence `copies` times in training voices, as often in held-out ones
+        for c in range(copies):
+            base = seed * 7919 + c * 100003
+            for i, s in enumerate(held):
+                jobs += [(s, base + 2 * i, False), (s, base + 2 * i + 1, True)]
     eng = engine.vocab_engine(cache)
     t = time.time()
     with mp.Pool(workers) as p:
@@ -64,13 +68,16 @@ def build(split, copies, seed, workers, cache):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", choices=["train", "heldout"], required=True)
-    ap.add_argument("--copies", type=int, default=2)
+    ap.add_argument("--copies", type=int, default=2,
+                    help="renditions of each sentence (held out: in each kind of voice)")
+    ap.add_argument("--top", type=int, default=0,
+                    help="only sentences of the TOP most used words (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     ap.add_argument("--cache", default="work")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    utts = build(a.split, a.copies, a.seed, a.workers, a.cache)
+    utts = build(a.split, a.copies, a.seed, a.workers, a.cache, a.top)
     with open(a.out, "wb") as f:
         pickle.dump(utts, f, protocol=4)
 

@@ -2,41 +2,46 @@
 # Every measurement of docs/trained-model.md on the files make_model.sh wrote
 # (work/models/synth-*.bin), results in work/results/:
 #   tools/train/run_evals.sh [HEADS]      (HEADS: the alignment heads, L.H,...)
+# HELD (default work/pool-heldout.pkl) picks the held-out pool, REC (default work) where
+# the 2.5-min stream and the 10-min long recording are made from it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
 py=${PYTHON:-/usr/bin/python3}
 shared=${WHISPERKV_SHARED:-$here/../../../shared}
 heads=${1:-}
+held=${HELD:-work/pool-heldout.pkl}
+rec=${REC:-work}
 out=work/results
 mkdir -p "$out"
 m=work/models/synth-f16.bin
-[[ -f work/stream.wav ]] || "$py" recordings.py --pool work/pool-heldout.pkl --minutes 2.5 --words --out work/stream
-[[ -f work/long.wav ]] || "$py" recordings.py --pool work/pool-heldout.pkl --minutes 10 --seed 12 --out work/long
+mkdir -p "$rec"
+[[ -f $rec/stream.wav ]] || "$py" recordings.py --pool "$held" --minutes 2.5 --words --out "$rec/stream"
+[[ -f $rec/long.wav ]] || "$py" recordings.py --pool "$held" --minutes 10 --seed 12 --out "$rec/long"
 # 1. held-out WER: the whole set on f16/f32 greedy, then the matrix on 200 utterances
-"$py" eval.py --model-dir work/models --pool work/pool-heldout.pkl --files f16 --compute f32 \
+"$py" eval.py --model-dir work/models --pool "$held" --files f16 --compute f32 \
     --decode greedy --json "$out/wer-all.json" | tee "$out/wer-all.md"
-"$py" eval.py --model-dir work/models --pool work/pool-heldout.pkl --n 200 \
+"$py" eval.py --model-dir work/models --pool "$held" --n 200 \
     --files f16,q8_0,q5_0,q4_0 --compute f32,bf16,int8 --decode greedy \
     --json "$out/wer-matrix.json" | tee "$out/wer-matrix.md"
-"$py" eval.py --model-dir work/models --pool work/pool-heldout.pkl --n 200 \
+"$py" eval.py --model-dir work/models --pool "$held" --n 200 \
     --files f16,q8_0,q5_0 --compute f32,int8 --decode beam5 \
     --json "$out/wer-beam.json" | tee "$out/wer-beam.md"
 # 2. word times: default heads, then the chosen ones
-"$py" timing_eval.py words --model "$m" --rec work/stream --heads default | tee "$out/words-default.json"
+"$py" timing_eval.py words --model "$m" --rec "$rec/stream" --heads default | tee "$out/words-default.json"
 if [[ -n "$heads" ]]; then
-    "$py" timing_eval.py words --model "$m" --rec work/stream --heads "$heads" | tee "$out/words-heads.json"
-    "$py" timing_eval.py words --model "$m" --rec work/stream | tee "$out/words-auto.json"
+    "$py" timing_eval.py words --model "$m" --rec "$rec/stream" --heads "$heads" | tee "$out/words-heads.json"
+    "$py" timing_eval.py words --model "$m" --rec "$rec/stream" | tee "$out/words-auto.json"
 fi
 # 3. live, word level, step 1000 and 2000
 for step in 1000 2000; do
-    "$py" timing_eval.py live --model "$m" --rec work/stream --step "$step" | tee "$out/live-$step.json"
+    "$py" timing_eval.py live --model "$m" --rec "$rec/stream" --step "$step" | tee "$out/live-$step.json"
 done
 # 4. signals that are not speech, with and without VAD
 "$py" signals_eval.py --model "$m" --vad "$shared/models/for-tests-silero-v6.2.0-ggml.bin" | tee "$out/signals.md"
 # 5. long form: the 10-minute recording through the window loop
-"$WHISPERKV_BUILD/examples/whisperkv-transcribe" -m "$m" -t 2 -o json work/long.wav >"$out/long.json"
-"$py" - "$out/long.json" work/long.json <<'PY' | tee "$out/long.md"
+"$WHISPERKV_BUILD/examples/whisperkv-transcribe" -m "$m" -t 2 -o json "$rec/long.wav" >"$out/long.json"
+"$py" - "$out/long.json" "$rec/long.json" <<'PY' | tee "$out/long.md"
 import json, sys, collections
 import wer
 hyp = json.load(open(sys.argv[1])); ref = json.load(open(sys.argv[2]))

@@ -59,6 +59,11 @@ def main():
     ap.add_argument("--bf16", action="store_true", help="autocast matrix products to bf16")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--init", default="",
+                    help="start from this checkpoint's weights and optimizer (a new "
+                         "schedule: fine-tuning on another pool)")
+    ap.add_argument("--top", type=int, default=0,
+                    help="the pool's sentences are corpus.split(TOP)'s (pool.py --top)")
     ap.add_argument("--steps", type=int, default=0, help="stop after this many (timing)")
     ap.add_argument("--short-until", type=float, default=0.0,
                     help="curriculum: until this many minutes, windows of 6-12 s "
@@ -76,6 +81,15 @@ def main():
     with open(a.pool, "rb") as f:
         utts = pickle.load(f)
     vocab_ids = vocabulary(utts)
+    init = None
+    if a.init and not os.path.exists(ckpt_path):
+        init = torch.load(a.init, map_location=dev)
+        vocab_ids = init["vocab_ids"]  # the output rows the weights were trained with
+        have = set(np.asarray(vocab_ids).tolist())
+        n = len(utts)  # the weights have no input row for an id outside their vocabulary
+        utts = [u for u in utts if have.issuperset(vocabulary([u]).tolist())]
+        if len(utts) < n:
+            print(f"{n - len(utts)} utterances left out: ids not in {a.init}'s vocabulary")
     dims = dict(n_vocab=51864, n_audio_ctx=1500, n_audio_state=a.d, n_audio_head=a.heads,
                 n_audio_layer=a.enc_layers, n_text_ctx=448, n_text_state=a.d,
                 n_text_head=a.heads, n_text_layer=a.dec_layers, n_mels=80)
@@ -84,6 +98,14 @@ def main():
     params = list(model.parameters()) + list(ctc_head.parameters())
     opt = torch.optim.AdamW(params, lr=a.lr, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
     state = {"step": 0, "seconds": 0.0, "windows": 0}
+    if init is not None:
+        model.load_state_dict(init["model"])
+        ctc_head.load_state_dict(init["ctc_head"])
+        opt.load_state_dict(init["opt"])
+        state["init"] = {"from": a.init, "step": init["state"]["step"],
+                         "seconds": init["state"]["seconds"]}
+        print(f"starting from {a.init} (step {init['state']['step']}, "
+              f"{init['state']['seconds'] / 60:.1f} min)")
     if os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path, map_location=dev)
         model.load_state_dict(ck["model"])
@@ -102,7 +124,7 @@ def main():
     filters = np.load(os.path.join(engine.shared_dir(), "models", "openai-assets",
                                    "mel_filters.npz"))["mel_80"]
     mel = W.Mel(filters)
-    train_sents, _ = corpus.split()
+    train_sents, _ = corpus.split(a.top)
     prev_pool = [u["tokens"] for u in utts[:len(train_sents)]]
     maker = W.WindowMaker(utts, prev_pool, a.seed * 7 + state["step"])
     compact = model.decoder.compact.cpu()
