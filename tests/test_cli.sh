@@ -638,5 +638,34 @@ for args in "--word-timestamps --alignment-heads 9.0" "--word-timestamps --align
     fi
 done
 
+# ------------------------------------------------------------------ writes that fail
+# A full disk (/dev/full) for --output-file and for standard output: status 1 and one
+# "cannot write" line, never success with a short file; standard output into a pipe
+# whose reader has gone: ended by SIGPIPE (status 141 in sh) or status 1, never a hang.
+for fmt in txt srt json; do
+    run -m "$MODEL" "$JFK" -o $fmt $NF --output-file /dev/full
+    if one_error_line 1 && grep -q "cannot write '/dev/full'" "$tmp/err"; then
+        ok "-o $fmt --output-file /dev/full: status 1, one line"
+    else
+        bad "-o $fmt --output-file /dev/full (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+"$CLI" -m "$MODEL" "$JFK" -o srt $NF >/dev/full 2>"$tmp/err"
+rc=$?
+: >"$tmp/out"
+if one_error_line 1 && grep -q "cannot write 'stdout'" "$tmp/err"; then
+    ok "-o srt > /dev/full: status 1, one line"
+else
+    bad "-o srt > /dev/full (status $rc)" "$tmp/err"
+fi
+# the reader (true) exits at once, so every write meets a closed pipe
+{ timeout 120 "$CLI" -m "$MODEL" "$JFK" -o json $NF 2>"$tmp/err"; echo $? >"$tmp/pipe_rc"; } | true
+rc=$(cat "$tmp/pipe_rc")
+if [ "$rc" -eq 141 ] || { [ "$rc" -eq 1 ] && [ "$(lines "$tmp/err")" -eq 1 ]; }; then
+    ok "-o json into a closed pipe: ended (status $rc)"
+else
+    bad "-o json into a closed pipe: status $rc (124: hung)" "$tmp/err"
+fi
+
 echo "test_cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
