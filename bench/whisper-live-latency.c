@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     gchar *desc = g_strdup_printf(
         "filesrc location=\"%s\" ! wavparse ! audioconvert ! audioresample ! "
         "audio/x-raw,format=F32LE,rate=16000,channels=1 ! identity sync=true ! "
-        "whisper name=w model=\"%s\" step=%s latency=%s threads=%s temperature-fallback=false "
+        "whisperkv name=w model=\"%s\" step=%s latency=%s threads=%s temperature-fallback=false "
         "word-timestamps=%s text-unit=%s "
         "w.src ! fakesink sync=false w.text_src ! appsink name=text sync=false emit-signals=true",
         argv[2], argv[1], argv[3], argv[4], argv[5], words ? "true" : "false", argv[6]);

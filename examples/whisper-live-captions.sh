@@ -15,7 +15,7 @@ UNIT=
 [ "${2:-}" = words ] && UNIT="word-timestamps=true text-unit=word"
 exec gst-launch-1.0 -q autoaudiosrc ! audioconvert ! audioresample ! \
   "audio/x-raw,rate=16000,channels=1" ! \
-  whisper model="$MODEL" step=2000 latency=6000 $UNIT name=w ! \
+  whisperkv model="$MODEL" step=2000 latency=6000 $UNIT name=w ! \
   queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! fakesink sync=true \
   w.text_src ! queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! \
   fdsink fd=1 sync=false

@@ -1,4 +1,4 @@
-/* whisper-srt: plays an audio or video file through the `whisper` element and writes
+/* whisper-srt: plays an audio or video file through the `whisperkv` element and writes
  * the text it gets from text_src (through an appsink) as an SRT file.
  *
  *   whisper-srt MODEL INPUT OUTPUT.srt
@@ -38,7 +38,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s MODEL INPUT OUTPUT.srt\n", argv[0]);
         return 2;
     }
-    GstElementFactory *f = gst_element_factory_find("whisper");
+    GstElementFactory *f = gst_element_factory_find("whisperkv");
     if (f)
         gst_object_unref(f);
     else
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     GstElement *src = gst_element_factory_make("uridecodebin", NULL);
     GstElement *conv = gst_element_factory_make("audioconvert", NULL);
     GstElement *res = gst_element_factory_make("audioresample", NULL);
-    GstElement *w = gst_element_factory_make("whisper", NULL);
+    GstElement *w = gst_element_factory_make("whisperkv", NULL);
     GstElement *asink = gst_element_factory_make("fakesink", NULL);
     GstElement *tsink = gst_element_factory_make("appsink", NULL);
     if (!src || !conv || !res || !w || !asink || !tsink) {

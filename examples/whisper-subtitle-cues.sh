@@ -14,7 +14,7 @@ MODEL=$1; IN=$2; OUT=$3; WIDTH=${4:-42}; LINES=${5:-2}
   echo "usage: $0 MODEL INPUT OUT.mkv [WIDTH [LINES]]" >&2; exit 2; }
 VENC=${VENC:-vp8enc deadline=1}   # any video encoder matroskamux takes
 Q="queue max-size-time=0 max-size-buffers=0 max-size-bytes=0"
-W="whisper model=$MODEL name=w word-timestamps=true text-unit=cue \
+W="whisperkv model=$MODEL name=w word-timestamps=true text-unit=cue \
 max-line-width=$WIDTH max-line-count=$LINES"
 
 # a video stream or not (HAS_VIDEO=1/0, else gst-discoverer-1.0 if installed, else

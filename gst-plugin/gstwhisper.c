@@ -1,6 +1,7 @@
-/* whisper: Whisper speech to text as a GStreamer element.  This file: the GObject,
- * its statistics (under the object lock), model load and unload, and the state
- * changes.
+/* whisperkv and whisperkvtranscriber: Whisper speech to text as GStreamer elements.
+ * This file: the GObject types (an abstract base holding everything, and the two
+ * element types, which differ in their pads and two property defaults), the
+ * statistics (under the object lock), model load and unload, and the state changes.
  *
  * The rest of the element, by responsibility (docs/architecture.md draws it):
  *   gstwhisperprops.c   the properties: table, defaults, get/set, snapshot at start
@@ -23,7 +24,24 @@
 GST_DEBUG_CATEGORY(gst_whisper_debug);
 #define GST_CAT_DEFAULT gst_whisper_debug
 
-G_DEFINE_TYPE(GstWhisper, gst_whisper, GST_TYPE_ELEMENT)
+static gpointer gst_whisper_parent_class;
+static void gst_whisper_class_init(GstWhisperClass *klass);
+static void gst_whisper_init(GstWhisper *self);
+
+/* Type names of our own ("GstWhisper" is another whisper plugin's: two types of one
+ * name cannot live in one process). */
+GType gst_whisper_get_type(void)
+{
+    static gsize type = 0;
+    if (g_once_init_enter(&type)) {
+        GType t = g_type_register_static_simple(GST_TYPE_ELEMENT,
+            g_intern_static_string("GstWhisperKvBase"), sizeof(GstWhisperClass),
+            (GClassInitFunc)(void (*)(void))gst_whisper_class_init, sizeof(GstWhisper),
+            (GInstanceInitFunc)(void (*)(void))gst_whisper_init, G_TYPE_FLAG_ABSTRACT);
+        g_once_init_leave(&type, t);
+    }
+    return (GType)type;
+}
 
 GstClockTime gst_whisper_clock_now(GstWhisper *self)
 {
@@ -272,8 +290,11 @@ static GstStateChangeReturn gst_whisper_change_state(GstElement *element,
     GstStateChangeReturn ret =
         GST_ELEMENT_CLASS(gst_whisper_parent_class)->change_state(element, transition);
     if ((transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE) ||
-        transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+        transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
         unload_model(self);
+        self->in_width = 0; /* the pads are inactive: the next stream sends its caps */
+        gst_flow_combiner_reset(self->flows);
+    }
     return ret;
 }
 
@@ -291,16 +312,16 @@ static void gst_whisper_finalize(GObject *object)
     g_free(self->w.opt_prompt);
     gst_whisper_live_free(self);
     gst_whisper_queue_clear(self);
+    if (self->flows)
+        gst_flow_combiner_free(self->flows);
     G_OBJECT_CLASS(gst_whisper_parent_class)->finalize(object);
 }
 
 static void gst_whisper_init(GstWhisper *self)
 {
-    gst_whisper_pads_init(self);
     gst_whisper_queue_init(self);
     gst_whisper_text_reset(self);
     gst_whisper_live_init(self);
-    gst_whisper_props_init(self);
 }
 
 void gst_whisper_register_tags(void)
@@ -319,24 +340,80 @@ static void gst_whisper_class_init(GstWhisperClass *klass)
     GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
     GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
 
-    GST_DEBUG_CATEGORY_INIT(gst_whisper_debug, "whisper", 0, "Whisper speech to text");
+    gst_whisper_parent_class = g_type_class_peek_parent(klass);
+    GST_DEBUG_CATEGORY_INIT(gst_whisper_debug, "whisperkv", 0, "Whisper speech to text");
     gst_whisper_register_tags();
-
     gobject_class->finalize = gst_whisper_finalize;
-    gst_whisper_props_class_init(gobject_class);
-
-    gst_whisper_pads_class_init(element_class);
-    gst_element_class_set_static_metadata(element_class, "Whisper speech to text",
-        "Filter/Audio/Text",
-        "Transcribes 16 kHz mono speech with an OpenAI Whisper model: the audio passes "
-        "through on src, timed text comes out on text_src (put audioconvert ! audioresample "
-        "before it)",
-        "whisperkv developers");
     element_class->change_state = GST_DEBUG_FUNCPTR(gst_whisper_change_state);
+}
+
+/* ------------------------------------------------------------------ the two elements */
+
+/* class_data: GINT_TO_POINTER(transcriber) */
+static void element_class_init(gpointer g_class, gpointer class_data)
+{
+    GstWhisperClass *klass = g_class;
+    GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+    klass->transcriber = GPOINTER_TO_INT(class_data);
+    gst_whisper_props_class_init(G_OBJECT_CLASS(klass), klass->transcriber);
+    gst_whisper_pads_class_init(element_class, klass->transcriber);
+    if (klass->transcriber)
+        gst_element_class_set_static_metadata(element_class, "Whisper transcriber",
+            "Audio/Text/Filter",
+            "Transcribes 16 kHz mono speech with an OpenAI Whisper model into timed text on "
+            "src (a word a buffer by default), as GStreamer's other transcribers do: "
+            "transcriberbin's transcriber (put audioconvert ! audioresample before it)",
+            "whisperkv developers");
+    else
+        gst_element_class_set_static_metadata(element_class, "Whisper speech to text",
+            "Filter/Audio/Text",
+            "Transcribes 16 kHz mono speech with an OpenAI Whisper model: the audio passes "
+            "through on src, timed text comes out on text_src (put audioconvert ! "
+            "audioresample before it)",
+            "whisperkv developers");
+}
+
+/* g_class: the instance's own class, so the pads and defaults are its type's */
+static void element_init(GTypeInstance *instance, gpointer g_class)
+{
+    GstWhisper *self = (GstWhisper *)instance;
+    self->transcriber = ((GstWhisperClass *)g_class)->transcriber;
+    gst_whisper_pads_init(self);
+    gst_whisper_props_init(self);
+}
+
+static GType register_element_type(const gchar *name, gboolean transcriber)
+{
+    const GTypeInfo info = {
+        .class_size = sizeof(GstWhisperClass),
+        .class_init = element_class_init,
+        .class_data = GINT_TO_POINTER(transcriber),
+        .instance_size = sizeof(GstWhisper),
+        .instance_init = element_init,
+    };
+    return g_type_register_static(GST_TYPE_WHISPER, g_intern_static_string(name), &info, 0);
+}
+
+GType gst_whisper_filter_get_type(void)
+{
+    static gsize type = 0;
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, register_element_type("GstWhisperKv", FALSE));
+    return (GType)type;
+}
+
+GType gst_whisper_transcriber_get_type(void)
+{
+    static gsize type = 0;
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, register_element_type("GstWhisperKvTranscriber", TRUE));
+    return (GType)type;
 }
 
 gboolean gst_whisper_register(GstPlugin *plugin)
 {
     gst_whisper_register_tags();
-    return gst_element_register(plugin, "whisper", GST_RANK_NONE, GST_TYPE_WHISPER);
+    return gst_element_register(plugin, "whisperkv", GST_RANK_NONE, GST_TYPE_WHISPER_FILTER) &&
+           gst_element_register(plugin, "whisperkvtranscriber", GST_RANK_NONE,
+                                GST_TYPE_WHISPER_TRANSCRIBER);
 }

@@ -1,5 +1,11 @@
-/* whisper: speech to text with whisperkv.  Audio in on `sink`, the same buffers out
- * on `src`, timed text (one buffer per segment, word or cue: text-unit) on `text_src`.  See docs/element.md. */
+/* The whisperkv plugin's two elements, one code (see docs/element.md):
+ *   whisperkv             a filter: audio in on `sink`, the same buffers out on `src`,
+ *                         timed text (one buffer per segment, word or cue: text-unit) on
+ *                         `text_src`;
+ *   whisperkvtranscriber  a transcriber as GStreamer's others are (transcriberbin's
+ *                         `transcriber`): audio in on `sink`, timed text on `src`, word
+ *                         buffers by default.
+ * Both are GstWhisper (abstract, "GstWhisperKvBase"): its class says which one. */
 #ifndef GST_WHISPER_H
 #define GST_WHISPER_H
 
@@ -10,8 +16,24 @@
 
 G_BEGIN_DECLS
 
+typedef struct _GstWhisper GstWhisper;
+typedef struct _GstWhisperClass {
+    GstElementClass parent_class;
+    gboolean transcriber; /* text on `src`, no audio out */
+} GstWhisperClass;
+
 #define GST_TYPE_WHISPER (gst_whisper_get_type())
-G_DECLARE_FINAL_TYPE(GstWhisper, gst_whisper, GST, WHISPER, GstElement)
+#define GST_WHISPER(obj) (G_TYPE_CHECK_INSTANCE_CAST((obj), GST_TYPE_WHISPER, GstWhisper))
+#define GST_IS_WHISPER(obj) (G_TYPE_CHECK_INSTANCE_TYPE((obj), GST_TYPE_WHISPER))
+#define GST_WHISPER_GET_CLASS(obj) \
+    (G_TYPE_INSTANCE_GET_CLASS((obj), GST_TYPE_WHISPER, GstWhisperClass))
+GType gst_whisper_get_type(void);
+
+/* The element factories' types: "whisperkv" and "whisperkvtranscriber". */
+#define GST_TYPE_WHISPER_FILTER (gst_whisper_filter_get_type())
+#define GST_TYPE_WHISPER_TRANSCRIBER (gst_whisper_transcriber_get_type())
+GType gst_whisper_filter_get_type(void);
+GType gst_whisper_transcriber_get_type(void);
 
 /* What one text buffer holds (the text-unit property). */
 typedef enum {
@@ -33,7 +55,7 @@ GType gst_whisper_compute_type_get_type(void);
 
 /* Registers the `transcript` tag (idempotent). */
 void gst_whisper_register_tags(void);
-/* Registers the element with `plugin` (NULL: statically, for tests and apps). */
+/* Registers both elements with `plugin` (NULL: statically, for tests and apps). */
 gboolean gst_whisper_register(GstPlugin *plugin);
 
 G_END_DECLS

@@ -76,7 +76,7 @@ static void live_cue_part(const wkv_cue_word *q, guint n, double a, double b, in
     GstWhisper *self = user;
     g_return_if_fail(self->live.cue_out != NULL);
     WSeg *s = g_new0(WSeg, 1);
-    s->text = wkv_cue_text(q, n, FALSE, mark);
+    s->text = wkv_cue_text(q, n, self->w.highlight, mark); /* markup: escaped */
     s->text_only = TRUE;
     s->final = TRUE;
     s->pts = gst_whisper_secs_to_ns(a);

@@ -1,12 +1,16 @@
-/* whisper: the pads, on the streaming thread and the application's: chain (copies the
- * samples into the queue, then pushes the very same buffer on src; it never waits
- * for inference), sink events (queued for text_src in order), queries, and text_src's
- * activation, which starts and stops the worker task.
+/* The pads, on the streaming thread and the application's: chain (copies the samples
+ * into the queue, then, on the filter, pushes the very same buffer on src; it never
+ * waits for inference), sink events (queued for the text pad in order), queries, and
+ * the text pad's activation, which starts and stops the worker task.
  *
- * Flow: src's flow and text_src's (stored by the worker) are combined the way
- * GstFlowCombiner combines a demuxer's pads: a fatal flow or FLUSHING on either pad
- * is returned, NOT_LINKED or EOS only when both pads say so (so an unlinked text_src
- * does not stop the audio, and an unlinked src does not stop the transcript). */
+ * The filter (whisperkv) has sink, src (audio) and text_src; the transcriber
+ * (whisperkvtranscriber) has sink and src (text): self->srcpad is NULL there and the
+ * audio ends here.
+ *
+ * Flow: the filter's src flow and its text flow (stored by the worker) go through a
+ * GstFlowCombiner, as a demuxer's pads do: a fatal flow or FLUSHING on either pad is
+ * returned, NOT_LINKED or EOS only when both pads say so (so an unlinked text_src does
+ * not stop the audio, and an unlinked src does not stop the transcript). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -14,6 +18,7 @@
 #include "gstwhisperpriv.h"
 
 #include <gst/audio/audio.h>
+#include <gst/base/gstflowcombiner.h>
 
 #define GST_CAT_DEFAULT gst_whisper_debug
 
@@ -27,8 +32,30 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC,
     GST_PAD_ALWAYS, GST_STATIC_CAPS(AUDIO_CAPS));
 
-GstStaticPadTemplate gst_whisper_text_template = GST_STATIC_PAD_TEMPLATE("text_src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("text/x-raw, format = (string) utf8"));
+/* Text: utf8, or pango-markup when the text carries markup (highlight-words). */
+#define TEXT_CAPS "text/x-raw, format = (string) { utf8, pango-markup }"
+static GstStaticPadTemplate text_template = GST_STATIC_PAD_TEMPLATE("text_src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(TEXT_CAPS));
+static GstStaticPadTemplate transcriber_src_template = GST_STATIC_PAD_TEMPLATE("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(TEXT_CAPS));
+
+GstCaps *gst_whisper_text_caps(GstWhisper *self)
+{
+    /* highlighted cues are the only text with markup (<u>), escaped then */
+    gboolean markup = self->w.highlight && self->w.text_unit == GST_WHISPER_TEXT_UNIT_CUE;
+    return gst_caps_new_simple("text/x-raw", "format", G_TYPE_STRING,
+                               markup ? "pango-markup" : "utf8", NULL);
+}
+
+/* A serialized or sticky event from upstream: on the filter, on to src with the audio;
+ * on the transcriber the audio's events end here. */
+static gboolean forward_audio_event(GstWhisper *self, GstEvent *event)
+{
+    if (self->srcpad)
+        return gst_pad_push_event(self->srcpad, event);
+    gst_event_unref(event);
+    return TRUE;
+}
 
 /* Whether upstream is live (asked once per activation). */
 static gboolean upstream_is_live(GstWhisper *self)
@@ -50,27 +77,29 @@ static gboolean flow_stops(GstFlowReturn ret)
     return ret == GST_FLOW_FLUSHING || ret < GST_FLOW_EOS;
 }
 
-/* The flow chain returns for `audio`, src's, with text_src's (see the top). */
+/* The flow chain returns: the text pad's (stored by the worker; OK while nothing was
+ * pushed, then NOT_LINKED if the pad is not linked), combined with src's `audio` on
+ * the filter (see the top).  Streaming thread only: the combiner is its. */
 static GstFlowReturn combine_flows(GstWhisper *self, GstFlowReturn audio)
 {
     GstFlowReturn text = gst_whisper_queue_srcresult(self);
-    if (flow_stops(audio))
-        return audio;
-    if (flow_stops(text))
-        return text;
     if (text == GST_FLOW_OK && !gst_pad_is_linked(self->textpad))
         text = GST_FLOW_NOT_LINKED;
-    if (audio == GST_FLOW_OK || text == GST_FLOW_OK)
-        return GST_FLOW_OK;
-    return audio == GST_FLOW_NOT_LINKED && text == GST_FLOW_NOT_LINKED ? GST_FLOW_NOT_LINKED
-                                                                       : GST_FLOW_EOS;
+    GstFlowReturn ret = gst_flow_combiner_update_pad_flow(self->flows, self->textpad, text);
+    if (self->srcpad)
+        ret = gst_flow_combiner_update_pad_flow(self->flows, self->srcpad, audio);
+    return ret;
 }
 
 static void push_src_tags(GstWhisper *self, GQueue *tags)
 {
     GstTagList *t;
-    while ((t = g_queue_pop_head(tags)))
-        gst_pad_push_event(self->srcpad, gst_event_new_tag(t));
+    while ((t = g_queue_pop_head(tags))) {
+        if (self->srcpad)
+            gst_pad_push_event(self->srcpad, gst_event_new_tag(t));
+        else
+            gst_tag_list_unref(t);
+    }
 }
 
 static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
@@ -84,16 +113,11 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         gst_buffer_unref(buf);
         return text;
     }
-    GstCaps *caps = gst_pad_get_current_caps(self->sinkpad);
-    GstAudioInfo info;
-    gboolean ok = caps && gst_audio_info_from_caps(&info, caps);
-    if (caps)
-        gst_caps_unref(caps);
-    if (!ok) {
+    if (!self->in_width) { /* no CAPS event yet */
         gst_buffer_unref(buf);
         return GST_FLOW_NOT_NEGOTIATED;
     }
-    gboolean s16 = GST_AUDIO_INFO_FORMAT(&info) == GST_AUDIO_FORMAT_S16LE;
+    gboolean s16 = self->in_width == 2;
     gboolean live = gst_whisper_queue_step(self) > 0 || upstream_is_live(self);
 
     /* The samples go to the worker before the buffer goes downstream: an element
@@ -105,7 +129,7 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map a buffer"));
         return GST_FLOW_ERROR;
     }
-    const gsize width = s16 ? 2 : 4;
+    const gsize width = self->in_width;
     if (map.size % width)
         GST_WARNING_OBJECT(self, "a buffer of %" G_GSIZE_FORMAT " bytes: its last partial "
                            "sample is ignored", map.size);
@@ -114,14 +138,40 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
     gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16, live, arrived, &tags);
     gst_buffer_unmap(buf, &map);
     push_src_tags(self, &tags);
+    if (!self->srcpad) { /* the transcriber: the audio ends here */
+        gst_buffer_unref(buf);
+        return combine_flows(self, GST_FLOW_OK);
+    }
     return combine_flows(self, gst_pad_push(self->srcpad, buf));
+}
+
+/* The input format, once per CAPS event (the chain reads the sample width it keeps):
+ * F32LE or S16LE at 16 kHz mono, as the template says. */
+static gboolean sink_caps(GstWhisper *self, GstEvent *event)
+{
+    GstCaps *caps;
+    GstAudioInfo info;
+    gst_event_parse_caps(event, &caps);
+    if (!gst_audio_info_from_caps(&info, caps) || GST_AUDIO_INFO_RATE(&info) != WKV_SAMPLE_RATE ||
+        GST_AUDIO_INFO_CHANNELS(&info) != 1 ||
+        (GST_AUDIO_INFO_FORMAT(&info) != GST_AUDIO_FORMAT_S16LE &&
+         GST_AUDIO_INFO_FORMAT(&info) != GST_AUDIO_FORMAT_F32LE)) {
+        GST_WARNING_OBJECT(self, "caps not accepted: %" GST_PTR_FORMAT, caps);
+        gst_event_unref(event);
+        return FALSE;
+    }
+    self->in_width = GST_AUDIO_INFO_FORMAT(&info) == GST_AUDIO_FORMAT_S16LE ? 2 : 4;
+    /* Not queued for the text pad: its caps never change (the worker sends them before
+     * anything else), and an event item would end the open stretch's place at the
+     * tail of the queue.  A format change (F32LE <-> S16LE) continues the stretch. */
+    return forward_audio_event(self, event);
 }
 
 static gboolean sink_flush_start(GstWhisper *self, GstEvent *event)
 {
     gst_whisper_queue_set_flushing(self, TRUE);
-    gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
-    gst_pad_push_event(self->textpad, event);
+    gboolean ret = self->srcpad ? gst_pad_push_event(self->srcpad, gst_event_ref(event)) : TRUE;
+    ret = gst_pad_push_event(self->textpad, event) && ret;
     /* waits for the window in flight to end; its text is discarded */
     gst_pad_pause_task(self->textpad);
     return ret;
@@ -137,8 +187,9 @@ static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
     gst_whisper_vad_forget(self);
     gst_whisper_worker_forget_cues(self);
     gst_whisper_text_reset(self);
-    gboolean ret = gst_pad_push_event(self->srcpad, gst_event_ref(event));
-    gst_pad_push_event(self->textpad, event);
+    gst_flow_combiner_reset(self->flows);
+    gboolean ret = self->srcpad ? gst_pad_push_event(self->srcpad, gst_event_ref(event)) : TRUE;
+    ret = gst_pad_push_event(self->textpad, event) && ret;
     /* a flush right after the start may have dropped the queued stream-start:
      * text_src must have it before the next segment (the task is paused, so this
      * thread may push) */
@@ -170,31 +221,27 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
         return sink_flush_stop(self, event);
     case GST_EVENT_STREAM_START:
         gst_whisper_queue_event(self, text_stream_start(self, event), NULL);
-        return gst_pad_push_event(self->srcpad, event);
+        return forward_audio_event(self, event);
     case GST_EVENT_CAPS:
-        /* Not queued for text_src: its caps never change (the worker sends them before
-         * anything else), and an event item would end the open stretch's place at the
-         * tail of the queue.  A format change (F32LE <-> S16LE) continues the stretch:
-         * the chain reads the caps of every buffer. */
-        return gst_pad_push_event(self->srcpad, event);
+        return sink_caps(self, event);
     case GST_EVENT_SEGMENT: {
         const GstSegment *seg;
         gst_event_parse_segment(event, &seg);
         gst_whisper_queue_segment(self, seg, event);
-        return gst_pad_push_event(self->srcpad, event);
+        return forward_audio_event(self, event);
     }
     case GST_EVENT_GAP:
         gst_whisper_queue_event(self, gst_event_ref(event), NULL);
-        return gst_pad_push_event(self->srcpad, event);
+        return forward_audio_event(self, event);
     case GST_EVENT_EOS: {
         GQueue tags = G_QUEUE_INIT;
         gst_whisper_queue_event(self, gst_event_ref(event), &tags);
         push_src_tags(self, &tags);
-        return gst_pad_push_event(self->srcpad, event);
+        return forward_audio_event(self, event);
     }
     default:
         if (GST_EVENT_IS_SERIALIZED(event) || GST_EVENT_IS_STICKY(event))
-            return gst_pad_push_event(self->srcpad, event);
+            return forward_audio_event(self, event);
         return gst_pad_event_default(pad, parent, event);
     }
 }
@@ -216,9 +263,40 @@ static gboolean proxy_caps_query(GstPad *pad, GstPad *other, GstQuery *query)
     return TRUE;
 }
 
+/* A CAPS query answered by the pad's template (with the query's filter). */
+static gboolean template_caps_query(GstPad *pad, GstQuery *query)
+{
+    GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
+    gst_query_parse_caps(query, &filter);
+    GstCaps *res = filter ? gst_caps_intersect_full(filter, tmpl, GST_CAPS_INTERSECT_FIRST)
+                          : gst_caps_ref(tmpl);
+    gst_query_set_caps_result(query, res);
+    gst_caps_unref(res);
+    gst_caps_unref(tmpl);
+    return TRUE;
+}
+
+static gboolean template_accept_caps_query(GstPad *pad, GstQuery *query)
+{
+    GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
+    gst_query_parse_accept_caps(query, &caps);
+    gst_query_set_accept_caps_result(query, gst_caps_is_subset(caps, tmpl));
+    gst_caps_unref(tmpl);
+    return TRUE;
+}
+
 static gboolean gst_whisper_sink_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
     GstWhisper *self = GST_WHISPER(parent);
+    if (!self->srcpad) { /* the transcriber: the audio ends here, the template answers */
+        if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS)
+            return template_caps_query(pad, query);
+        if (GST_QUERY_TYPE(query) == GST_QUERY_ACCEPT_CAPS)
+            return template_accept_caps_query(pad, query);
+        if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION)
+            return FALSE;
+        return gst_pad_query_default(pad, parent, query);
+    }
     switch (GST_QUERY_TYPE(query)) {
     /* audio questions are answered downstream of src */
     case GST_QUERY_CAPS:
@@ -269,23 +347,10 @@ static gboolean text_latency_query(GstWhisper *self, GstQuery *query)
 static gboolean text_query(GstWhisper *self, GstPad *pad, GstQuery *query)
 {
     switch (GST_QUERY_TYPE(query)) {
-    case GST_QUERY_CAPS: {
-        GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps(pad);
-        gst_query_parse_caps(query, &filter);
-        GstCaps *res = filter ? gst_caps_intersect_full(filter, tmpl, GST_CAPS_INTERSECT_FIRST)
-                              : gst_caps_ref(tmpl);
-        gst_query_set_caps_result(query, res);
-        gst_caps_unref(res);
-        gst_caps_unref(tmpl);
-        return TRUE;
-    }
-    case GST_QUERY_ACCEPT_CAPS: {
-        GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
-        gst_query_parse_accept_caps(query, &caps);
-        gst_query_set_accept_caps_result(query, gst_caps_is_subset(caps, tmpl));
-        gst_caps_unref(tmpl);
-        return TRUE;
-    }
+    case GST_QUERY_CAPS:
+        return template_caps_query(pad, query);
+    case GST_QUERY_ACCEPT_CAPS:
+        return template_accept_caps_query(pad, query);
     case GST_QUERY_LATENCY:
         return text_latency_query(self, query);
     default:
@@ -321,7 +386,9 @@ static gboolean gst_whisper_text_activate_mode(GstPad *pad, GstObject *parent,
 static GstIterator *gst_whisper_iterate_internal_links(GstPad *pad, GstObject *parent)
 {
     GstWhisper *self = GST_WHISPER(parent);
-    GstPad *other = pad == self->sinkpad ? self->srcpad : self->sinkpad;
+    /* the audio's way through; the transcriber's audio becomes its text */
+    GstPad *out = self->srcpad ? self->srcpad : self->textpad;
+    GstPad *other = pad == self->sinkpad ? out : self->sinkpad;
     GValue v = G_VALUE_INIT;
     g_value_init(&v, GST_TYPE_PAD);
     g_value_set_object(&v, other);
@@ -330,11 +397,15 @@ static GstIterator *gst_whisper_iterate_internal_links(GstPad *pad, GstObject *p
     return it;
 }
 
-void gst_whisper_pads_class_init(GstElementClass *element_class)
+void gst_whisper_pads_class_init(GstElementClass *element_class, gboolean transcriber)
 {
     gst_element_class_add_static_pad_template(element_class, &sink_template);
-    gst_element_class_add_static_pad_template(element_class, &src_template);
-    gst_element_class_add_static_pad_template(element_class, &gst_whisper_text_template);
+    if (transcriber) {
+        gst_element_class_add_static_pad_template(element_class, &transcriber_src_template);
+    } else {
+        gst_element_class_add_static_pad_template(element_class, &src_template);
+        gst_element_class_add_static_pad_template(element_class, &text_template);
+    }
 }
 
 void gst_whisper_pads_init(GstWhisper *self)
@@ -347,15 +418,19 @@ void gst_whisper_pads_init(GstWhisper *self)
         GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
     gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
 
-    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
-    gst_pad_set_event_function(self->srcpad, GST_DEBUG_FUNCPTR(gst_whisper_src_event));
-    gst_pad_set_query_function(self->srcpad, GST_DEBUG_FUNCPTR(gst_whisper_src_query));
-    gst_pad_set_iterate_internal_links_function(self->srcpad,
-        GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
-    gst_pad_use_fixed_caps(self->srcpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+    if (!self->transcriber) {
+        self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
+        gst_pad_set_event_function(self->srcpad, GST_DEBUG_FUNCPTR(gst_whisper_src_event));
+        gst_pad_set_query_function(self->srcpad, GST_DEBUG_FUNCPTR(gst_whisper_src_query));
+        gst_pad_set_iterate_internal_links_function(self->srcpad,
+            GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
+        gst_pad_use_fixed_caps(self->srcpad);
+        gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+    }
 
-    self->textpad = gst_pad_new_from_static_template(&gst_whisper_text_template, "text_src");
+    self->textpad = self->transcriber
+        ? gst_pad_new_from_static_template(&transcriber_src_template, "src")
+        : gst_pad_new_from_static_template(&text_template, "text_src");
     gst_pad_set_event_function(self->textpad, GST_DEBUG_FUNCPTR(gst_whisper_src_event));
     gst_pad_set_query_function(self->textpad, GST_DEBUG_FUNCPTR(gst_whisper_src_query));
     gst_pad_set_activatemode_function(self->textpad,
@@ -364,4 +439,9 @@ void gst_whisper_pads_init(GstWhisper *self)
         GST_DEBUG_FUNCPTR(gst_whisper_iterate_internal_links));
     gst_pad_use_fixed_caps(self->textpad);
     gst_element_add_pad(GST_ELEMENT(self), self->textpad);
+
+    self->flows = gst_flow_combiner_new();
+    gst_flow_combiner_add_pad(self->flows, self->textpad);
+    if (self->srcpad)
+        gst_flow_combiner_add_pad(self->flows, self->srcpad);
 }

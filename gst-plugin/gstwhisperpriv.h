@@ -13,6 +13,8 @@
 
 #include <math.h>
 
+#include <gst/base/gstflowcombiner.h>
+
 #include "cue_cut.h"
 #include "gstwhisper.h"
 
@@ -192,7 +194,14 @@ typedef struct {
 
 struct _GstWhisper {
     GstElement parent;
-    GstPad *sinkpad, *srcpad, *textpad;
+    gboolean transcriber; /* the class's: no audio out, the text pad is `src` */
+    GstPad *sinkpad;
+    GstPad *srcpad;  /* the filter's audio out; NULL on the transcriber */
+    GstPad *textpad; /* the filter's text_src, the transcriber's src */
+    /* the streaming thread's: the input's sample width from its CAPS event (0: none
+     * yet), and the flows chain combines (gstwhisperpads.c) */
+    guint in_width;
+    GstFlowCombiner *flows;
     GstWhisperProps props;
     GstWhisperStats stats;
     GstWhisperQueue q;
@@ -200,7 +209,8 @@ struct _GstWhisper {
     GstWhisperLive live;
 };
 
-extern GstStaticPadTemplate gst_whisper_text_template;
+/* The text pad's caps: text/x-raw, format utf8 (pango-markup: see text_caps). */
+GstCaps *gst_whisper_text_caps(GstWhisper *self);
 
 static inline GstClockTime gst_whisper_secs_to_ns(double s)
 {
@@ -218,7 +228,7 @@ void gst_whisper_seg_free(gpointer seg);
 
 /* gstwhisperprops.c: installs the properties and get/set (class_init); every
  * property at its default (instance init); frees their strings (finalize). */
-void gst_whisper_props_class_init(GObjectClass *gobject_class);
+void gst_whisper_props_class_init(GObjectClass *gobject_class, gboolean transcriber);
 void gst_whisper_props_init(GstWhisper *self);
 void gst_whisper_props_clear(GstWhisper *self);
 /* The settings one run uses, read once at READY to PAUSED (object lock held): the
@@ -246,7 +256,7 @@ gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *lat
 
 /* gstwhisperpads.c */
 void gst_whisper_pads_init(GstWhisper *self);
-void gst_whisper_pads_class_init(GstElementClass *element_class);
+void gst_whisper_pads_class_init(GstElementClass *element_class, gboolean transcriber);
 
 /* gstwhisperqueue.c: the queue (each takes `q.lock` unless it says the lock is held). */
 void gst_whisper_queue_init(GstWhisper *self);

@@ -97,7 +97,9 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_POST_VAD_MESSAGES] = FIELD(post_vad_messages),
 };
 
-static GParamSpec *properties[N_PROPS];
+/* One set per element type: [0] the filter's, [1] the transcriber's (a param spec
+ * belongs to one class, and their defaults differ: text-unit, word-timestamps). */
+static GParamSpec *pspecs[2][N_PROPS];
 
 GType gst_whisper_text_unit_get_type(void)
 {
@@ -110,7 +112,7 @@ GType gst_whisper_text_unit_get_type(void)
         {0, NULL, NULL},
     };
     if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GstWhisperTextUnit", values));
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperKvTextUnit", values));
     return (GType)type;
 }
 
@@ -126,7 +128,7 @@ GType gst_whisper_compute_type_get_type(void)
         {0, NULL, NULL},
     };
     if (g_once_init_enter(&type))
-        g_once_init_leave(&type, g_enum_register_static("GstWhisperComputeType", values));
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperKvComputeType", values));
     return (GType)type;
 }
 
@@ -360,7 +362,7 @@ static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
 }
 
 /* The element's own settings. */
-static void make_stream_props(void)
+static void make_stream_props(GParamSpec **properties)
 {
     const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
     const GParamFlags rw_ready = rw | GST_PARAM_MUTABLE_READY;
@@ -393,13 +395,13 @@ static void make_stream_props(void)
         0, G_MAXUINT, DEFAULT_LATENESS, rw_playing);
     properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
         "Partial results", "Live: also push partial hypotheses as text buffers flagged "
-        "DELTA_UNIT (a final buffer with the same start supersedes them); whisper-segment "
-        "messages with final=false are posted either way", DEFAULT_PARTIAL_RESULTS,
+        "DELTA_UNIT (the next buffer without that flag, a final, supersedes them); "
+        "whisper-segment messages with final=false are posted either way", DEFAULT_PARTIAL_RESULTS,
         rw_playing);
 }
 
 /* The decoding options: defaults from the core's wkv_options_default(). */
-static void make_decoding_props(const wkv_options *d)
+static void make_decoding_props(GParamSpec **properties, const wkv_options *d)
 {
     const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                  GST_PARAM_MUTABLE_READY;
@@ -451,7 +453,8 @@ static void make_decoding_props(const wkv_options *d)
 
 /* Words and cues: defaults from the core's (word_timestamps, alignment_heads) and the
  * CLI's (the cue options: 0, none). */
-static void make_word_props(const wkv_options *d)
+static void make_word_props(GParamSpec **properties, const wkv_options *d,
+                            gboolean transcriber)
 {
     const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                  GST_PARAM_MUTABLE_READY;
@@ -459,8 +462,8 @@ static void make_word_props(const wkv_options *d)
         "Word timestamps", "Offline: time every word as the reference does (alignment "
         "heads' cross-attention, DTW); whisper-segment messages then carry a 'words' list, "
         "and text-unit can be word or cue. Live: the stream commits word by word "
-        "(LocalAgreement-2 over words)",
-        d->word_timestamps != 0, rw_ready);
+        "(LocalAgreement-2 over words). Default: off on whisperkv, on on "
+        "whisperkvtranscriber", transcriber || d->word_timestamps != 0, rw_ready);
     properties[PROP_ALIGNMENT_HEADS] = g_param_spec_string("alignment-heads",
         "Alignment heads", "Heads whose cross-attention times the words: auto (the "
         "checkpoint's table when the model matches one, else default), default (every head "
@@ -473,7 +476,10 @@ static void make_word_props(const wkv_options *d)
         "max-line-count and max-words-per-line ('\\n' between lines). word and cue need "
         "word-timestamps (else the element fails to start). Live: word pushes each "
         "committed word, segment the committed stretches of words, cue the committed "
-        "words cut into cues (each once the next word opens another)", GST_TYPE_WHISPER_TEXT_UNIT, GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
+        "words cut into cues (each once the next word opens another). Default: segment on "
+        "whisperkv, word on whisperkvtranscriber (roll-up captions take words)",
+        GST_TYPE_WHISPER_TEXT_UNIT,
+        transcriber ? GST_WHISPER_TEXT_UNIT_WORD : GST_WHISPER_TEXT_UNIT_SEGMENT, rw_ready);
     properties[PROP_MAX_LINE_WIDTH] = g_param_spec_int("max-line-width", "Maximum line width",
         "text-unit=cue: characters per line before a line break (0: none; as the "
         "reference's max_line_width)", 0, 100000, 0, rw_ready);
@@ -486,11 +492,12 @@ static void make_word_props(const wkv_options *d)
     properties[PROP_HIGHLIGHT_WORDS] = g_param_spec_boolean("highlight-words",
         "Highlight words", "text-unit=cue: each cue as the reference's highlight_words "
         "writes it, one buffer per word with that word in <u></u> over the word's time, "
-        "and the plain cue over the gaps between words", FALSE, rw_ready);
+        "and the plain cue over the gaps between words; the text caps are then "
+        "format=pango-markup, the text escaped", FALSE, rw_ready);
 }
 
 /* Voice activity: defaults from the core's wkv_vad_params_default (whisper.cpp's). */
-static void make_vad_props(void)
+static void make_vad_props(GParamSpec **properties)
 {
     const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
                                  GST_PARAM_MUTABLE_READY;
@@ -523,14 +530,14 @@ static void make_vad_props(void)
         "end of speech", FALSE, rw_ready);
 }
 
-static void make_stats_props(void)
+static void make_stats_props(GParamSpec **properties)
 {
     const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
     properties[PROP_WINDOWS] = g_param_spec_uint64("windows", "Windows",
-        "Statistics: windows (or live runs) decoded since the model was loaded",
+        "Statistics: windows (or live runs) decoded since the last READY to PAUSED",
         0, G_MAXUINT64, 0, ro);
     properties[PROP_TOKENS] = g_param_spec_uint64("tokens", "Tokens",
-        "Statistics: positions run through the decoder since the model was loaded",
+        "Statistics: positions run through the decoder since the last READY to PAUSED",
         0, G_MAXUINT64, 0, ro);
     properties[PROP_ENCODER_MS] = g_param_spec_double("mean-encoder-ms", "Mean encoder time",
         "Statistics: mean time of one encoder run in ms", 0, G_MAXDOUBLE, 0, ro);
@@ -539,7 +546,7 @@ static void make_stats_props(void)
         "real time)", 0, G_MAXDOUBLE, 0, ro);
     properties[PROP_LATE_COMMITS] = g_param_spec_uint64("late-commits", "Late commits",
         "Statistics (live): final segments pushed more than 'latency' ms after their audio "
-        "arrived, since the model was loaded", 0, G_MAXUINT64, 0, ro);
+        "arrived, since the last READY to PAUSED", 0, G_MAXUINT64, 0, ro);
     properties[PROP_MAX_COMMIT_DELAY] = g_param_spec_uint64("max-commit-delay",
         "Maximum commit delay", "Statistics (live): the longest time in ms from a final "
         "segment's first audio arriving to the segment being pushed", 0, G_MAXUINT64, 0, ro);
@@ -547,22 +554,24 @@ static void make_stats_props(void)
 
 /* ------------------------------------------------------------------ class, instance */
 
-void gst_whisper_props_class_init(GObjectClass *gobject_class)
+void gst_whisper_props_class_init(GObjectClass *gobject_class, gboolean transcriber)
 {
+    GParamSpec **properties = pspecs[transcriber != FALSE];
     gobject_class->set_property = gst_whisper_set_property;
     gobject_class->get_property = gst_whisper_get_property;
     wkv_options d;
     wkv_options_default(&d);
-    make_stream_props();
-    make_decoding_props(&d);
-    make_word_props(&d);
-    make_vad_props();
-    make_stats_props();
+    make_stream_props(properties);
+    make_decoding_props(properties, &d);
+    make_word_props(properties, &d, transcriber);
+    make_vad_props(properties);
+    make_stats_props(properties);
     g_object_class_install_properties(gobject_class, N_PROPS, properties);
 }
 
 void gst_whisper_props_init(GstWhisper *self)
 {
+    GParamSpec **properties = pspecs[self->transcriber != FALSE];
     /* every property starts at its param spec's default: one source for both */
     for (guint id = 1; id < N_PROPS; id++) {
         if (!prop_field[id] || id == PROP_MODEL)

@@ -46,9 +46,11 @@ void gst_whisper_text_ensure_stream(GstWhisper *self)
         g_free(id);
         gst_pad_push_event(self->textpad, ev);
     }
-    if (!gst_pad_has_current_caps(self->textpad))
-        gst_pad_push_event(self->textpad, gst_event_new_caps(
-            gst_static_pad_template_get_caps(&gst_whisper_text_template)));
+    if (!gst_pad_has_current_caps(self->textpad)) {
+        GstCaps *caps = gst_whisper_text_caps(self);
+        gst_pad_push_event(self->textpad, gst_event_new_caps(caps));
+        gst_caps_unref(caps);
+    }
 }
 
 /* Sends stream-start, caps and segment on text_src if it lacks them. */
@@ -226,7 +228,8 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
         GstTagList *tags = gst_tag_list_new(GST_WHISPER_TAG_TRANSCRIPT, s->text,
                                             GST_TAG_LANGUAGE_CODE, lang, NULL);
         gst_tag_list_set_scope(tags, GST_TAG_SCOPE_STREAM);
-        gst_whisper_queue_src_tags(self, tags);
+        if (self->srcpad) /* the filter's audio carries them too */
+            gst_whisper_queue_src_tags(self, tags);
         gst_pad_push_event(self->textpad, gst_event_new_tag(tags));
     } else if (!partial_buffers) {
         *pushed = FALSE;

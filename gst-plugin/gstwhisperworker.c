@@ -87,12 +87,13 @@ static GstClockTime word_time(const CollectCtx *c, double secs)
 }
 
 /* One buffer of a cue: [a, b) seconds, word `mark` underlined (-1: none); the text as
- * the CLI's SRT writes it (cues/cue_text.c). */
+ * the CLI's SRT writes it (cues/cue_text.c), escaped as markup when the caps are
+ * pango-markup (highlight-words). */
 static void cue_part(const wkv_cue_word *q, guint n, double a, double b, int mark, void *user)
 {
     GstWhisperWorker *w = user;
     WSeg *s = g_new0(WSeg, 1);
-    s->text = wkv_cue_text(q, n, FALSE, mark);
+    s->text = wkv_cue_text(q, n, w->highlight, mark);
     s->text_only = TRUE;
     place(s, a, b, w->cue_t0, w->cue_limit, w->cue_lateness, w->cue_out);
 }

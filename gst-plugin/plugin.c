@@ -1,4 +1,4 @@
-/* The gstwhisper plugin: the `whisper` element. */
+/* The whisperkv plugin: the whisperkv and whisperkvtranscriber elements. */
 #include <gst/gst.h>
 
 #include "gstwhisper.h"
@@ -12,6 +12,7 @@ static gboolean plugin_init(GstPlugin *plugin)
     return gst_whisper_register(plugin);
 }
 
-GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, whisper,
+/* "MIT/X11" is how GStreamer's list of licenses names the MIT license. */
+GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, whisperkv,
                   "Whisper speech to text (whisperkv)", plugin_init, GST_WHISPER_VERSION,
-                  "MIT", "whisperkv", "https://github.com/whisperkv/whisperkv")
+                  "MIT/X11", "whisperkv", "https://github.com/whisperkv/whisperkv")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Soak test of the `whisper` element (not in CI: it takes over 15 minutes).  Streams
+# Soak test of the `whisperkv` element (not in CI: it takes over 15 minutes).  Streams
 # the shared recordings (../shared/speech, or $WHISPERKV_SHARED/speech), looped, through
-# appsrc ! audioconvert ! audioresample ! whisper with tests/soak/whisper_soak:
+# appsrc ! audioconvert ! audioresample ! whisperkv with tests/soak/whisper_soak:
 #   offline  one hour of audio, not live, as fast as the element goes;
 #   live     ten minutes at real time from a live source.
 # Each prints a row a minute of wall time (RSS, heap in use, final segments so far,

@@ -26,7 +26,7 @@ run_demo() {
     {
         wkv_install_packages espeak-ng gstreamer1.0-tools
         wkv_configure "$build"
-        wkv_build "$build" examples/whisperkv-transcribe gst-plugin/gstwhisper
+        wkv_build "$build" examples/whisperkv-transcribe gst-plugin/gstwhisperkv
     } >&2
     wav=$(mktemp --suffix .wav)
     trap 'rm -f "$wav"' EXIT
@@ -42,10 +42,10 @@ run_demo() {
     echo -n "element heard:  "
     GST_PLUGIN_PATH="$WKV_ROOT/$build/gst-plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}" \
         gst-launch-1.0 -q filesrc location="$wav" ! decodebin ! audioconvert ! \
-        audioresample ! whisper model="$model" name=w ! fakesink w.text_src ! fdsink
+        audioresample ! whisperkv model="$model" name=w ! fakesink w.text_src ! fdsink
     echo
     echo "(the pipeline: gst-launch-1.0 filesrc location=FILE ! decodebin ! audioconvert !"
-    echo " audioresample ! whisper model=$model name=w ! fakesink w.text_src ! fdsink)"
+    echo " audioresample ! whisperkv model=$model name=w ! fakesink w.text_src ! fdsink)"
 }
 
 if [[ "${1:-}" == --demo ]]; then

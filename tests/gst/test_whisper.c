@@ -435,7 +435,7 @@ static gchar *run_pipeline(GstElement *pipe, GstClockTime timeout, GList **tags_
 GST_START_TEST(test_missing_model)
 {
     GstElement *p = gst_parse_launch("audiotestsrc num-buffers=2 ! audio/x-raw,rate=16000,"
-        "channels=1 ! whisper model=/nonexistent/ggml-x.bin ! fakesink", NULL);
+        "channels=1 ! whisperkv model=/nonexistent/ggml-x.bin ! fakesink", NULL);
     gchar *err = run_pipeline(p, 10 * GST_SECOND, NULL);
     fail_unless(err != NULL);
     fail_unless(strstr(err, "/nonexistent/ggml-x.bin") != NULL, "error: %s", err);
@@ -450,7 +450,7 @@ GST_START_TEST(test_bad_model)
     gchar *path = g_build_filename(g_get_tmp_dir(), "whisper-bad-model.bin", NULL);
     fail_unless(g_file_set_contents(path, "this is not a model", -1, NULL));
     GstElement *p = gst_parse_launch("audiotestsrc num-buffers=2 ! audio/x-raw,rate=16000,"
-        "channels=1 ! whisper name=w ! fakesink", NULL);
+        "channels=1 ! whisperkv name=w ! fakesink", NULL);
     GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
     g_object_set(w, "model", path, NULL);
     gchar *err = run_pipeline(p, 10 * GST_SECOND, NULL);
@@ -480,7 +480,7 @@ GST_START_TEST(test_state_cycles)
 {
     GstElement *p = make_pipeline(
         "audiotestsrc is-live=true samplesperbuffer=1600 ! audio/x-raw,rate=16000,channels=1 "
-        "! whisper name=w model=%s threads=1 step=100 ! fakesink async=false w.text_src ! "
+        "! whisperkv name=w model=%s threads=1 step=100 ! fakesink async=false w.text_src ! "
         "fakesink async=false");
     for (int i = 0; i < 100; i++) {
         fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
@@ -498,9 +498,9 @@ GST_START_TEST(test_two_elements_share_model)
     GstElement *p = make_pipeline(
         "audiotestsrc num-buffers=10 samplesperbuffer=1600 wave=pink-noise ! "
         "audio/x-raw,rate=16000,channels=1,format=F32LE ! tee name=t "
-        "t. ! queue ! whisper name=w1 model=%s threads=1 ! fakesink "
+        "t. ! queue ! whisperkv name=w1 model=%s threads=1 ! fakesink "
         "w1.text_src ! fakesink name=a1 "
-        "t. ! queue ! whisper name=w2 model=%s threads=1 ! fakesink "
+        "t. ! queue ! whisperkv name=w2 model=%s threads=1 ! fakesink "
         "w2.text_src ! fakesink name=a2");
     GPtrArray *t1 = probe_text(p, "a1", "sink"), *t2 = probe_text(p, "a2", "sink");
     fail_unless(gst_element_set_state(p, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
@@ -557,7 +557,7 @@ GST_START_TEST(test_textoverlay)
 {
     GstElement *p = make_pipeline(
         "audiotestsrc num-buffers=15 samplesperbuffer=1600 wave=pink-noise ! "
-        "audio/x-raw,rate=16000,channels=1 ! whisper name=w model=%s ! " UNLIMITED_QUEUE
+        "audio/x-raw,rate=16000,channels=1 ! whisperkv name=w model=%s ! " UNLIMITED_QUEUE
         " ! fakesink videotestsrc num-buffers=15 ! "
         "video/x-raw,width=160,height=120,framerate=10/1 ! tee name=vt ! queue ! "
         "textoverlay name=o ! fakesink name=v signal-handoffs=true "
@@ -615,7 +615,7 @@ GST_START_TEST(test_matroskamux)
     gchar *path = g_build_filename(g_get_tmp_dir(), "whisper-test.mkv", NULL);
     gchar *desc = g_strdup_printf(
         "audiotestsrc num-buffers=300 samplesperbuffer=1600 wave=pink-noise ! "
-        "audio/x-raw,rate=16000,channels=1,format=S16LE ! whisper name=w model=%%s "
+        "audio/x-raw,rate=16000,channels=1,format=S16LE ! whisperkv name=w model=%%s "
         "temperature-fallback=false ! "
         UNLIMITED_QUEUE " ! matroskamux name=m ! filesink location=%s w.text_src ! queue ! m.",
         path);
@@ -710,7 +710,7 @@ GST_START_TEST(test_live)
     gchar *desc = g_strdup_printf(
         "audiotestsrc is-live=true samplesperbuffer=800 wave=pink-noise volume=0.3 "
         "num-buffers=240 ! audio/x-raw,rate=16000,channels=1,format=F32LE ! "
-        "whisper name=w model=%s threads=2 step=%u latency=%u partial-results=true ! "
+        "whisperkv name=w model=%s threads=2 step=%u latency=%u partial-results=true ! "
         /* the sinks wait `latency` (the pipeline's latency) before they render: a queue
          * that long keeps the audio flowing into whisper in real time */
         "queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! "

@@ -98,7 +98,7 @@ GST_START_TEST(test_flushing_seek)
     const gint64 from = 60; /* s */
     gchar *desc = g_strdup_printf(
         "filesrc location=%s ! wavparse ! audioconvert ! audioresample ! "
-        "whisper name=w model=%s no-speech-threshold=1.0 ! "
+        "whisperkv name=w model=%s no-speech-threshold=1.0 ! "
         "queue max-size-time=0 max-size-bytes=0 max-size-buffers=0 ! fakesink "
         "w.text_src ! appsink name=text sync=false",
         tu_shared_path("speech/gb0/gb0.wav"), micro_en);

@@ -485,7 +485,7 @@ GST_START_TEST(test_eos_no_data)
     fx_teardown(&fx);
 
     /* stream-start alone, no caps, then EOS */
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     g_object_set(e, "model", test_model, "threads", 1, NULL);
     GstHarness *h = gst_harness_new_with_element(e, "sink", "src");
     GstHarness *text = gst_harness_new_with_element(e, NULL, "text_src");
@@ -500,7 +500,7 @@ GST_START_TEST(test_eos_no_data)
 
     /* a pipeline whose source ends at once */
     gchar *desc = g_strdup_printf("audiotestsrc num-buffers=0 ! audio/x-raw,rate=16000,"
-        "channels=1 ! whisper name=w model=%s threads=1 ! fakesink w.text_src ! fakesink",
+        "channels=1 ! whisperkv name=w model=%s threads=1 ! fakesink w.text_src ! fakesink",
         test_model);
     GstElement *p = gst_parse_launch(desc, NULL);
     fail_unless(p != NULL);
@@ -648,7 +648,7 @@ GST_END_TEST
 
 static gboolean mutable_playing(const gchar *name)
 {
-    GObjectClass *klass = g_type_class_ref(GST_TYPE_WHISPER);
+    GObjectClass *klass = g_type_class_ref(GST_TYPE_WHISPER_FILTER);
     GParamSpec *ps = g_object_class_find_property(klass, name);
     gboolean r = ps && (ps->flags & GST_PARAM_MUTABLE_PLAYING);
     g_type_class_unref(klass);
@@ -918,7 +918,7 @@ GST_START_TEST(test_rate_change_upstream)
 {
     gchar *desc = g_strdup_printf(
         "appsrc name=src format=time ! audioconvert ! audioresample ! "
-        "audio/x-raw,format=F32LE,rate=16000,channels=1 ! whisper name=w model=%s threads=1 "
+        "audio/x-raw,format=F32LE,rate=16000,channels=1 ! whisperkv name=w model=%s threads=1 "
         "temperature-fallback=false ! fakesink w.text_src ! fakesink name=text "
         "signal-handoffs=true sync=false", test_model);
     GstElement *p = gst_parse_launch(desc, NULL);
@@ -999,7 +999,7 @@ GST_END_TEST
 static GstElement *cycle_pipeline(const gchar *src)
 {
     gchar *desc = g_strdup_printf("%s ! audio/x-raw,format=F32LE,rate=16000,channels=1 ! "
-        "whisper name=w model=%s threads=1 temperature-fallback=false ! fakesink async=false "
+        "whisperkv name=w model=%s threads=1 temperature-fallback=false ! fakesink async=false "
         "w.text_src ! fakesink async=false", src, test_model);
     GstElement *p = gst_parse_launch(desc, NULL);
     fail_unless(p != NULL);

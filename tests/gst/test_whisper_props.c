@@ -73,7 +73,7 @@ static void check_string(GstElement *e, const gchar *name, const gchar *want)
 GST_START_TEST(test_defaults_from_core)
 {
     g_unsetenv("WHISPERKV_MODEL");
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     fail_unless(e != NULL);
     wkv_options d;
     wkv_options_default(&d);
@@ -91,25 +91,34 @@ GST_START_TEST(test_defaults_from_core)
     check_float(e, "logprob-threshold", d.logprob_threshold);
     check_uint64(e, "seed", d.seed);
 
-    guint n;
-    GParamSpec **all = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
-    guint checked = 0;
-    for (guint i = 0; i < n; i++) {
-        GParamSpec *ps = all[i];
-        if (ps->owner_type != GST_TYPE_WHISPER || !(ps->flags & G_PARAM_READABLE))
-            continue;
-        GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
-        default_and_value(e, ps->name, &def, &val);
-        fail_unless(g_param_values_cmp(ps, &def, &val) == 0, "'%s' starts at %s, not at its "
-                    "default %s", ps->name, g_strdup_value_contents(&val),
-                    g_strdup_value_contents(&def));
-        g_value_unset(&def);
-        g_value_unset(&val);
-        checked++;
-    }
-    fail_unless(checked >= 20, "only %u properties", checked);
-    g_free(all);
     gst_object_unref(e);
+
+    /* both elements: every property starts at its own class's param spec default
+     * (the transcriber's text-unit and word-timestamps differ from the filter's) */
+    const gchar *factories[] = {"whisperkv", "whisperkvtranscriber"};
+    for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+        e = gst_element_factory_make(factories[f], NULL);
+        fail_unless(e != NULL, "no %s", factories[f]);
+        guint n;
+        GParamSpec **all = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+        guint checked = 0;
+        for (guint i = 0; i < n; i++) {
+            GParamSpec *ps = all[i];
+            if (ps->owner_type != G_OBJECT_TYPE(e) || !(ps->flags & G_PARAM_READABLE))
+                continue;
+            GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+            default_and_value(e, ps->name, &def, &val);
+            fail_unless(g_param_values_cmp(ps, &def, &val) == 0, "%s: '%s' starts at %s, not "
+                        "at its default %s", factories[f], ps->name,
+                        g_strdup_value_contents(&val), g_strdup_value_contents(&def));
+            g_value_unset(&def);
+            g_value_unset(&val);
+            checked++;
+        }
+        fail_unless(checked >= 20, "%s: only %u properties", factories[f], checked);
+        g_free(all);
+        gst_object_unref(e);
+    }
 }
 GST_END_TEST
 
@@ -138,12 +147,12 @@ GST_START_TEST(test_docs_list_every_property)
         g_strfreev(parts);
         g_free(cell);
     }
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     guint n;
     GParamSpec **all = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
     GString *missing = g_string_new(NULL);
     for (guint i = 0; i < n; i++)
-        if (all[i]->owner_type == GST_TYPE_WHISPER && !g_hash_table_contains(names, all[i]->name))
+        if (all[i]->owner_type == G_OBJECT_TYPE(e) && !g_hash_table_contains(names, all[i]->name))
             g_string_append_printf(missing, " %s", all[i]->name);
     fail_unless(missing->len == 0, "docs/element.md's property table lacks:%s", missing->str);
     g_string_free(missing, TRUE);
@@ -163,7 +172,7 @@ GST_END_TEST
  * (g_free) in *said. */
 static GstStateChangeReturn start_with_compute_type(const gchar *type, gchar **said)
 {
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     fail_unless(e != NULL);
     gst_util_set_object_arg(G_OBJECT(e), "compute-type", type);
     g_object_set(e, "model", test_model, "threads", 1, NULL);
@@ -200,7 +209,7 @@ static GstStateChangeReturn start_with_compute_type(const gchar *type, gchar **s
  * int8 fail READY->PAUSED with the core's error naming it. */
 GST_START_TEST(test_compute_type)
 {
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
     default_and_value(e, "compute-type", &def, &val);
     fail_unless_equals_int(g_value_get_enum(&def), WKV_COMPUTE_AUTO);
@@ -237,7 +246,7 @@ GST_START_TEST(test_f32_products_said_once)
 {
     guint infos = 0, warnings = 0;
     for (int i = 0; i < 3; i++) {
-        GstElement *e = gst_element_factory_make("whisper", NULL);
+        GstElement *e = gst_element_factory_make("whisperkv", NULL);
         fail_unless(e != NULL);
         g_object_set(e, "model", test_model, "threads", 1, NULL);
         GstBus *bus = gst_bus_new();
@@ -313,7 +322,7 @@ static GstBuffer *pcm_buffer(const float *pcm, gsize n, gsize off)
  * the element runs live, committing within `latency` 1 s). */
 static GstHarness *audio_only(GstElement **element)
 {
-    *element = gst_element_factory_make("whisper", NULL);
+    *element = gst_element_factory_make("whisperkv", NULL);
     fail_unless(*element != NULL);
     g_object_set(*element, "model", test_model, "threads", 1, "step", 1000, "latency", 1000,
                  NULL);
@@ -367,7 +376,7 @@ GST_END_TEST
  * are), so the transcript goes on. */
 GST_START_TEST(test_src_unlinked_text_flows)
 {
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     fail_unless(e != NULL);
     g_object_set(e, "model", test_model, "threads", 1, NULL);
     GstHarness *h = gst_harness_new_with_element(e, "sink", NULL);
@@ -436,7 +445,7 @@ static void run_live(guint step, guint latency, LiveRun *out)
     gchar *desc = g_strdup_printf(
         "audiotestsrc is-live=true samplesperbuffer=1600 wave=pink-noise volume=0.3 "
         "num-buffers=50 ! audio/x-raw,rate=16000,channels=1,format=F32LE ! "
-        "whisper name=w model=%s threads=1 step=%u latency=%u ! fakesink sync=false "
+        "whisperkv name=w model=%s threads=1 step=%u latency=%u ! fakesink sync=false "
         "w.text_src ! fakesink sync=false async=false", test_model, step, latency);
     GstElement *p = gst_parse_launch(desc, NULL);
     fail_unless(p != NULL);

@@ -48,7 +48,7 @@ static void check_int_prop(GstElement *e, const gchar *name, gint want)
 /* The VAD properties start at the core's wkv_vad_params_default (whisper.cpp's). */
 GST_START_TEST(test_vad_defaults)
 {
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     wkv_vad_params d;
     wkv_vad_params_default(&d);
     check_float_prop(e, "vad-threshold", d.threshold);
@@ -101,7 +101,7 @@ GST_START_TEST(test_vad_bad_model)
     gchar *missing = g_build_filename(g_get_tmp_dir(), "whisper-no-such-vad.bin", NULL);
     const gchar *files[] = {junk, test_model, missing};
     for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
-        GstElement *e = gst_element_factory_make("whisper", NULL);
+        GstElement *e = gst_element_factory_make("whisperkv", NULL);
         g_object_set(e, "model", test_model, "vad-model", files[i], NULL);
         gchar *msg;
         fail_unless(try_pause(e, &msg) == GST_STATE_CHANGE_FAILURE, "%s accepted", files[i]);
@@ -110,7 +110,7 @@ GST_START_TEST(test_vad_bad_model)
         g_free(msg);
         gst_object_unref(e);
     }
-    GstElement *e = gst_element_factory_make("whisper", NULL);
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
     g_object_set(e, "model", test_model, "vad-model", vad_path, "vad-max-speech-s", 0.0f, NULL);
     gchar *msg;
     fail_unless(try_pause(e, &msg) == GST_STATE_CHANGE_FAILURE);
@@ -128,8 +128,8 @@ GST_END_TEST
 GST_START_TEST(test_vad_model_shared)
 {
     GstElement *pipe = gst_pipeline_new(NULL);
-    GstElement *a = gst_element_factory_make("whisper", NULL);
-    GstElement *b = gst_element_factory_make("whisper", NULL);
+    GstElement *a = gst_element_factory_make("whisperkv", NULL);
+    GstElement *b = gst_element_factory_make("whisperkv", NULL);
     g_object_set(a, "model", test_model, "vad-model", vad_path, NULL);
     g_object_set(b, "model", test_model, "vad-model", vad_path, NULL);
     gst_bin_add_many(GST_BIN(pipe), a, b, NULL);

@@ -183,7 +183,7 @@ GThread *core_segments_async(const gchar *model_path, const float *pcm, gsize n,
 void wh_setup(WhisperHarness *wh, const gchar *model_path, gboolean s16, const gchar *first_prop,
               ...)
 {
-    wh->element = gst_element_factory_make("whisper", NULL);
+    wh->element = gst_element_factory_make("whisperkv", NULL);
     fail_unless(wh->element != NULL);
     g_object_set(wh->element, "model", model_path, "threads", 1, NULL);
     wh_tune(wh->element);

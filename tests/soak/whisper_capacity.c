@@ -1,5 +1,5 @@
 /* whisper_capacity: how many live streams one process holds.  N pipelines
- * (appsrc ! whisper ! fakesink, text_src ! fakesink), their elements sharing one
+ * (appsrc ! whisperkv ! fakesink, text_src ! fakesink), their elements sharing one
  * loaded model, all fed from one thread in real time: each 100-ms buffer is pushed to
  * every stream when the shared system clock reaches its end, like N capture devices.
  * At the end, per stream: final segments, late commits and the longest commit delay
@@ -45,7 +45,7 @@ static gboolean make_stream(Stream *st, const gchar *model, gint step, gint late
     st->pipe = gst_parse_launch(
         "appsrc name=in format=time is-live=true min-latency=100000000 "
         "caps=audio/x-raw,format=F32LE,rate=16000,channels=1,layout=interleaved "
-        "! whisper name=w ! fakesink sync=false async=false "
+        "! whisperkv name=w ! fakesink sync=false async=false "
         "w.text_src ! fakesink sync=false async=false", &err);
     if (!st->pipe) {
         g_printerr("whisper_capacity: %s\n", err->message);

@@ -1,4 +1,4 @@
-/* whisper_soak: streams the shared speech recordings, looped, through the `whisper`
+/* whisper_soak: streams the shared speech recordings, looped, through the `whisperkv`
  * element for a long time and checks that it stays healthy (scripts/soak.sh runs it;
  * it is not a meson test: an hour is too long for CI).
  *
@@ -602,7 +602,7 @@ static gboolean build_pipeline(Soak *s)
     GError *err = NULL;
     gchar *desc = g_strdup_printf(
         "appsrc name=in format=time is-live=%s min-latency=%" G_GUINT64_FORMAT
-        " ! audioconvert ! audioresample ! whisper name=w ! queue max-size-time=0 "
+        " ! audioconvert ! audioresample ! whisperkv name=w ! queue max-size-time=0 "
         "max-size-bytes=0 max-size-buffers=0 ! fakesink sync=%s "
         "w.text_src ! queue max-size-time=0 max-size-bytes=0 max-size-buffers=0 ! "
         "fakesink sync=false async=false",
