@@ -394,9 +394,10 @@ static void make_stream_props(GParamSpec **properties)
         "Amount of ms to add to the text buffers' timestamps",
         0, G_MAXUINT, DEFAULT_LATENESS, rw_playing);
     properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
-        "Partial results", "Live: also push partial hypotheses as text buffers flagged "
-        "DELTA_UNIT (the next buffer without that flag, a final, supersedes them); "
-        "whisper-segment messages with final=false are posted either way", DEFAULT_PARTIAL_RESULTS,
+        "Partial results", "Live: post each run's partial hypothesis as a whisper-segment "
+        "message with final=false (a later partial or the final replaces it). Partials "
+        "never go out as buffers: the text pad carries final text only, so subtitle "
+        "encoders and muxers write no cue that another replaces", DEFAULT_PARTIAL_RESULTS,
         rw_playing);
 }
 

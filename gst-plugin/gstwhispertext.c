@@ -205,40 +205,39 @@ static void post_segment_message(GstWhisper *self, const WSeg *s, const gchar *l
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), st));
 }
 
-/* Pushes one segment: bus message, tags, and (finals, or partials when asked) a
- * text buffer, unless its words or cues make the buffers; a word or a cue: only its
- * buffer.  Returns the flow of the push, *pushed whether there was one. */
+/* Pushes one segment: bus message, tags, and (finals) a text buffer, unless its words
+ * or cues make the buffers; a word or a cue: only its buffer.  A partial is a message
+ * only, when partial-results asks for them: as a buffer, a subtitle encoder or muxer
+ * would write it as a cue of its own.  Returns the flow of the push, *pushed whether
+ * there was one. */
 static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *pushed)
 {
     GstWhisperWorker *w = &self->w;
     const gchar *lang = segment_language(self);
-    gboolean partial_buffers = gst_whisper_props_partial_results(self);
+    *pushed = FALSE;
+    if (!seg->final) {
+        if (gst_whisper_props_partial_results(self) && !seg->text_only)
+            post_segment_message(self, seg, lang);
+        return GST_FLOW_OK;
+    }
     WSeg guarded = *seg;
     const WSeg *s = &guarded;
-    if ((s->final || partial_buffers) && GST_CLOCK_TIME_IS_VALID(w->text_floor) &&
-        s->pts < w->text_floor)
+    if (GST_CLOCK_TIME_IS_VALID(w->text_floor) && s->pts < w->text_floor)
         clamp_to_floor(self, &guarded);
     if (!s->text_only)
         post_segment_message(self, s, lang);
 
     ensure_text_events(self);
-    if (s->text_only) {
-        /* a word or a cue: its segment sent the message and tags */
-    } else if (s->final) {
+    if (!s->text_only) { /* a word or a cue: its segment sent the message and tags */
         GstTagList *tags = gst_tag_list_new(GST_WHISPER_TAG_TRANSCRIPT, s->text,
                                             GST_TAG_LANGUAGE_CODE, lang, NULL);
         gst_tag_list_set_scope(tags, GST_TAG_SCOPE_STREAM);
         if (self->srcpad) /* the filter's audio carries them too */
             gst_whisper_queue_src_tags(self, tags);
         gst_pad_push_event(self->textpad, gst_event_new_tag(tags));
-    } else if (!partial_buffers) {
-        *pushed = FALSE;
-        return GST_FLOW_OK;
     }
-    if (s->no_buffer) { /* its words or cues are the buffers */
-        *pushed = FALSE;
+    if (s->no_buffer) /* its words or cues are the buffers */
         return GST_FLOW_OK;
-    }
 
     /* a gap before the text keeps the time moving */
     if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts > w->text_pos)
@@ -248,9 +247,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
     gst_buffer_fill(buf, 0, s->text, len);
     GST_BUFFER_PTS(buf) = s->pts;
     GST_BUFFER_DURATION(buf) = s->duration;
-    if (!s->final)
-        GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
-    if (s->final && (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts + s->duration > w->text_pos))
+    if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts + s->duration > w->text_pos)
         w->text_pos = s->pts + s->duration;
     raise_floor(self, s->pts);
     GstFlowReturn ret = gst_pad_push(self->textpad, buf);

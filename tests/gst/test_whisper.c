@@ -307,6 +307,25 @@ static void count_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, guint *
         (*n)++;
 }
 
+/* What srtenc would write from the text pad: a cue per buffer, start PTS, end PTS +
+ * duration.  Counts the cues, and the ones of zero length or partial (DELTA_UNIT). */
+typedef struct {
+    guint cues, zero, partial;
+} CueCount;
+
+static void count_cue(GstElement *sink, GstBuffer *buf, GstPad *pad, CueCount *c)
+{
+    (void)sink;
+    (void)pad;
+    if (gst_buffer_get_size(buf) == 0)
+        return;
+    c->cues++;
+    if (!GST_BUFFER_DURATION_IS_VALID(buf) || GST_BUFFER_DURATION(buf) == 0)
+        c->zero++;
+    if (GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT))
+        c->partial++;
+}
+
 /* A buffer probe that adds each non-empty text buffer to a TextSeg array. */
 static GstPadProbeReturn collect_text(GstPad *pad, GstPadProbeInfo *info, gpointer user)
 {
@@ -722,9 +741,9 @@ GST_START_TEST(test_live)
     LiveStats ls = {p, 0, 0, 0, 0, latency};
     GstBus *bus = gst_element_get_bus(p);
     gst_bus_set_sync_handler(bus, live_sync, &ls, NULL);
-    guint n_text = 0;
+    CueCount cc = {0, 0, 0};
     GstElement *text = gst_bin_get_by_name(GST_BIN(p), "text");
-    g_signal_connect(text, "handoff", G_CALLBACK(count_handoff), &n_text);
+    g_signal_connect(text, "handoff", G_CALLBACK(count_cue), &cc);
     fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
     /* the LATENCY query on text_src adds `latency` */
     GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
@@ -743,10 +762,16 @@ GST_START_TEST(test_live)
     fail_unless(m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS);
     gst_message_unref(m);
     gst_element_set_state(p, GST_STATE_NULL);
-    g_print("live: %u finals, %u partials, %u text buffers, latest final %.2f s after the start of its "
-            "audio (latency %u ms)\n", ls.finals, ls.partials, n_text, ls.worst / 1e9, latency);
+    guint n_text = cc.cues;
+    g_print("live: %u finals, %u partial messages, %u text buffers (%u of zero length, %u "
+            "partial), latest final %.2f s after the start of its audio (latency %u ms)\n",
+            ls.finals, ls.partials, n_text, cc.zero, cc.partial, ls.worst / 1e9, latency);
     fail_unless(ls.finals > 0 && ls.partials > 0);
     fail_unless(n_text >= ls.finals);
+    /* partial-results on: partials are messages; the text pad, as srtenc or a muxer
+     * would write it, holds no cue of zero length and no partial one */
+    fail_unless(cc.zero == 0 && cc.partial == 0, "%u zero-length and %u partial text buffers",
+                cc.zero, cc.partial);
     /* a final may follow its audio by `latency` (plus a run overrunning the element's
      * estimate on a loaded machine: AddressSanitizer's runs are 2-3x longer and vary
      * more), and whenever it came later the element must have said so */
