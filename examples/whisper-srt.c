@@ -91,7 +91,7 @@ int main(int argc, char **argv)
         if (sample) {
             GstBuffer *b = gst_sample_get_buffer(sample);
             GstMapInfo map;
-            /* DELTA_UNIT buffers are live partials (not pushed offline): skip them */
+            /* no partial is ever a buffer (they are messages); DELTA_UNIT skipped anyway */
             if (gst_buffer_get_size(b) > 0 &&
                 !GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DELTA_UNIT) &&
                 gst_buffer_map(b, &map, GST_MAP_READ)) {

@@ -294,6 +294,7 @@ static GstStateChangeReturn gst_whisper_change_state(GstElement *element,
         unload_model(self);
         self->in_width = 0; /* the pads are inactive: the next stream sends its caps */
         gst_flow_combiner_reset(self->flows);
+        gst_whisper_pads_drop_held(self);
     }
     return ret;
 }
@@ -314,6 +315,7 @@ static void gst_whisper_finalize(GObject *object)
     gst_whisper_queue_clear(self);
     if (self->flows)
         gst_flow_combiner_free(self->flows);
+    gst_whisper_pads_drop_held(self);
     G_OBJECT_CLASS(gst_whisper_parent_class)->finalize(object);
 }
 
@@ -322,6 +324,7 @@ static void gst_whisper_init(GstWhisper *self)
     gst_whisper_queue_init(self);
     gst_whisper_text_reset(self);
     gst_whisper_live_init(self);
+    g_queue_init(&self->held);
 }
 
 void gst_whisper_register_tags(void)

@@ -7,6 +7,16 @@
  * (whisperkvtranscriber) has sink and src (text): self->srcpad is NULL there and the
  * audio ends here.
  *
+ * Preroll (the filter, offline): the text of a stretch comes once its 30-s window is
+ * in, but a sink on the audio branch prerolls on the first buffer and then blocks the
+ * streaming thread; without a queue that holds a window, the worker would never get
+ * the audio it needs, the text branch never preroll, and the pipeline hang in PAUSED.
+ * So while the element is PAUSED and its text pad has not flowed yet (text, a GAP with
+ * a duration, or EOS went out), the audio buffers and the events after them are held
+ * here instead of pushed (the worker already has the samples; the worker's bound,
+ * OFFLINE_MAX_SAMPLES, bounds them too) and go out in order once the text flowed, at
+ * EOS, or at the first buffer in PLAYING.  Live, nothing is held.
+ *
  * Flow: the filter's src flow and its text flow (stored by the worker) go through a
  * GstFlowCombiner, as a demuxer's pads do: a fatal flow or FLUSHING on either pad is
  * returned, NOT_LINKED or EOS only when both pads say so (so an unlinked text_src does
@@ -47,14 +57,63 @@ GstCaps *gst_whisper_text_caps(GstWhisper *self)
                                markup ? "pango-markup" : "utf8", NULL);
 }
 
-/* A serialized or sticky event from upstream: on the filter, on to src with the audio;
- * on the transcriber the audio's events end here. */
+static gboolean flow_stops(GstFlowReturn ret)
+{
+    return ret == GST_FLOW_FLUSHING || ret < GST_FLOW_EOS;
+}
+
+/* Whether chain holds the audio now (see Preroll above). */
+static gboolean should_hold(GstWhisper *self, gboolean live)
+{
+    if (!self->srcpad || live)
+        return FALSE;
+    GST_OBJECT_LOCK(self);
+    GstState state = GST_STATE(self);
+    GST_OBJECT_UNLOCK(self);
+    return state == GST_STATE_PAUSED && !gst_whisper_queue_text_flowing(self);
+}
+
+/* Pushes what was held on src, in order; the flow of the last buffer pushed (after a
+ * flow that stops, the rest is dropped). */
+static GstFlowReturn release_held(GstWhisper *self)
+{
+    GstFlowReturn ret = GST_FLOW_OK;
+    GstMiniObject *o;
+    if (!g_queue_is_empty(&self->held))
+        GST_DEBUG_OBJECT(self, "releasing %u held buffers and events", self->held.length);
+    while ((o = g_queue_pop_head(&self->held))) {
+        if (flow_stops(ret))
+            gst_mini_object_unref(o);
+        else if (GST_IS_BUFFER(o))
+            ret = gst_pad_push(self->srcpad, GST_BUFFER_CAST(o));
+        else
+            gst_pad_push_event(self->srcpad, GST_EVENT_CAST(o));
+    }
+    return ret;
+}
+
+void gst_whisper_pads_drop_held(GstWhisper *self)
+{
+    g_queue_clear_full(&self->held, (GDestroyNotify)gst_mini_object_unref);
+}
+
+/* A serialized or sticky event from upstream: on the filter, on to src with the audio
+ * (after what is held: behind it while the text has not flowed, else after releasing
+ * it); on the transcriber the audio's events end here. */
 static gboolean forward_audio_event(GstWhisper *self, GstEvent *event)
 {
-    if (self->srcpad)
-        return gst_pad_push_event(self->srcpad, event);
-    gst_event_unref(event);
-    return TRUE;
+    if (!self->srcpad) {
+        gst_event_unref(event);
+        return TRUE;
+    }
+    if (!g_queue_is_empty(&self->held)) {
+        if (GST_EVENT_TYPE(event) != GST_EVENT_EOS && should_hold(self, FALSE)) {
+            g_queue_push_tail(&self->held, event);
+            return TRUE;
+        }
+        release_held(self);
+    }
+    return gst_pad_push_event(self->srcpad, event);
 }
 
 /* Whether upstream is live (asked once per activation). */
@@ -70,11 +129,6 @@ static gboolean upstream_is_live(GstWhisper *self)
     gst_whisper_queue_set_upstream_live(self, live);
     GST_INFO_OBJECT(self, "upstream is %slive", live ? "" : "not ");
     return live;
-}
-
-static gboolean flow_stops(GstFlowReturn ret)
-{
-    return ret == GST_FLOW_FLUSHING || ret < GST_FLOW_EOS;
 }
 
 /* The flow chain returns: the text pad's (stored by the worker; OK while nothing was
@@ -94,12 +148,8 @@ static GstFlowReturn combine_flows(GstWhisper *self, GstFlowReturn audio)
 static void push_src_tags(GstWhisper *self, GQueue *tags)
 {
     GstTagList *t;
-    while ((t = g_queue_pop_head(tags))) {
-        if (self->srcpad)
-            gst_pad_push_event(self->srcpad, gst_event_new_tag(t));
-        else
-            gst_tag_list_unref(t);
-    }
+    while ((t = g_queue_pop_head(tags)))
+        forward_audio_event(self, gst_event_new_tag(t));
 }
 
 static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
@@ -141,6 +191,15 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
     if (!self->srcpad) { /* the transcriber: the audio ends here */
         gst_buffer_unref(buf);
         return combine_flows(self, GST_FLOW_OK);
+    }
+    if (should_hold(self, live)) {
+        g_queue_push_tail(&self->held, buf);
+        return combine_flows(self, GST_FLOW_OK);
+    }
+    GstFlowReturn held = release_held(self);
+    if (flow_stops(held)) {
+        gst_buffer_unref(buf);
+        return combine_flows(self, held);
     }
     return combine_flows(self, gst_pad_push(self->srcpad, buf));
 }
@@ -188,6 +247,7 @@ static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
     gst_whisper_worker_forget_cues(self);
     gst_whisper_text_reset(self);
     gst_flow_combiner_reset(self->flows);
+    gst_whisper_pads_drop_held(self);
     gboolean ret = self->srcpad ? gst_pad_push_event(self->srcpad, gst_event_ref(event)) : TRUE;
     ret = gst_pad_push_event(self->textpad, event) && ret;
     /* a flush right after the start may have dropped the queued stream-start:

@@ -30,6 +30,9 @@ GST_DEBUG_CATEGORY_EXTERN(gst_whisper_debug);
 #define DEFAULT_LATENESS 0
 #define DEFAULT_PARTIAL_RESULTS FALSE
 
+/* Offline, before any text went out: no new audio for this long posts a warning that
+ * the pipeline may be stuck (gstwhisperworker.c, wait_for_audio). */
+#define STALL_WARN_US (10 * G_USEC_PER_SEC)
 /* A jump in the timestamps larger than this closes the window. */
 #define GAP_TOLERANCE (10 * GST_MSECOND)
 /* Live: at most this much audio is kept uncommitted (one window). */
@@ -139,6 +142,8 @@ typedef struct {
     guint run_step_ms;      /* `step` as it was at READY->PAUSED */
     gboolean upstream_live, live_known;
     GQueue src_tags;        /* GstTagList* to send on src before the next buffer */
+    gboolean text_flowing;  /* the text pad sent text, a GAP with a duration, or EOS
+                             * since the stream (re)started: its sinks can preroll */
     gboolean src_eos;       /* EOS went out on src: later tags go on text_src only */
 } GstWhisperQueue;
 
@@ -162,6 +167,7 @@ typedef struct {
     GstClockTime text_floor;  /* no text may start before: the last text buffer's PTS or
                                * the end of the last GAP sent, or NONE */
     gboolean late;            /* a late-commit episode is going on (warned once) */
+    gboolean stall_warned;    /* the "waiting for audio" warning went out (once) */
     /* words and cues (offline) */
     gchar *opt_heads;         /* opts.alignment_heads */
     gint text_unit;           /* GstWhisperTextUnit */
@@ -202,6 +208,10 @@ struct _GstWhisper {
      * yet), and the flows chain combines (gstwhisperpads.c) */
     guint in_width;
     GstFlowCombiner *flows;
+    /* the streaming thread's: the filter's audio buffers and events for src held while
+     * the pipeline prerolls offline and the text pad has not flowed yet (see
+     * gstwhisperpads.c, "Preroll") */
+    GQueue held;
     GstWhisperProps props;
     GstWhisperStats stats;
     GstWhisperQueue q;
@@ -257,6 +267,8 @@ gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *lat
 /* gstwhisperpads.c */
 void gst_whisper_pads_init(GstWhisper *self);
 void gst_whisper_pads_class_init(GstElementClass *element_class, gboolean transcriber);
+/* Drops what the filter held for src (PAUSED->READY, FLUSH_STOP). */
+void gst_whisper_pads_drop_held(GstWhisper *self);
 
 /* gstwhisperqueue.c: the queue (each takes `q.lock` unless it says the lock is held). */
 void gst_whisper_queue_init(GstWhisper *self);
@@ -293,6 +305,9 @@ void gst_whisper_queue_set_upstream_live(GstWhisper *self, gboolean live);
 guint gst_whisper_queue_step(GstWhisper *self);
 /* text_src's flow: the worker stores it, chain combines it with src's. */
 void gst_whisper_queue_set_srcresult(GstWhisper *self, GstFlowReturn ret);
+/* The worker: text (or a GAP with a duration, or EOS) went out on the text pad. */
+void gst_whisper_queue_set_text_flowing(GstWhisper *self);
+gboolean gst_whisper_queue_text_flowing(GstWhisper *self);
 GstFlowReturn gst_whisper_queue_srcresult(GstWhisper *self);
 
 /* gstwhispertext.c: everything that leaves on text_src (worker thread). */
@@ -300,8 +315,9 @@ void gst_whisper_text_reset(GstWhisper *self);
 void gst_whisper_text_ensure_stream(GstWhisper *self);
 /* GAP on text_src from where its time is up to `until`. */
 void gst_whisper_text_gap(GstWhisper *self, GstClockTime until);
-/* The first GAP of a stretch at t0, which prerolls the sinks on text_src. */
-void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0);
+/* A stretch's text starts at t0: with `gap`, a GAP there (no duration), which
+ * prerolls the sinks on the text pad. */
+void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0, gboolean gap);
 /* Pushes a serialized event that came through the queue. */
 void gst_whisper_text_event(GstWhisper *self, GstEvent *ev);
 /* Pushes a window's segments then a GAP up to `until` (if valid); returns the flow,

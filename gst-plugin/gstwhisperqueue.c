@@ -308,6 +308,7 @@ void gst_whisper_queue_flush_stop(GstWhisper *self)
     clear_items(self);
     self->q.flushing = FALSE;
     self->q.srcresult = GST_FLOW_OK;
+    self->q.text_flowing = FALSE; /* the sinks preroll again */
     reset_stream_time(self);
     self->q.src_eos = FALSE;
     gst_segment_init(&self->q.segment, GST_FORMAT_UNDEFINED);
@@ -320,6 +321,7 @@ void gst_whisper_queue_start(GstWhisper *self, guint step_ms)
     clear_items(self);
     gst_segment_init(&self->q.segment, GST_FORMAT_UNDEFINED);
     reset_stream_time(self);
+    self->q.text_flowing = FALSE;
     self->q.run_step_ms = step_ms;
     self->q.live_known = FALSE;
     self->q.upstream_live = FALSE;
@@ -374,6 +376,21 @@ void gst_whisper_queue_set_srcresult(GstWhisper *self, GstFlowReturn ret)
     if (!self->q.flushing || ret != GST_FLOW_FLUSHING)
         self->q.srcresult = ret;
     g_mutex_unlock(&self->q.lock);
+}
+
+void gst_whisper_queue_set_text_flowing(GstWhisper *self)
+{
+    g_mutex_lock(&self->q.lock);
+    self->q.text_flowing = TRUE;
+    g_mutex_unlock(&self->q.lock);
+}
+
+gboolean gst_whisper_queue_text_flowing(GstWhisper *self)
+{
+    g_mutex_lock(&self->q.lock);
+    gboolean v = self->q.text_flowing;
+    g_mutex_unlock(&self->q.lock);
+    return v;
 }
 
 GstFlowReturn gst_whisper_queue_srcresult(GstWhisper *self)

@@ -31,6 +31,7 @@ void gst_whisper_text_reset(GstWhisper *self)
 {
     self->w.text_pos = self->w.text_floor = GST_CLOCK_TIME_NONE;
     self->w.late = FALSE;
+    self->w.stall_warned = FALSE;
 }
 
 /* Sends stream-start and caps on text_src if it lacks them. */
@@ -83,18 +84,24 @@ void gst_whisper_text_gap(GstWhisper *self, GstClockTime until)
         return;
     GstClockTime from = GST_CLOCK_TIME_IS_VALID(w->text_pos) ? w->text_pos : until;
     ensure_text_events(self);
-    if (until > from)
+    if (until > from) {
+        /* said before the push: a sink prerolling on it blocks the push */
+        gst_whisper_queue_set_text_flowing(self);
         gst_pad_push_event(self->textpad, gst_event_new_gap(from, until - from));
+    }
     w->text_pos = until;
     raise_floor(self, until);
 }
 
-void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0)
+void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0, gboolean gap)
 {
-    /* a sparse stream: this GAP prerolls the sinks downstream of text_src while the
-     * first window fills */
+    /* a sparse stream: this GAP prerolls the sinks downstream of the text pad while
+     * the first window fills.  Not on the filter offline: a sink prerolling on it
+     * would block the worker while the audio the worker needs is held (gstwhisperpads.c,
+     * Preroll); the first window's text prerolls them there. */
     ensure_text_events(self);
-    gst_pad_push_event(self->textpad, gst_event_new_gap(t0, 0));
+    if (gap)
+        gst_pad_push_event(self->textpad, gst_event_new_gap(t0, 0));
     self->w.text_pos = t0;
     raise_floor(self, t0);
 }
@@ -119,11 +126,14 @@ void gst_whisper_text_event(GstWhisper *self, GstEvent *ev)
         if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || end > w->text_pos)
             w->text_pos = end;
         raise_floor(self, end);
+        if (end > ts)
+            gst_whisper_queue_set_text_flowing(self);
     } else if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
         gst_whisper_text_ensure_stream(self);
         w->text_pos = w->text_floor = GST_CLOCK_TIME_NONE;
     } else if (GST_EVENT_TYPE(ev) == GST_EVENT_EOS) {
         ensure_text_events(self);
+        gst_whisper_queue_set_text_flowing(self);
     }
     gst_pad_push_event(self->textpad, ev);
 }
@@ -250,6 +260,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
     if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts + s->duration > w->text_pos)
         w->text_pos = s->pts + s->duration;
     raise_floor(self, s->pts);
+    gst_whisper_queue_set_text_flowing(self); /* before: a prerolling sink blocks it */
     GstFlowReturn ret = gst_pad_push(self->textpad, buf);
     *pushed = TRUE;
     check_commit_delay(self, s);

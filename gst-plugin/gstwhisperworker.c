@@ -378,6 +378,36 @@ static void worker_fail(GstWhisper *self)
     gst_pad_pause_task(self->textpad);
 }
 
+/* Offline, waiting for more audio of `it` (lock held; it may be gone on return).  A
+ * pipeline can stop making progress here: the text branch waits for this window's
+ * text while something upstream waits for that branch (a demuxer whose video goes to
+ * an overlay without a queue), so no audio comes.  Before any text went out, no new
+ * audio for STALL_WARN_US says so once with a WARNING instead of a silent hang. */
+static void wait_for_audio(GstWhisper *self, WItem *it)
+{
+    if (self->q.text_flowing || self->w.stall_warned) {
+        g_cond_wait(&self->q.cond, &self->q.lock);
+        return;
+    }
+    gint64 len = it->len;
+    gint64 deadline = g_get_monotonic_time() + STALL_WARN_US;
+    if (g_cond_wait_until(&self->q.cond, &self->q.lock, deadline) || self->q.flushing ||
+        g_queue_peek_head(&self->q.items) != it || it->len != len || self->q.text_flowing)
+        return;
+    self->w.stall_warned = TRUE;
+    double held = (double)it->len / WKV_SAMPLE_RATE;
+    g_mutex_unlock(&self->q.lock);
+    GST_ELEMENT_WARNING(self, STREAM, FAILED,
+        ("No audio has come for %d s while the first window's text is pending",
+         (int)(STALL_WARN_US / G_USEC_PER_SEC)),
+        ("%.1f s of this stretch are in; its text comes once a 30-s window (or EOS) is in. "
+         "If a branch downstream waits for that text while holding back the audio (a "
+         "demuxer that also feeds a video overlay), give that branch a queue of 30 s "
+         "(queue max-size-time=0 max-size-bytes=0 max-size-buffers=0): docs/element.md",
+         held));
+    g_mutex_lock(&self->q.lock);
+}
+
 /* One iteration of the task: one event, one window or one live run. */
 void gst_whisper_worker_loop(gpointer data)
 {
@@ -405,8 +435,10 @@ void gst_whisper_worker_loop(gpointer data)
             }
             if (!GST_CLOCK_TIME_IS_VALID(self->w.text_pos)) {
                 GstClockTime t0 = it->t0;
+                /* the filter offline holds its audio until text flowed instead */
+                gboolean gap = it->live || self->transcriber;
                 g_mutex_unlock(&self->q.lock);
-                gst_whisper_text_preroll(self, t0);
+                gst_whisper_text_preroll(self, t0, gap);
                 return;
             }
         }
@@ -435,7 +467,7 @@ void gst_whisper_worker_loop(gpointer data)
                 return;
             }
             if (size == 0) {
-                g_cond_wait(&self->q.cond, &self->q.lock);
+                wait_for_audio(self, it);
                 continue;
             }
             ok = offline_window(self, it, size);

@@ -495,6 +495,82 @@ static GstElement *make_pipeline(const gchar *desc)
     return p;
 }
 
+/* Offline pipelines without a queue on either branch reach EOS (issue 30): the audio
+ * sink prerolls on the first buffer and would block the streaming thread before the
+ * first window's text, so the filter holds the audio until its text pad flowed.  35 s
+ * of audio: one whole window, then a short one at EOS. */
+GST_START_TEST(test_no_queue_pipelines)
+{
+#define NQ_AUDIO(secs) "audiotestsrc num-buffers=" secs " samplesperbuffer=16000 " \
+    "wave=pink-noise ! audio/x-raw,rate=16000,channels=1,format=F32LE ! " \
+    "whisperkv name=w model=%s threads=1 ! "
+    /* the overlays take 8 s (one window, whole at EOS) against a video played at its
+     * own pace: an unsynchronized video would reach EOS before any text */
+#define NQ_VIDEO "videotestsrc num-buffers=80 ! video/x-raw,width=160,height=120," \
+    "framerate=10/1 ! "
+    const gchar *pipelines[] = {
+        /* the README's: text to a sink */
+        NQ_AUDIO("35") "fakesink w.text_src ! fakesink",
+        /* text rendered to pictures */
+        NQ_AUDIO("35") "fakesink w.text_src ! textrender ! videoconvert ! pngenc ! fakesink",
+        /* both into a muxer */
+        NQ_AUDIO("35") "audioconvert ! vorbisenc ! matroskamux name=m ! fakesink w.text_src ! m.",
+        /* over a video */
+        NQ_AUDIO("8") "fakesink " NQ_VIDEO "textoverlay name=o ! fakesink sync=true "
+        "w.text_src ! o.text_sink",
+        NQ_AUDIO("8") "fakesink " NQ_VIDEO "subtitleoverlay name=o ! fakesink sync=true "
+        "w.text_src ! o.subtitle_sink",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(pipelines); i++) {
+        GstElement *p = make_pipeline(pipelines[i]);
+        Announced *said = announce_watch(p);
+        gchar *err = run_pipeline(p, 90 * GST_SECOND, NULL);
+        fail_unless(err == NULL, "pipeline %u (%s): %s", i, pipelines[i], err);
+        fail_unless(said->segs->len > 0, "pipeline %u: no text", i);
+        g_print("no queue, pipeline %u: EOS, %u segments\n", i, said->segs->len);
+        gst_element_set_state(p, GST_STATE_NULL);
+        announce_free(p, said);
+        gst_object_unref(p);
+    }
+#undef NQ_AUDIO
+#undef NQ_VIDEO
+}
+GST_END_TEST
+
+/* A pipeline that cannot make progress says why: one thread feeds the element and a
+ * video (monoscope, from the same audio) into a textoverlay that waits for the text,
+ * which needs 30 s of that audio.  Within STALL_WARN_US + slack a WARNING names the
+ * cause; then the pipeline shuts down cleanly. */
+GST_START_TEST(test_stall_warns)
+{
+    GstElement *p = make_pipeline(
+        "audiotestsrc num-buffers=40 samplesperbuffer=16000 wave=pink-noise ! "
+        "audio/x-raw,rate=16000,channels=1,format=F32LE ! tee name=t ! "
+        "whisperkv name=w model=%s threads=1 ! fakesink "
+        "t. ! audioconvert ! monoscope ! videoconvert ! textoverlay name=o ! fakesink "
+        "w.text_src ! o.text_sink");
+    GstBus *bus = gst_element_get_bus(p);
+    gst_element_set_state(p, GST_STATE_PLAYING);
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND,
+        GST_MESSAGE_WARNING | GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    fail_unless(m != NULL, "no message in 30 s: a silent hang");
+    fail_unless(GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING, "%s, not a warning",
+                GST_MESSAGE_TYPE_NAME(m));
+    GError *e = NULL;
+    gchar *dbg = NULL;
+    gst_message_parse_warning(m, &e, &dbg);
+    g_print("stalled pipeline: %s | %s\n", e->message, dbg);
+    fail_unless(strstr(e->message, "No audio has come") && strstr(dbg, "queue"), "%s",
+                e->message);
+    g_error_free(e);
+    g_free(dbg);
+    gst_message_unref(m);
+    fail_unless(gst_element_set_state(p, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+    gst_object_unref(bus);
+    gst_object_unref(p);
+}
+GST_END_TEST
+
 GST_START_TEST(test_state_cycles)
 {
     GstElement *p = make_pipeline(
@@ -821,6 +897,8 @@ static Suite *whisper_suite(void)
     tcase_add_test(tc, test_bad_model);
     tcase_add_test(tc, test_state_cycles);
     tcase_add_test(tc, test_two_elements_share_model);
+    tcase_add_test(tc, test_no_queue_pipelines);
+    tcase_add_test(tc, test_stall_warns);
     tcase_add_test(tc, test_textoverlay);
     tcase_add_test(tc, test_matroskamux);
     tcase_add_test(tc, test_live);
