@@ -571,6 +571,158 @@ GST_START_TEST(test_stall_warns)
 }
 GST_END_TEST
 
+/* Ink extent of a rendered ARGB frame: the first and last columns with any pixel not
+ * fully transparent; FALSE when nothing is drawn. */
+static gboolean ink_extent(GstBuffer *frame, gint width, gint height, gint *x0, gint *x1)
+{
+    GstMapInfo map;
+    gst_buffer_map(frame, &map, GST_MAP_READ);
+    *x0 = width;
+    *x1 = -1;
+    for (gint y = 0; y < height; y++)
+        for (gint x = 0; x < width; x++)
+            if (map.data[((gsize)y * width + x) * 4] != 0) {
+                *x0 = MIN(*x0, x);
+                *x1 = MAX(*x1, x);
+            }
+    gst_buffer_unmap(frame, &map);
+    return *x1 >= 0;
+}
+
+#define RENDER_CAPS "video/x-raw,format=ARGB,width=800,height=100"
+
+static void keep_frame(GstElement *sink, GstBuffer *buf, GstPad *pad, GPtrArray *frames)
+{
+    (void)sink;
+    (void)pad;
+    g_ptr_array_add(frames, gst_buffer_ref(buf));
+}
+
+/* textrender's frame for `text` with caps format `format` (a file through filesrc). */
+static GstBuffer *render_text(const gchar *text, const gchar *format)
+{
+    gchar *path = NULL;
+    gint fd = g_file_open_tmp("whisper-render-XXXXXX.txt", &path, NULL);
+    fail_unless(fd >= 0 && write(fd, text, strlen(text)) == (gssize)strlen(text));
+    close(fd);
+    gchar *desc = g_strdup_printf("filesrc location=%s ! text/x-raw,format=%s ! textrender ! "
+                                  RENDER_CAPS " ! fakesink name=v signal-handoffs=true",
+                                  path, format);
+    GstElement *p = gst_parse_launch(desc, NULL);
+    fail_unless(p != NULL);
+    GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+    GstElement *v = gst_bin_get_by_name(GST_BIN(p), "v");
+    g_signal_connect(v, "handoff", G_CALLBACK(keep_frame), frames);
+    gchar *err = run_pipeline(p, 30 * GST_SECOND, NULL);
+    fail_unless(err == NULL, "%s", err);
+    gst_element_set_state(p, GST_STATE_NULL);
+    fail_unless(frames->len >= 1, "textrender drew nothing for '%s'", text);
+    GstBuffer *f = gst_buffer_ref(g_ptr_array_index(frames, 0));
+    g_ptr_array_unref(frames);
+    gst_object_unref(v);
+    gst_object_unref(p);
+    g_unlink(path);
+    g_free(path);
+    g_free(desc);
+    return f;
+}
+
+/* The text of the element's markup: its only tags, <u> and </u>, dropped and the
+ * escapes (&amp; &lt; &gt;) undone. */
+static gchar *markup_plain(const gchar *m)
+{
+    static const struct {
+        const gchar *from, *to;
+    } subs[] = {{"<u>", ""}, {"</u>", ""}, {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}};
+    GString *o = g_string_new(NULL);
+    while (*m) {
+        guint k = 0;
+        while (k < G_N_ELEMENTS(subs) && !g_str_has_prefix(m, subs[k].from))
+            k++;
+        if (k < G_N_ELEMENTS(subs)) {
+            g_string_append(o, subs[k].to);
+            m += strlen(subs[k].from);
+        } else {
+            fail_if(*m == '<' || *m == '>', "an unescaped '%c' in markup", *m);
+            g_string_append_c(o, *m++);
+        }
+    }
+    return g_string_free(o, FALSE);
+}
+
+/* Keeps the format of the last CAPS event through a pad (gchar **). */
+static GstPadProbeReturn caps_format_probe(GstPad *pad, GstPadProbeInfo *info, gpointer user)
+{
+    (void)pad;
+    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT(info);
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_CAPS) {
+        GstCaps *caps;
+        gst_event_parse_caps(ev, &caps);
+        gchar **format = user;
+        g_free(*format);
+        *format = g_strdup(gst_structure_get_string(gst_caps_get_structure(caps, 0), "format"));
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/* A highlighted cue drawn by textrender shows no tag characters: the element's
+ * highlight-words buffers (caps pango-markup) are drawn exactly as wide as their text
+ * without the tags, while the same bytes taken as plain utf8 (what the element sent
+ * before) are drawn wider, "<u>" and "</u>" included. */
+GST_START_TEST(test_highlight_renders_no_tags)
+{
+    GstElement *p = make_pipeline(
+        "audiotestsrc num-buffers=8 samplesperbuffer=16000 wave=pink-noise ! "
+        "audio/x-raw,rate=16000,channels=1,format=F32LE ! whisperkv name=w model=%s "
+        "threads=1 word-timestamps=true text-unit=cue highlight-words=true "
+        "max-line-width=30 max-line-count=1 ! fakesink w.text_src ! textrender name=r ! "
+        RENDER_CAPS " ! fakesink name=v signal-handoffs=true");
+    GPtrArray *texts = probe_text(p, "r", "sink");
+    GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)gst_buffer_unref);
+    GstElement *v = gst_bin_get_by_name(GST_BIN(p), "v");
+    g_signal_connect(v, "handoff", G_CALLBACK(keep_frame), frames);
+    gchar *format = NULL;
+    GstElement *r = gst_bin_get_by_name(GST_BIN(p), "r");
+    GstPad *rp = gst_element_get_static_pad(r, "sink");
+    gst_pad_add_probe(rp, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, caps_format_probe, &format,
+                      NULL);
+    gchar *err = run_pipeline(p, 60 * GST_SECOND, NULL);
+    fail_unless(err == NULL, "%s", err);
+    gst_element_set_state(p, GST_STATE_NULL);
+    fail_unless_equals_string(format, "pango-markup");
+    g_free(format);
+    gst_object_unref(rp);
+    gst_object_unref(r);
+    fail_unless(texts->len > 0 && texts->len == frames->len, "%u texts, %u frames",
+                texts->len, frames->len);
+    guint marked = 0;
+    for (guint i = 0; i < texts->len && marked < 4; i++) {
+        const gchar *t = ((TextSeg *)g_ptr_array_index(texts, i))->text;
+        if (!strstr(t, "<u>"))
+            continue;
+        marked++;
+        gchar *plain = markup_plain(t);
+        gint a0, a1, b0, b1, c0, c1;
+        fail_unless(ink_extent(g_ptr_array_index(frames, i), 800, 100, &a0, &a1));
+        GstBuffer *ref = render_text(plain, "utf8"), *lit = render_text(t, "utf8");
+        fail_unless(ink_extent(ref, 800, 100, &b0, &b1) && ink_extent(lit, 800, 100, &c0, &c1));
+        g_print("'%s': drawn %d px wide, its text %d px, the tags as text %d px\n", t,
+                a1 - a0, b1 - b0, c1 - c0);
+        fail_unless(ABS((a1 - a0) - (b1 - b0)) <= 3, "'%s' drawn %d px wide, its text alone "
+                    "%d px: tag characters drawn?", t, a1 - a0, b1 - b0);
+        fail_unless((c1 - c0) > (b1 - b0) + 10, "the literal tags would not show");
+        gst_buffer_unref(ref);
+        gst_buffer_unref(lit);
+        g_free(plain);
+    }
+    fail_unless(marked > 0, "no highlighted cue");
+    g_ptr_array_unref(texts);
+    g_ptr_array_unref(frames);
+    gst_object_unref(v);
+    gst_object_unref(p);
+}
+GST_END_TEST
+
 GST_START_TEST(test_state_cycles)
 {
     GstElement *p = make_pipeline(
@@ -899,6 +1051,7 @@ static Suite *whisper_suite(void)
     tcase_add_test(tc, test_two_elements_share_model);
     tcase_add_test(tc, test_no_queue_pipelines);
     tcase_add_test(tc, test_stall_warns);
+    tcase_add_test(tc, test_highlight_renders_no_tags);
     tcase_add_test(tc, test_textoverlay);
     tcase_add_test(tc, test_matroskamux);
     tcase_add_test(tc, test_live);
