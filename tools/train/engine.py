@@ -43,7 +43,8 @@ class Engine:
                 ("wkv_encode", ctypes.c_int, [vp, fp]),
                 ("wkv_encoder_output", fp, [vp]),
                 ("wkv_decode", ctypes.c_int, [vp, ip, ctypes.c_int, fp]),
-                ("wkv_decode_reset", None, [vp])):
+                ("wkv_decode_reset", None, [vp]),
+                ("wkv_tokens_to_text", vp, [vp, ip, ctypes.c_int, ctypes.c_int])):
             f = getattr(lib, name)
             f.restype, f.argtypes = res, args
         self.lib = lib
@@ -62,6 +63,14 @@ class Engine:
         out = (ctypes.c_int * max(n, 1))()
         self.lib.wkv_text_to_tokens(self.model, b, out, n)
         return list(out[:n])
+
+    def text(self, tokens):
+        """The text of `tokens` (ids below <|endoftext|>), as the reference decodes it."""
+        t = (ctypes.c_int * max(1, len(tokens)))(*tokens)
+        p = self.lib.wkv_tokens_to_text(self.model, t, len(tokens), 1)
+        s = ctypes.string_at(p).decode()
+        ctypes.CDLL(None).free(ctypes.c_void_p(p))
+        return s
 
     def context(self, threads=1, compute_type=None):
         e = ctypes.c_char_p()
