@@ -274,6 +274,43 @@ GST_START_TEST(test_f32_products_said_once)
 }
 GST_END_TEST
 
+/* Blurbs that say what happens, against what happens: the statistics blurbs say they
+ * count since the last READY to PAUSED, and they do (a window counted, then 0 after
+ * PAUSED -> READY -> PAUSED); partial-results says partials are messages, never
+ * buffers (gst-live checks the buffers). */
+GST_START_TEST(test_blurbs_match_behaviour)
+{
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
+    GObjectClass *k = G_OBJECT_GET_CLASS(e);
+    const gchar *stats[] = {"windows", "tokens", "late-commits"};
+    for (guint i = 0; i < G_N_ELEMENTS(stats); i++)
+        fail_unless(strstr(g_param_spec_get_blurb(g_object_class_find_property(k, stats[i])),
+                           "since the last READY to PAUSED") != NULL, "%s", stats[i]);
+    fail_unless(strstr(g_param_spec_get_blurb(g_object_class_find_property(k,
+                "partial-results")), "never go out as buffers") != NULL);
+    gst_object_unref(e);
+
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, NULL);
+    gsize n = 16000 * 4;
+    float *pcm = synth_audio(n, 5);
+    wh_push_pcm(&wh, pcm, n, 8000, 0, FALSE, TRUE);
+    g_ptr_array_unref(wh_finish(&wh));
+    guint64 windows = 0, tokens = 0;
+    g_object_get(wh.element, "windows", &windows, "tokens", &tokens, NULL);
+    fail_unless(windows > 0 && tokens > 0, "nothing counted");
+    fail_unless(gst_element_set_state(wh.element, GST_STATE_READY) == GST_STATE_CHANGE_SUCCESS);
+    g_object_get(wh.element, "windows", &windows, NULL);
+    fail_unless(windows > 0, "reset before READY to PAUSED");
+    fail_unless(gst_element_set_state(wh.element, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+    g_object_get(wh.element, "windows", &windows, "tokens", &tokens, NULL);
+    fail_unless(windows == 0 && tokens == 0, "not reset at READY to PAUSED: %" G_GUINT64_FORMAT
+                " windows", windows);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
 /* sample-len reaches the decoder: capped at 4, no window runs more than its start
  * sequence (at most 4 tokens here) and 4 sampled tokens through the decoder; uncapped,
  * the micro model's windows run more (so the check can fail). */
@@ -533,6 +570,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_docs_list_every_property);
     tcase_add_test(tc, test_compute_type);
     tcase_add_test(tc, test_f32_products_said_once);
+    tcase_add_test(tc, test_blurbs_match_behaviour);
     tcase_add_test(tc, test_sample_len);
     tcase_add_test(tc, test_text_unlinked_audio_flows);
     tcase_add_test(tc, test_src_unlinked_text_flows);
