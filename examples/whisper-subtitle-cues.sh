@@ -1,5 +1,5 @@
 #!/bin/sh
-# Subtitle cues of readable size into Matroska with `whisper`:
+# Subtitle cues of readable size into Matroska with `whisperkv`:
 #   examples/whisper-subtitle-cues.sh MODEL INPUT OUT.mkv [WIDTH [LINES]]
 # The element times every word (word-timestamps) and cuts the words into cues of at
 # most WIDTH characters a line (42) and LINES lines (2), as the CLI's

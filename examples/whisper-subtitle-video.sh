@@ -1,5 +1,5 @@
 #!/bin/sh
-# A video file subtitled by `whisper`:
+# A video file subtitled by `whisperkv`:
 #   examples/whisper-subtitle-video.sh MODEL INPUT OUT.mkv [BURNT.mkv]
 # OUT.mkv: the original video and audio re-encoded, plus the transcript as a subtitle
 # track.  BURNT.mkv (optional): the text burnt into the picture with textoverlay.
