@@ -954,10 +954,6 @@ static GstBusSyncReply live_sync(GstBus *bus, GstMessage *m, gpointer data)
 GST_START_TEST(test_live)
 {
     const guint latency = 6000, step = 1000;
-    gchar *srt = NULL;
-    gint fd = g_file_open_tmp("whisper-live-XXXXXX.srt", &srt, NULL);
-    fail_unless(fd >= 0);
-    close(fd);
     gchar *desc = g_strdup_printf(
         "audiotestsrc is-live=true samplesperbuffer=800 wave=pink-noise volume=0.3 "
         "num-buffers=240 ! audio/x-raw,rate=16000,channels=1,format=F32LE ! "
@@ -965,11 +961,9 @@ GST_START_TEST(test_live)
         /* the sinks wait `latency` (the pipeline's latency) before they render: a queue
          * that long keeps the audio flowing into whisper in real time */
         "queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! "
-        "fakesink sync=true w.text_src ! tee name=tt ! queue max-size-time=10000000000 "
-        "max-size-buffers=0 max-size-bytes=0 ! fakesink name=text sync=true "
-        "signal-handoffs=true tt. ! queue max-size-time=10000000000 max-size-buffers=0 "
-        "max-size-bytes=0 ! srtenc ! filesink location=%s",
-        test_model, step, latency, srt);
+        "fakesink sync=true w.text_src ! queue max-size-time=10000000000 max-size-buffers=0 "
+        "max-size-bytes=0 ! fakesink name=text sync=true signal-handoffs=true",
+        test_model, step, latency);
     GstElement *p = gst_parse_launch(desc, NULL);
     fail_unless(p != NULL);
     LiveStats ls = {p, 0, 0, 0, 0, latency};
@@ -1006,25 +1000,6 @@ GST_START_TEST(test_live)
      * would write it, holds no cue of zero length and no partial one */
     fail_unless(cc.zero == 0 && cc.partial == 0, "%u zero-length and %u partial text buffers",
                 cc.zero, cc.partial);
-    /* and the SubRip srtenc wrote: every cue ends after it starts */
-    gchar *body = NULL;
-    fail_unless(g_file_get_contents(srt, &body, NULL, NULL));
-    guint cues = 0, zero = 0;
-    for (gchar *l = strstr(body, " --> "); l; l = strstr(l + 5, " --> ")) {
-        guint h[2], m[2], sec[2], ms[2];
-        fail_unless(l - body >= 12 && sscanf(l - 12, "%u:%u:%u,%u --> %u:%u:%u,%u", &h[0], &m[0],
-                    &sec[0], &ms[0], &h[1], &m[1], &sec[1], &ms[1]) == 8, "bad SRT: %.40s", l);
-        guint64 a0 = ((h[0] * 60 + m[0]) * 60 + sec[0]) * 1000ull + ms[0];
-        guint64 a1 = ((h[1] * 60 + m[1]) * 60 + sec[1]) * 1000ull + ms[1];
-        cues++;
-        zero += a1 <= a0;
-    }
-    g_print("live SRT through srtenc: %u cues, %u of zero length\n", cues, zero);
-    fail_unless(cues >= ls.finals && zero == 0, "%u cues (%u finals), %u of zero length",
-                cues, ls.finals, zero);
-    g_free(body);
-    g_unlink(srt);
-    g_free(srt);
     /* a final may follow its audio by `latency` (plus a run overrunning the element's
      * estimate on a loaded machine: AddressSanitizer's runs are 2-3x longer and vary
      * more), and whenever it came later the element must have said so */
