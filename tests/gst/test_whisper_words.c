@@ -188,27 +188,6 @@ static gchar *buffers_srt(GPtrArray *got)
     return g_string_free(srt, FALSE);
 }
 
-/* Pango markup's escapes of text (&amp; &lt; &gt;) undone; the tags stay. */
-static gchar *markup_unescape(const gchar *s)
-{
-    GString *o = g_string_new(NULL);
-    while (*s) {
-        if (g_str_has_prefix(s, "&amp;")) {
-            g_string_append_c(o, '&');
-            s += 5;
-        } else if (g_str_has_prefix(s, "&lt;")) {
-            g_string_append_c(o, '<');
-            s += 4;
-        } else if (g_str_has_prefix(s, "&gt;")) {
-            g_string_append_c(o, '>');
-            s += 4;
-        } else {
-            g_string_append_c(o, *s++);
-        }
-    }
-    return g_string_free(o, FALSE);
-}
-
 /* The test's samples as a 16-bit WAV (exact: they were read from one). */
 static gchar *write_samples_wav(void)
 {
@@ -265,7 +244,7 @@ static void check_cli_srt(const gchar *wav, int width, int count, int per_line, 
     gst_object_unref(tp);
     for (guint i = 0; hl && i < got->len; i++) {
         TextSeg *t = g_ptr_array_index(got, i);
-        gchar *plain = markup_unescape(t->text);
+        gchar *plain = wh_markup_unescape(t->text);
         g_free(t->text);
         t->text = plain;
     }

@@ -323,3 +323,24 @@ float *synth_audio(gsize n, guint32 seed)
     g_rand_free(r);
     return p;
 }
+
+/* Pango markup's escapes of text (&amp; &lt; &gt;) undone; the tags stay. */
+gchar *wh_markup_unescape(const gchar *s)
+{
+    GString *o = g_string_new(NULL);
+    while (*s) {
+        if (g_str_has_prefix(s, "&amp;")) {
+            g_string_append_c(o, '&');
+            s += 5;
+        } else if (g_str_has_prefix(s, "&lt;")) {
+            g_string_append_c(o, '<');
+            s += 4;
+        } else if (g_str_has_prefix(s, "&gt;")) {
+            g_string_append_c(o, '>');
+            s += 4;
+        } else {
+            g_string_append_c(o, *s++);
+        }
+    }
+    return g_string_free(o, FALSE);
+}

@@ -83,4 +83,7 @@ gboolean wh_init(int *argc, char ***argv);
 /* The model given on the command line (argv[1]) or $WHISPER_TEST_MODEL. */
 extern const gchar *test_model;
 
+/* Pango markup's escapes (&amp; &lt; &gt;) undone; tags stay.  g_free. */
+gchar *wh_markup_unescape(const gchar *s);
+
 #endif
