@@ -24,8 +24,9 @@
  *
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
  *                   [--tokens N] [--prompt N] [--file WAV] [--compute-type LIST]
- *                   [--type TYPE] [--smaps]
+ *                   [--type TYPE] [--smaps] [--logits PATH]
  * --smaps prints where the resident memory after decoding sits, per mapping.
+ * --logits writes the decoder's logits (prompt, then each step) to PATH.<model>, raw f32.
  */
 #include "dnnl_peak.h"
 #include "genlib.h"
@@ -71,6 +72,7 @@ typedef struct {
     const char *file;
     const char *compute_types; /* comma-separated wkv_compute_type names, or NULL */
     int smaps;                 /* --smaps: print the resident memory by mapping */
+    const char *logits_out;    /* --logits: raw f32 logits written here (per model) */
     wkv_compute_type type;     /* the main measurement's context (--type; default auto) */
     double sgemm_gflops, stream_gbs; /* the rooflines, measured first */
     double type_peak[4];             /* per wkv_compute_type: the peak its encoder is
@@ -367,6 +369,32 @@ static double time_steps(wkv_context *ctx, const int *seq, int n_prompt, int ste
     return (now_ms() - t0) / steps;
 }
 
+/* --logits: the encoder's output is not public, so what reaches the user is written: the
+ * logits after the prompt and after each full-cache step, raw f32, to PATH.LABEL.  Two
+ * builds whose files `cmp` equal computed the same numbers (a refactor's check). */
+static int dump_logits(const char *path, const char *label, wkv_context *ctx,
+                       const wkv_hparams *hp, const float *window, const int *seq, int n_prompt,
+                       int steps, float *logits)
+{
+    char name[1024];
+    snprintf(name, sizeof name, "%s.%s", path, label);
+    FILE *f = fopen(name, "wb");
+    if (!f)
+        return -1;
+    wkv_encode(ctx, window);
+    wkv_decode_reset(ctx);
+    int rc = wkv_decode(ctx, seq, n_prompt, logits);
+    for (int i = 0; rc == 0 && i <= steps; i++) {
+        if (fwrite(logits, sizeof *logits, (size_t)hp->n_vocab, f) != (size_t)hp->n_vocab)
+            rc = -1;
+        else if (i < steps)
+            rc = wkv_decode_mode(ctx, seq + n_prompt + i, 1, WKV_CACHE_FULL, logits);
+    }
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
 typedef struct {
     char label[96];
     double load_ms, mel, enc, enc_gflops, prompt, full, nocross, none, step_gbs;
@@ -515,6 +543,9 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         nocross_t[k] = time_steps(ctx, seq, n_prompt, steps, WKV_CACHE_NO_CROSS, logits);
         none_t[k] = time_steps(ctx, seq, n_prompt, steps, WKV_CACHE_NONE, logits);
     }
+    if (bo->logits_out && dump_logits(bo->logits_out, label, ctx, hp, window, seq, n_prompt,
+                                      steps, logits) != 0)
+        fprintf(stderr, "--logits: cannot write %s.%s\n", bo->logits_out, label);
     size_t cache_b = 0, act_b = 0;
     wkv_context_memory(ctx, &cache_b, &act_b);
     if (bo->smaps)
@@ -710,7 +741,7 @@ static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
                     "[--tokens N] [--prompt N] [--file WAV] [--compute-type f32,bf16,int8] "
-                    "[--type auto|f32|bf16|int8] [--smaps]\n", argv0);
+                    "[--type auto|f32|bf16|int8] [--smaps] [--logits PATH]\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -735,6 +766,8 @@ int main(int argc, char **argv)
             bo.file = argv[++i];
         else if (!strcmp(argv[i], "--smaps"))
             bo.smaps = 1;
+        else if (!strcmp(argv[i], "--logits") && i + 1 < argc)
+            bo.logits_out = argv[++i];
         else if (!strcmp(argv[i], "--compute-type") && i + 1 < argc)
             bo.compute_types = argv[++i];
         else if (!strcmp(argv[i], "--type") && i + 1 < argc) {

@@ -7,11 +7,11 @@
  *
  *   whisperkv-gemv-bench [--threads N] [--reps N] [--rows N] [--out N] [--in N]
  */
-#include "gemv_f16.h"
-#include "gemv_q.h"
-#include "internal.h"
-#include "pool.h"
-#include "quant.h"
+#include "kernels/gemv_f16.h"
+#include "kernels/gemv_q.h"
+#include "base/util.h"
+#include "base/pool.h"
+#include "model/quant.h"
 
 #include <stdio.h>
 #include <stdlib.h>

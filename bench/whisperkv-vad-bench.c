@@ -1,4 +1,4 @@
-/* whisperkv-vad-bench: the Silero VAD's speed on one thread (core/vad.c).
+/* whisperkv-vad-bench: the Silero VAD's speed on one thread (core/vad/vad.c).
  *
  *   whisperkv-vad-bench VAD_MODEL WAV [REPS]
  *

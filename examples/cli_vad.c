@@ -1,6 +1,6 @@
 /* The CLI's voice activity detection: options with whisper.cpp's names' meaning and
  * defaults, --vad-only (speech segments in txt, srt, vtt or json), --dump-vad-probs,
- * and the speech-only audio and time mapping for transcription (core/vad_map.c). */
+ * and the speech-only audio and time mapping for transcription (core/vad/vad_map.c). */
 #include "cli_vad.h"
 
 #include <errno.h>

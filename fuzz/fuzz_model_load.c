@@ -1,4 +1,4 @@
-/* libFuzzer target: the model loader (core/model.c, ggml_file.c, ggml_tensors.c,
+/* libFuzzer target: the model loader (core/model/model.c, ggml_file.c, ggml_tensors.c,
  * quant.c, weights.c, vocab.c) on any bytes, through wkv_model_load_memory.
  *
  * Beyond the sanitizers' checks it asserts the loader's contract: a file it refuses

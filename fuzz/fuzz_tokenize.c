@@ -1,6 +1,6 @@
 /* libFuzzer target: the hand-written text paths of the vocabulary on any bytes.
  *
- * The input is a prompt text up to its first NUL (core/tokenize.c: the pre-tokenizer's
+ * The input is a prompt text up to its first NUL (core/model/tokenize.c: the pre-tokenizer's
  * UTF-8 decoding and classes, then BPE in vocab.c), and after the NUL token ids as
  * little-endian u16 minus 1024, so negative ids, every id and ids past the vocabulary
  * (vocab.c: token bytes joined and repaired to UTF-8 the way
@@ -12,7 +12,8 @@
  *
  * The vocabulary is a vocabulary-only (or full) ggml file: $WKV_FUZZ_VOCAB, else the
  * build-time default (a shared vocabulary, read where it is, not copied). */
-#include "internal.h"
+#include "base/util.h"
+#include "model/model.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* libFuzzer target: the Silero VAD loader (core/vad_model.c) on any bytes, through
+/* libFuzzer target: the Silero VAD loader (core/vad/vad_model.c) on any bytes, through
  * wkv_vad_model_load_memory.
  *
  * Beyond the sanitizers' checks it asserts the loader's contract: a file it refuses

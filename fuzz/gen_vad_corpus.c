@@ -1,6 +1,6 @@
 /* gen_vad_corpus DIR: the VAD loader fuzzer's seeds, written without the shared data:
  * a valid Silero-shaped ggml VAD file with small random weights (the layout of
- * core/vad_layout.h), and broken ones: truncated in the header, in a record and
+ * core/vad/vad_layout.h), and broken ones: truncated in the header, in a record and
  * in the data, a Whisper-like n_vocab where the model type goes, wrong header values,
  * a bad n_dims, name length, type and shape, an unknown name, NaN and infinite
  * weights, and the header alone. */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "vad_layout.h"
+#include "vad/vad_layout.h"
 
 typedef struct {
     uint8_t *b;

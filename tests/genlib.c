@@ -407,7 +407,7 @@ done:
 
 /* ggml's block quantization as whisper.cpp's quantizer does it (quantization version
  * 2): blocks of 32 consecutive values, an f16 scale (and minimum) per block, round to
- * nearest.  Written from the block layouts, independent of core/quant.c. */
+ * nearest.  Written from the block layouts, independent of core/model/quant.c. */
 
 #define QK 32
 

@@ -6,8 +6,8 @@
 #include "loader_limits.h"
 
 #include "genlib.h"
-#include "internal.h"
-#include "quant.h"
+#include "model/model.h"
+#include "model/quant.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 

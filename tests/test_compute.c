@@ -21,9 +21,10 @@
  *    bit for bit, on normal values, NaN, infinities, midpoints and every tail length;
  *    subnormal results 0 or wkv_bf16's.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
-#include "context.h"
-#include "gemv_f16.h"
-#include "ops.h"
+#include "net/context.h"
+#include "base/cpu.h"
+#include "base/f16.h"
+#include "kernels/ops.h"
 #include "random_model.h"
 #include "testutil.h"
 #include "whisperkv.h"

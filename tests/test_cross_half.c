@@ -15,10 +15,11 @@
  *  - the half self cache (check_self_half): half the bytes, its values the f32 rows
  *    rounded, steps close to a pass and to the f32 cache, slot copies exact.
  * Usage: test_cross_half MODEL.bin */
-#include "align.h"
-#include "context.h"
-#include "gemv_f16.h"
-#include "ops.h"
+#include "words/word_window.h"
+#include "net/context.h"
+#include "base/cpu.h"
+#include "base/f16.h"
+#include "kernels/ops.h"
 #include "testutil.h"
 #include "whisperkv.h"
 

@@ -1,4 +1,4 @@
-/* gemv_q: the quantized-block kernels (core/gemv_q.c) against dequantize-then-f32.
+/* gemv_q: the quantized-block kernels (core/kernels/gemv_q.c) against dequantize-then-f32.
  *
  * For each type (q8_0, q5_0, q5_1, q4_0, q4_1), every kernel this CPU can run
  * (portable, AVX2, AVX-512) and the decoder's shapes (tiny and base: d x d, 4d x d,
@@ -8,13 +8,14 @@
  * is compared with a double-precision product of wkv_dequantize's weights, as
  * max |y - ref| / max |ref| <= 1e-5.  Weights are random blocks: random codes (every
  * bit pattern is a valid block), random f16 scales and minima of both signs. */
-#include "gemv_f16.h"
-#include "gemv_q.h"
-#include "internal.h"
-#include "pool.h"
-#include "quant.h"
+#include "kernels/gemv_q.h"
+#include "base/cpu.h"
+#include "base/f16.h"
+#include "model/model.h"
+#include "base/pool.h"
+#include "model/quant.h"
 #include "testutil.h"
-#include "widen.h"
+#include "model/widen.h"
 
 #include <math.h>
 #include <pthread.h>

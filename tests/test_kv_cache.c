@@ -5,7 +5,7 @@
  * next: a context that decoded one window, then encoded another, decodes it bit for
  * bit as a context that only saw that one, and an encode forgets the last pass's rows.
  * Usage: test_kv_cache MODEL.bin */
-#include "context.h"
+#include "net/context.h"
 #include "testutil.h"
 #include "whisperkv_debug.h"
 

@@ -8,7 +8,7 @@
  *  - the default alignment heads are every head of the last half of the *decoder's*
  *    layers;
  *  - the long-form loop with word timestamps decodes text and words. */
-#include "align.h"
+#include "words/word_window.h"
 #include "genlib.h"
 #include "testutil.h"
 #include "whisperkv.h"

@@ -1,13 +1,13 @@
-/* loader: core/model.c, ggml_file.c and ggml_tensors.c on generated models (valid ones
+/* loader: core/model/model.c, ggml_file.c and ggml_tensors.c on generated models (valid ones
  * load with the right hyper-parameters, specials and every weight; every kind of
  * malformed file gives a message with the path and the byte offset, and no crash),
  * then on the shared vocabulary-only files and the reference test-vector models.  The
  * limits (directories, FIFOs, huge headers, non-finite weights, loading from memory)
  * are in loader_limits.c. */
 #include "genlib.h"
-#include "internal.h"
+#include "model/model.h"
 #include "loader_limits.h"
-#include "quant.h"
+#include "model/quant.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 

@@ -1,8 +1,9 @@
-/* The log-mel front end (core/mel.c) against reference doc §2:
+/* The log-mel front end (core/net/mel.c) against reference doc §2:
  * frame counts, reflect padding and the power spectrum on hand-computed and naive-DFT
  * cases, non-finite samples, threads, both normalizations, the reference's mel.f32
  * for the two test-vector clips, and the speed. */
-#include "internal.h"
+#include "base/util.h"
+#include "net/mel.h"
 #include "testutil.h"
 #include "wav.h"
 

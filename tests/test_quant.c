@@ -21,8 +21,9 @@
  * quantizer rounds with the f32 scale): |q| |d| 2^-11 + |m| 2^-11, allowed here with
  * a factor 2. */
 #include "genlib.h"
-#include "internal.h"
-#include "quant.h"
+#include "base/util.h"
+#include "model/model.h"
+#include "model/quant.h"
 #include "testutil.h"
 #include "weight_lookup.h"
 

@@ -12,9 +12,9 @@
  * (wkv_decoder_batch: every sequence's next token at once); the logits of every step
  * are compared as max |l - l'| / max |l'|. */
 #include "genlib.h"
-#include "context.h"
-#include "internal.h"
-#include "quant.h"
+#include "net/context.h"
+#include "model/model.h"
+#include "model/quant.h"
 #include "testutil.h"
 
 #include <json-glib/json-glib.h>

@@ -1,4 +1,4 @@
-/* rules: the reference's logit filters (core/rules.c, reference doc §5) on crafted
+/* rules: the reference's logit filters (core/decode/rules.c, reference doc §5) on crafted
  * logits.  Each case states, token by token, which ids must stay finite; the filters
  * are configured by wkv_rules_init from wkv_options exactly as the search does, so
  * a rule switched off there fails here too.  Random-weight models almost never put
@@ -6,9 +6,10 @@
  * reference vectors alone cannot tell.
  *
  * Usage: test_rules MODEL (the generated micro model: English-only, 51864 ids). */
-#include "internal.h"
-#include "ops.h"
-#include "rules.h"
+#include "model/model.h"
+#include "model/vocab.h"
+#include "kernels/ops.h"
+#include "decode/rules.h"
 #include "testutil.h"
 
 #include <math.h>

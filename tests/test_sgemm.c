@@ -1,4 +1,4 @@
-/* sgemm: the f32 products' library (core/sgemm.c).
+/* sgemm: the f32 products' library (core/base/sgemm.c).
  *  - the choice: oneDNN whenever the build has it and its ISA is not older than
  *    OpenBLAS's kernels, the override, and that this process made it so (with oneDNN
  *    built in, the f32 products never run kernels older than the CPU's);
@@ -7,7 +7,7 @@
  *    strides wider than the rows);
  *  - oneDNN on the caller's thread: the caller's OpenMP thread count is given back,
  *    and two threads multiply at once. */
-#include "sgemm.h"
+#include "base/sgemm.h"
 #include "testutil.h"
 #include "whisperkv_debug.h"
 

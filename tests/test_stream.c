@@ -1,11 +1,11 @@
-/* The live stream (core/stream.c) without GStreamer, on a virtual clock: agreement,
+/* The live stream (core/stream/stream.c) without GStreamer, on a virtual clock: agreement,
  * forced commits at the latency bound and at 30 s, finish mid-stream, language
  * detection once, reset; and an oracle for lost or duplicated text run over real
  * recordings (see `oracle`), in segment and in word mode (`oracle_words`; the word
  * agreement itself white-box in test_word_agreement).  Usage: test_stream MODEL.bin
  * (the generated micro model); the recordings and the multilingual test-vector model
  * come from shared/. */
-#include "stream_words.h"
+#include "stream/stream_words.h"
 #include "testutil.h"
 #include "wav.h"
 #include "whisperkv.h"

@@ -1,7 +1,9 @@
 /* The vocabulary against the real vocab-only ggml files: special token ids of each
  * layout, BPE by rank, the reference's non-speech suppress list, and decoding tokens
  * to text the way the reference's tokenizer does. */
-#include "internal.h"
+#include "base/util.h"
+#include "model/model.h"
+#include "model/vocab.h"
 #include "testutil.h"
 
 #include <stdlib.h>

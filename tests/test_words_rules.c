@@ -1,11 +1,11 @@
-/* words-rules: the word-timestamp pieces one by one (white-box: core/align.h).
+/* words-rules: the word-timestamp pieces one by one (white-box: core/words/align.h).
  * - the DTW input matrix of micro-multi's first window against words_matrix.f32, and
  *   that window's raw words (text, times, probabilities) against words.json;
  * - alignment heads: auto on the tiny.en and tiny headers, the large-v1/large-v2
  *   ambiguity, names of other shapes refused, explicit lists;
  * - punctuation merging both ways (the vectors' texts have no appended marks);
  * - clip_timestamps: decoding starts at the first clip and stays inside the clips. */
-#include "align.h"
+#include "words/word_window.h"
 #include "testutil.h"
 
 #include <json-glib/json-glib.h>

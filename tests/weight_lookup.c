@@ -1,6 +1,6 @@
 /* See weight_lookup.h. */
 #include "weight_lookup.h"
-#include "quant.h"
+#include "model/quant.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #ifndef WKV_WEIGHT_LOOKUP_H
 #define WKV_WEIGHT_LOOKUP_H
 
-#include "internal.h"
+#include "model/model.h"
 
 /* The f32 pointer of a tensor, or NULL (unknown name, or kept as f16). */
 const float *weight_for(const wkv_model *m, const char *name);

@@ -1,0 +1,534 @@
+/* Decoding one window: the initial tokens in one batched pass, then the reference's
+ * searches through the KV caches: greedy or beam search at temperature 0, best-of
+ * sampling above it, with the reference's filters, scores and ranking. */
+#include "net/context.h"
+#include "base/util.h"
+#include "kernels/ops.h"
+#include "decode/rules.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wkv_options_default(wkv_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->language = "en";
+    o->timestamps = 1;
+    o->condition_on_previous_text = 1;
+    o->no_speech_threshold = 0.6f;
+    o->logprob_threshold = -1.0f;
+    o->mel_norm = WKV_MEL_GLOBAL;
+    o->max_initial_timestamp = 1.0f;
+    o->sample_len = 0; /* n_text_ctx / 2 */
+    o->temperature = 0.0f;
+    o->temperature_increment = 0.2f;
+    o->beam_size = 0;
+    o->patience = 1.0f;
+    o->length_penalty = -1.0f;
+    o->best_of = 5;
+    o->compression_ratio_threshold = 2.4f;
+    o->seed = 0;
+}
+
+void wkv_window_result_clear(wkv_window_result *res)
+{
+    free(res->tokens);
+    free(res->text);
+    memset(res, 0, sizeof *res);
+}
+
+/* [startofprev, last n_ctx/2 - 1 prompt tokens,] sot [, language, task]
+ * [, notimestamps]; *sot_index gets the position of sot. */
+static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
+                          const wkv_options *o, int *out, int *sot_index, char **error)
+{
+    const wkv_specials *sp = &m->sp;
+    int n = 0;
+    if (n_prompt > 0) {
+        int keep = m->hp.n_text_ctx / 2 - 1;
+        if (n_prompt > keep) {
+            prompt += n_prompt - keep;
+            n_prompt = keep;
+        }
+        out[n++] = sp->startofprev;
+        for (int i = 0; i < n_prompt; i++) {
+            if (prompt[i] < 0 || prompt[i] >= m->hp.n_vocab) {
+                wkv_set_error(error, "prompt token %d out of range", prompt[i]);
+                return -1;
+            }
+            out[n++] = prompt[i];
+        }
+    }
+    *sot_index = n;
+    out[n++] = sp->sot;
+    if (wkv_model_is_multilingual(m)) {
+        const char *lang = o->language ? o->language : "en";
+        int lt = wkv_lang_token(m, lang);
+        if (lt < 0) {
+            wkv_set_error(error, "unknown language '%s'%s", lang,
+                          strcmp(lang, "auto") == 0
+                              ? " (detect it first: wkv_detect_language)"
+                              : "");
+            return -1;
+        }
+        out[n++] = lt;
+        out[n++] = o->translate ? sp->translate : sp->transcribe;
+    }
+    if (!o->timestamps)
+        out[n++] = sp->notimestamps;
+    return n;
+}
+
+/* log_softmax of a whole row, in place (double accumulation). */
+static void log_softmax(float *x, int n)
+{
+    float lse = (float)wkv_log_sum_exp(x, n);
+    for (int i = 0; i < n; i++)
+        x[i] -= lse;
+}
+
+/* Everything one window's search needs. */
+typedef struct {
+    wkv_context *ctx;
+    const wkv_model *m;
+    const wkv_options *o;
+    wkv_rules rules;
+    int n_init, sample_len, n_vocab, n_ctx, eot;
+} search;
+
+/* The reference's MaximumLikelihoodRanker score. */
+static double rank_score(const search *s, double sum_lp, int len)
+{
+    double penalty = s->o->length_penalty < 0 ? len : pow((5.0 + len) / 6.0, s->o->length_penalty);
+    return len > 0 ? sum_lp / penalty : -INFINITY;
+}
+
+/* Greedy at temperature 0: the most likely token each step (slot 0). */
+static int greedy(search *s, float *logits, wkv_window_result *res)
+{
+    double sum_lp = 0;
+    int n = 0;
+    for (int step = 0; step < s->sample_len; step++) {
+        wkv_rules_apply(s->m, &s->rules, res->tokens, n, logits);
+        float margin;
+        int tok = wkv_argmax2(logits, s->n_vocab, &margin);
+        s->ctx->step_margins[step] = margin;
+        s->ctx->n_steps = step + 1;
+        sum_lp += wkv_logprob(logits, s->n_vocab, tok);
+        if (tok == s->eot)
+            break;
+        res->tokens[n++] = tok;
+        /* the reference stops once the sequence outgrows the text context */
+        if (s->n_init + n > s->n_ctx || step + 1 == s->sample_len)
+            break;
+        if (wkv_decode(s->ctx, &tok, 1, logits) != 0)
+            return -1;
+    }
+    res->n_tokens = n;
+    res->sum_logprob = sum_lp;
+    return 0;
+}
+
+typedef struct {
+    int beam;    /* source beam */
+    int token;
+    double score;
+} cand;
+
+/* Beam search (BeamSearchDecoder): every step each live beam proposes its beam+1 best
+ * tokens; the best `beam` unfinished sequences go on, the finished ones are kept
+ * until `patience` x beam of them exist.  Beams are decoded as one batch, each in
+ * its own self-KV slot; a beam that continues in two children has its slot copied
+ * past the shared prompt, one that continues in one keeps its slot. */
+static int beam_search(search *s, float *first_logits, wkv_window_result *res)
+{
+    wkv_context *ctx = s->ctx;
+    const int N = s->o->beam_size, V = s->n_vocab, L = s->sample_len;
+    const int max_cand = (int)lround(N * (s->o->patience > 0 ? s->o->patience : 1.0));
+    if (wkv_self_kv_reserve(&ctx->self, 2 * N) != 0)
+        return -1;
+    float *logits = malloc((size_t)N * V * sizeof *logits);
+    int *seq = malloc((size_t)N * (L + 1) * sizeof *seq), *nseq = malloc((size_t)N * (L + 1) * sizeof *nseq);
+    double *sum = calloc((size_t)N, sizeof *sum), *nsum = calloc((size_t)N, sizeof *nsum);
+    int *slot = malloc((size_t)N * sizeof *slot), *nslot = malloc((size_t)N * sizeof *nslot);
+    int *last = malloc((size_t)N * sizeof *last), *used = malloc((size_t)2 * N * sizeof *used);
+    cand *cands = malloc((size_t)N * (N + 1) * sizeof *cands);
+    /* finished candidates: tokens (eot excluded) and scores */
+    int *fin_tok = malloc((size_t)(max_cand + N) * (L + 1) * sizeof *fin_tok);
+    int *fin_len = malloc((size_t)(max_cand + N) * sizeof *fin_len);
+    double *fin_sum = malloc((size_t)(max_cand + N) * sizeof *fin_sum);
+    int rc = -1;
+    if (!logits || !seq || !nseq || !sum || !nsum || !slot || !nslot || !last || !used ||
+        !cands || !fin_tok || !fin_len || !fin_sum)
+        goto out;
+    /* all beams start as the prompt in slot 0; the others copy it once */
+    for (int b = 0; b < N; b++) {
+        slot[b] = b;
+        wkv_self_kv_copy(&ctx->self, b, 0, 0);
+        memcpy(logits + (size_t)b * V, first_logits, (size_t)V * sizeof *logits);
+    }
+    int n_fin = 0, len = 0;
+    for (int step = 0; step < L; step++) {
+        /* STEP 1: each beam's best beam+1 continuations */
+        int n_c = 0;
+        for (int b = 0; b < N; b++) {
+            float *lg = logits + (size_t)b * V;
+            wkv_rules_apply(s->m, &s->rules, seq + (size_t)b * (L + 1), len, lg);
+            log_softmax(lg, V);
+            /* identical prefixes (all of them at the first step) give identical
+             * candidates: the reference's dict keeps one, at its first place */
+            int dup = -1;
+            for (int p = 0; p < b && dup < 0; p++)
+                if (!memcmp(seq + (size_t)p * (L + 1), seq + (size_t)b * (L + 1),
+                            (size_t)len * sizeof *seq))
+                    dup = p;
+            int top[64];
+            float topv[64];
+            int k = N + 1 < 64 ? N + 1 : 64, got = 0;
+            for (int i = 0; i < V; i++) {
+                float v = lg[i];
+                if (got == k && !(v > topv[k - 1]))
+                    continue;
+                int j = got < k ? got++ : k - 1;
+                while (j > 0 && v > topv[j - 1]) {
+                    topv[j] = topv[j - 1];
+                    top[j] = top[j - 1];
+                    j--;
+                }
+                topv[j] = v;
+                top[j] = i;
+            }
+            for (int i = 0; i < got; i++) {
+                double sc = sum[b] + topv[i];
+                if (dup >= 0) { /* overwrite the earlier beam's entry: same score */
+                    for (int c = 0; c < n_c; c++)
+                        if (cands[c].beam == dup && cands[c].token == top[i]) {
+                            cands[c].beam = b;
+                            cands[c].score = sc;
+                        }
+                    continue;
+                }
+                cands[n_c++] = (cand){b, top[i], sc};
+            }
+        }
+        /* STEP 2: stable sort by score, best first */
+        for (int i = 1; i < n_c; i++) {
+            cand c = cands[i];
+            int j = i;
+            while (j > 0 && cands[j - 1].score < c.score) {
+                cands[j] = cands[j - 1];
+                j--;
+            }
+            cands[j] = c;
+        }
+        int saved = 0, new_fin_start = n_fin;
+        for (int i = 0; i < n_c && saved < N; i++) {
+            const cand *c = &cands[i];
+            const int *prefix = seq + (size_t)c->beam * (L + 1);
+            if (c->token == s->eot) {
+                if (n_fin < max_cand + N) { /* newly finished, in score order */
+                    memcpy(fin_tok + (size_t)n_fin * (L + 1), prefix, (size_t)len * sizeof *prefix);
+                    fin_len[n_fin] = len;
+                    fin_sum[n_fin++] = c->score;
+                }
+            } else {
+                memcpy(nseq + (size_t)saved * (L + 1), prefix, (size_t)len * sizeof *prefix);
+                nseq[(size_t)saved * (L + 1) + len] = c->token;
+                nsum[saved] = c->score;
+                nslot[saved] = c->beam; /* source beam for now */
+                saved++;
+            }
+        }
+        /* keep the newly finished only while fewer than max_cand are kept */
+        int keep = n_fin;
+        if (new_fin_start >= max_cand)
+            keep = new_fin_start;
+        else if (keep > max_cand)
+            keep = max_cand;
+        n_fin = keep;
+        /* rearrange the caches: the first child of a beam keeps its slot, later ones
+         * get a free slot with a copy */
+        for (int i = 0; i < 2 * N; i++)
+            used[i] = 0;
+        int first_child[64];
+        for (int b = 0; b < N; b++)
+            first_child[b] = -1;
+        for (int i = 0; i < saved; i++)
+            if (first_child[nslot[i]] < 0) {
+                first_child[nslot[i]] = i;
+                used[slot[nslot[i]]] = 1;
+            }
+        for (int i = 0; i < saved; i++) {
+            int src = slot[nslot[i]];
+            if (first_child[nslot[i]] == i) {
+                nslot[i] = src;
+                continue;
+            }
+            int free_slot = 0;
+            while (used[free_slot])
+                free_slot++;
+            used[free_slot] = 1;
+            wkv_self_kv_copy(&ctx->self, free_slot, src, s->n_init);
+            nslot[i] = free_slot;
+        }
+        len++;
+        memcpy(seq, nseq, (size_t)saved * (L + 1) * sizeof *seq);
+        memcpy(sum, nsum, (size_t)saved * sizeof *sum);
+        memcpy(slot, nslot, (size_t)saved * sizeof *slot);
+        if (saved < N || n_fin >= max_cand || s->n_init + len > s->n_ctx || step + 1 == L)
+            break;
+        for (int b = 0; b < N; b++)
+            last[b] = seq[(size_t)b * (L + 1) + len - 1];
+        if (wkv_decoder_batch(ctx, slot, last, N, logits) != 0)
+            goto out;
+    }
+    /* finalize: not enough finished, so the live beams count, best first */
+    if (n_fin < N) {
+        /* np.argsort(sum)[::-1]: ascending and stable, then reversed */
+        int order[64];
+        for (int b = 0; b < N; b++)
+            order[b] = b;
+        for (int i = 1; i < N; i++) {
+            int x = order[i], j = i;
+            while (j > 0 && sum[order[j - 1]] > sum[x]) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = x;
+        }
+        for (int i = N - 1; i >= 0 && n_fin < N; i--) {
+            int b = order[i];
+            memcpy(fin_tok + (size_t)n_fin * (L + 1), seq + (size_t)b * (L + 1),
+                   (size_t)len * sizeof *seq);
+            fin_len[n_fin] = len;
+            fin_sum[n_fin++] = sum[b];
+        }
+    }
+    int best = 0;
+    double best_score = -INFINITY;
+    for (int i = 0; i < n_fin; i++) {
+        double sc = rank_score(s, fin_sum[i], fin_len[i]);
+        if (sc > best_score) {
+            best_score = sc;
+            best = i;
+        }
+    }
+    memcpy(res->tokens, fin_tok + (size_t)best * (L + 1), (size_t)fin_len[best] * sizeof *res->tokens);
+    res->n_tokens = fin_len[best];
+    res->sum_logprob = fin_sum[best];
+    rc = 0;
+out:
+    free(logits);
+    free(seq);
+    free(nseq);
+    free(sum);
+    free(nsum);
+    free(slot);
+    free(nslot);
+    free(last);
+    free(used);
+    free(cands);
+    free(fin_tok);
+    free(fin_len);
+    free(fin_sum);
+    return rc;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A token drawn from softmax(logits / T). */
+static int sample_token(const float *logits, int n, double temperature, uint64_t *rng)
+{
+    return wkv_sample_softmax(logits, n, temperature,
+                              (double)(splitmix64(rng) >> 11) / 9007199254740992.0);
+}
+
+/* Sampling at temperature > 0: best_of independent candidates decoded as one batch;
+ * the best by the reference's ranking wins. */
+static int sampling(search *s, float *first_logits, wkv_window_result *res, double temperature)
+{
+    wkv_context *ctx = s->ctx;
+    const int B = s->o->best_of > 0 ? s->o->best_of : 1, V = s->n_vocab, L = s->sample_len;
+    if (wkv_self_kv_reserve(&ctx->self, B) != 0)
+        return -1;
+    float *logits = malloc((size_t)B * V * sizeof *logits);
+    int *seq = malloc((size_t)B * (L + 1) * sizeof *seq), *len = calloc((size_t)B, sizeof *len);
+    int *done = calloc((size_t)B, sizeof *done), *slots = malloc((size_t)B * sizeof *slots);
+    int *toks = malloc((size_t)B * sizeof *toks);
+    double *sum = calloc((size_t)B, sizeof *sum);
+    int rc = -1;
+    if (!logits || !seq || !len || !done || !slots || !toks || !sum)
+        goto out;
+    uint64_t rng = s->o->seed ^ (uint64_t)llround(temperature * 1000.0) * 0x2545f4914f6cdd1dull;
+    for (int b = 0; b < B; b++) {
+        wkv_self_kv_copy(&ctx->self, b, 0, 0);
+        memcpy(logits + (size_t)b * V, first_logits, (size_t)V * sizeof *logits);
+    }
+    for (int step = 0; step < L; step++) {
+        int n_live = 0;
+        for (int b = 0; b < B; b++) {
+            if (done[b])
+                continue;
+            float *lg = logits + (size_t)b * V;
+            wkv_rules_apply(s->m, &s->rules, seq + (size_t)b * (L + 1), len[b], lg);
+            int tok = sample_token(lg, V, temperature, &rng);
+            sum[b] += wkv_logprob(lg, V, tok);
+            if (tok == s->eot) {
+                done[b] = 1;
+                continue;
+            }
+            seq[(size_t)b * (L + 1) + len[b]++] = tok;
+            if (s->n_init + len[b] > s->n_ctx || step + 1 == L) {
+                done[b] = 1;
+                continue;
+            }
+            slots[n_live] = b;
+            toks[n_live++] = tok;
+        }
+        if (n_live == 0)
+            break;
+        /* decode the live candidates; their logits land in rows 0..n_live-1 */
+        if (wkv_decoder_batch(ctx, slots, toks, n_live, logits) != 0)
+            goto out;
+        for (int i = n_live - 1; i >= 0; i--)
+            if (slots[i] != i)
+                memcpy(logits + (size_t)slots[i] * V, logits + (size_t)i * V, (size_t)V * sizeof *logits);
+    }
+    int best = 0;
+    double best_score = -INFINITY;
+    for (int b = 0; b < B; b++) {
+        double sc = rank_score(s, sum[b], len[b]);
+        if (sc > best_score) {
+            best_score = sc;
+            best = b;
+        }
+    }
+    memcpy(res->tokens, seq + (size_t)best * (L + 1), (size_t)len[best] * sizeof *seq);
+    res->n_tokens = len[best];
+    res->sum_logprob = sum[best];
+    rc = 0;
+out:
+    free(logits);
+    free(seq);
+    free(len);
+    free(done);
+    free(slots);
+    free(toks);
+    free(sum);
+    return rc;
+}
+
+int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
+                      const wkv_options *o, wkv_window_result *res, char **error)
+{
+    const wkv_model *m = ctx->model;
+    const int n_vocab = m->hp.n_vocab, n_ctx = m->hp.n_text_ctx;
+    memset(res, 0, sizeof *res);
+    ctx->n_steps = 0;
+    if (!ctx->cross.valid) {
+        wkv_set_error(error, "wkv_decode_window: no window encoded");
+        return -1;
+    }
+    if (o->beam_size > 32 || o->best_of > 32 || o->beam_size < 0) {
+        wkv_set_error(error, "beam size %d / best_of %d out of range (0..32)", o->beam_size,
+                      o->best_of);
+        return -1;
+    }
+    int *init = malloc((size_t)n_ctx * sizeof *init);
+    int sot_index;
+    int n_init = init ? initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
+    int sample_len = o->sample_len > 0 ? o->sample_len : n_ctx / 2;
+    res->tokens = malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
+    if (n_init < 0 || !res->tokens) {
+        if (init && n_init >= 0)
+            wkv_set_error(error, "out of memory");
+        free(init);
+        wkv_window_result_clear(res);
+        return -1;
+    }
+    res->language = wkv_model_is_multilingual(m) ? init[sot_index + 1] : -1;
+
+    search s = {
+        .ctx = ctx, .m = m, .o = o,
+        .n_init = n_init, .sample_len = sample_len, .n_vocab = n_vocab, .n_ctx = n_ctx,
+        .eot = m->sp.eot,
+    };
+    wkv_rules_init(&s.rules, o, n_init);
+    float *logits = ctx->logits;
+    wkv_decode_reset(ctx);
+    int rc = wkv_decode(ctx, init, n_init, logits);
+    free(init);
+    if (rc != 0) {
+        wkv_set_error(error, "decoder failed on the initial tokens");
+        wkv_window_result_clear(res);
+        return -1;
+    }
+    /* no_speech_prob: raw logits at the sot position of the first pass */
+    float *sot_logits = malloc((size_t)n_vocab * sizeof *sot_logits);
+    if (sot_logits && wkv_decoder_logits_at(ctx, sot_index, sot_logits) == 0)
+        res->no_speech_prob = wkv_prob(sot_logits, n_vocab, m->sp.nospeech);
+    free(sot_logits);
+
+    double t = o->temperature > 0 ? o->temperature : 0.0;
+    if (t > 0)
+        rc = sampling(&s, logits, res, t);
+    else if (o->beam_size > 0)
+        rc = beam_search(&s, logits, res);
+    else
+        rc = greedy(&s, logits, res);
+    if (rc != 0) {
+        wkv_set_error(error, "decoder failed");
+        wkv_window_result_clear(res);
+        return -1;
+    }
+    res->avg_logprob = res->sum_logprob / (res->n_tokens + 1);
+    res->temperature = t;
+    res->text = wkv_tokens_to_text(m, res->tokens, res->n_tokens, 0);
+    if (!res->text) {
+        wkv_set_error(error, "out of memory");
+        wkv_window_result_clear(res);
+        return -1;
+    }
+    wkv_text_strip(res->text);
+    res->compression_ratio = wkv_compression_ratio(res->text);
+    ctx->stats.windows++;
+    return 0;
+}
+
+int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char **error)
+{
+    const wkv_model *m = ctx->model;
+    const wkv_specials *sp = &m->sp;
+    if (!wkv_model_is_multilingual(m)) {
+        wkv_set_error(error, "language detection needs a multilingual model");
+        return -1;
+    }
+    int sot = sp->sot;
+    if (wkv_encode(ctx, mel) != 0 || wkv_decode(ctx, &sot, 1, ctx->logits) != 0) {
+        wkv_set_error(error, "language detection: decoder failed");
+        return -1;
+    }
+    /* softmax over the language tokens only */
+    const float *lg = ctx->logits + sp->lang_begin;
+    float mx = -INFINITY;
+    int best = 0;
+    for (int i = 0; i < sp->n_langs; i++)
+        if (lg[i] > mx) {
+            mx = lg[i];
+            best = i;
+        }
+    double sum = 0;
+    for (int i = 0; i < sp->n_langs; i++)
+        sum += exp((double)lg[i] - mx);
+    for (int i = 0; probs && i < sp->n_langs; i++)
+        probs[i] = (float)(exp((double)lg[i] - mx) / sum);
+    wkv_decode_reset(ctx);
+    return sp->lang_begin + best;
+}

@@ -1,0 +1,61 @@
+/* Helpers the long-form loop (window.c) and the live stream (stream.c) share: the
+ * cutting of a window's tokens at timestamp pairs, the silence test, the initial
+ * prompt's tokens and language detection.  Not installed. */
+#ifndef WKV_SEGMENTS_H
+#define WKV_SEGMENTS_H
+
+#include "whisperkv_debug.h"
+
+/* A growable array of token ids. */
+typedef struct {
+    int *v;
+    int n, cap;
+} wkv_ivec;
+
+/* Appends n ids; 0 or -1 (out of memory, the array unchanged). */
+int wkv_ivec_push(wkv_ivec *a, const int *x, int n);
+/* Keeps the last `keep` ids. */
+void wkv_ivec_keep_last(wkv_ivec *a, int keep);
+
+/* One piece of a window's tokens (reference doc §6): the pieces closed by a pair of
+ * consecutive timestamps come first, in order; the tail after the last pair (if any
+ * token follows it) last. */
+typedef struct {
+    int tok0, tok1; /* tokens [tok0, tok1), timestamps included */
+    int pair;       /* closed by a timestamp pair; 0: the tail */
+    int closed;     /* a pair, or a tail of two or more tokens ending with a timestamp */
+} wkv_piece;
+
+/* Cuts t[0..n) after every pair of timestamps (ids >= tb).  *out gets a malloc'd array
+ * (NULL when n == 0); returns the number of pieces, or -1 when out of memory. */
+int wkv_split_pieces(const int *t, int n, int tb, wkv_piece **out);
+
+/* Seconds of a timestamp token. */
+static inline double wkv_ts_seconds(int token, int tb)
+{
+    return (token - tb) * 0.02;
+}
+
+/* The reference's silence test after decoding: no-speech probability above the
+ * threshold and the text not confidently likely (avg_logprob not above
+ * logprob_threshold).  A threshold >= 1 never says silent. */
+int wkv_result_is_silent(const wkv_options *o, const wkv_window_result *r);
+
+/* Whether text is empty once Python's str.strip() has run over it. */
+int wkv_text_is_blank(const char *text);
+
+/* The reference's initial prompt: the tokens of " " + prompt.strip().  *out gets a
+ * malloc'd array (NULL for no prompt: NULL or ""); returns their number or -1 with
+ * *error set. */
+int wkv_initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out,
+                              char **error);
+
+/* Replaces the owned copy of a language code and points opts->language at it; 0 or
+ * -1 (out of memory: both unchanged). */
+int wkv_own_language(char **owned, wkv_options *opts, const char *code);
+/* Whether `language` asks for detection on this model ("auto" or NULL, multilingual). */
+int wkv_wants_detection(const wkv_model *m, const char *language);
+/* wkv_detect_language on one window, as a language code (static), or NULL. */
+const char *wkv_detect_code(wkv_context *ctx, const float *mel, char **error);
+
+#endif

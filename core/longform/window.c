@@ -1,0 +1,358 @@
+/* The reference's long-form loop (transcribe.py): slide a 30-s window over the
+ * log-mel, decode it with the previous text as prompt, cut the tokens into segments
+ * at timestamp pairs and seek to where the last complete segment ended. */
+#include "words/word_window.h"
+#include "base/util.h"
+#include "longform/segments.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reports one segment unless the reference would clear it (start == end or blank
+ * text); its tokens then join the prompt history.  Returns 1 to stop, -1 on error. */
+static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
+                const wkv_wseg *g, int with_words, wkv_ivec *history, wkv_segment_cb cb,
+                void *user, int *count)
+{
+    const double start = g->start, end = g->end;
+    const int *toks = g->tokens;
+    const int n = g->n_tokens;
+    char *text = wkv_tokens_to_text(m, toks, n, 1);
+    if (!text)
+        return -1;
+    int stop = 0;
+    if (start != end && !wkv_text_is_blank(text)) {
+        wkv_segment seg = {
+            .seek = seek, .start = start, .end = end, .tokens = toks, .n_tokens = n,
+            .text = text, .avg_logprob = r->avg_logprob, .no_speech_prob = r->no_speech_prob,
+            .compression_ratio = r->compression_ratio, .temperature = r->temperature,
+            .language = r->language >= 0 ? wkv_lang_code(m, r->language) : "en",
+        };
+        wkv_word *words = NULL;
+        if (with_words && g->n_words > 0) {
+            if (!(words = malloc((size_t)g->n_words * sizeof *words))) {
+                free(text);
+                return -1;
+            }
+            for (int i = 0; i < g->n_words; i++)
+                words[i] = (wkv_word){g->words[i].text, g->words[i].start, g->words[i].end,
+                                      g->words[i].probability};
+        }
+        seg.words = words;
+        seg.n_words = with_words ? g->n_words : 0;
+        (*count)++;
+        if (wkv_ivec_push(history, toks, n) != 0)
+            stop = -1;
+        else if (cb && cb(&seg, user) != 0)
+            stop = 1;
+        free(words);
+    }
+    free(text);
+    return stop;
+}
+
+struct wkv_longform {
+    wkv_context *ctx;
+    wkv_options opts;
+    char *language;    /* owned copy of opts.language */
+    wkv_ivec history;  /* tokens of every reported segment */
+    int prompt_reset;  /* history[prompt_reset..] is the prompt */
+    int count;         /* segments reported */
+    int stopped;       /* a callback asked to stop */
+    wkv_words_state words; /* opts.word_timestamps */
+};
+
+wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error)
+{
+    wkv_longform *lf = calloc(1, sizeof *lf);
+    if (lf) {
+        lf->ctx = ctx;
+        lf->opts = *opts;
+        lf->language = strdup(opts->language ? opts->language : "en");
+        lf->opts.language = lf->language;
+    }
+    if (!lf || !lf->language) {
+        wkv_longform_free(lf);
+        wkv_set_error(error, "out of memory");
+        return NULL;
+    }
+    lf->opts.initial_prompt = NULL; /* not kept: its tokens are */
+    lf->opts.clip_timestamps = NULL; /* wkv_transcribe_mel's */
+    lf->opts.alignment_heads = NULL;
+    lf->words.content_frames = -1;
+    lf->words.prepend = opts->prepend_punctuations;
+    lf->words.append = opts->append_punctuations;
+    lf->words.hallucination_threshold = opts->hallucination_silence_threshold;
+    if (opts->word_timestamps &&
+        wkv_heads_resolve(ctx->model, opts->alignment_heads, &lf->words.pairs,
+                          &lf->words.n_pairs, NULL, error) != 0) {
+        wkv_longform_free(lf);
+        return NULL;
+    }
+    int *toks = NULL;
+    int n = wkv_initial_prompt_tokens(ctx->model, opts->initial_prompt, &toks, error);
+    if (n < 0 || wkv_ivec_push(&lf->history, toks, n) != 0) {
+        free(toks);
+        wkv_longform_free(lf);
+        if (n >= 0)
+            wkv_set_error(error, "out of memory");
+        return NULL;
+    }
+    free(toks);
+    return lf;
+}
+
+void wkv_longform_free(wkv_longform *lf)
+{
+    if (!lf)
+        return;
+    free(lf->language);
+    free(lf->history.v);
+    free(lf->words.pairs);
+    free(lf);
+}
+
+int wkv_longform_set_language(wkv_longform *lf, const char *code)
+{
+    return wkv_own_language(&lf->language, &lf->opts, code);
+}
+
+void wkv_longform_reset_prompt(wkv_longform *lf)
+{
+    lf->prompt_reset = lf->history.n;
+}
+
+int wkv_longform_segments(const wkv_longform *lf)
+{
+    return lf->count;
+}
+
+/* decode_with_fallback: temperatures from opts.temperature up to 1.0 in steps of
+ * temperature_increment until the result is neither too repetitive nor too unlikely
+ * (a likely-silent window stops the search).  The window's encoder output and
+ * cross-KV cache serve every attempt. */
+static int decode_with_fallback(wkv_longform *lf, const int *prompt, int n_prompt,
+                                wkv_window_result *r, char **error)
+{
+    wkv_options o = lf->opts;
+    const float t0 = o.temperature, inc = o.temperature_increment;
+    for (int k = 0;; k++) {
+        o.temperature = t0 + k * inc; /* like np.arange: no accumulated error */
+        if (wkv_decode_window(lf->ctx, prompt, n_prompt, &o, r, error) != 0)
+            return -1;
+        int needs = (o.compression_ratio_threshold > 0 &&
+                     r->compression_ratio > o.compression_ratio_threshold) ||
+                    r->avg_logprob < o.logprob_threshold;
+        if (o.no_speech_threshold < 1.0f && r->no_speech_prob > o.no_speech_threshold &&
+            r->avg_logprob < o.logprob_threshold)
+            needs = 0; /* silence: no temperature will help */
+        if (!needs || inc <= 0 || t0 + (k + 1) * inc > 1.0f + 1e-6f)
+            return 0;
+        wkv_window_result_clear(r);
+    }
+}
+
+int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const float *mel,
+                            wkv_segment_cb on_segment, void *user, char **error)
+{
+    wkv_context *ctx = lf->ctx;
+    const wkv_model *m = ctx->model;
+    const wkv_options *o = &lf->opts;
+    const int tb = m->sp.timestamp_begin;
+    if (size <= 0 || size > WKV_N_FRAMES || seek < 0) {
+        wkv_set_error(error, "window of %d frames at %lld", size, (long long)seek);
+        return -1;
+    }
+    double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
+    double duration = (double)size * WKV_HOP / WKV_SAMPLE_RATE;
+    wkv_ivec *history = &lf->history;
+    wkv_window_result r;
+    int use_prompt = o->condition_on_previous_text;
+    if (wkv_encode(ctx, mel) != 0 ||
+        decode_with_fallback(lf, use_prompt ? history->v + lf->prompt_reset : NULL,
+                             use_prompt ? history->n - lf->prompt_reset : 0, &r, error) != 0) {
+        if (error && !*error)
+            wkv_set_error(error, "window at frame %lld failed", (long long)seek);
+        return -1;
+    }
+    /* silence: skip the window unless the text is confidently likely */
+    if (wkv_result_is_silent(o, &r)) {
+        wkv_window_result_clear(&r);
+        return seek + size;
+    }
+
+    const int *t = r.tokens;
+    const int n = r.n_tokens;
+    int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
+    int rc = 0, ns = 0, drop = 0;
+    int64_t next_seek = seek + size;
+    wkv_piece *pc = NULL;
+    int np = wkv_split_pieces(t, n, tb, &pc);
+    wkv_wseg *segs = np >= 0 ? calloc((size_t)n + 1, sizeof *segs) : NULL;
+    if (!segs) {
+        free(pc);
+        wkv_window_result_clear(&r);
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    int n_pair = 0;
+    while (n_pair < np && pc[n_pair].pair)
+        n_pair++;
+    const wkv_piece *tail = n_pair < np ? &pc[n_pair] : NULL;
+    for (int k = 0; k < n_pair; k++)
+        segs[ns++] = (wkv_wseg){.start = offset + wkv_ts_seconds(t[pc[k].tok0], tb),
+                                .end = offset + wkv_ts_seconds(t[pc[k].tok1 - 1], tb),
+                                .tokens = t + pc[k].tok0, .n_tokens = pc[k].tok1 - pc[k].tok0};
+    if (n_pair) {
+        if (tail && tail->closed) /* text then a single timestamp: a segment too */
+            segs[ns++] = (wkv_wseg){.start = offset + wkv_ts_seconds(t[tail->tok0], tb),
+                                    .end = offset + wkv_ts_seconds(t[n - 1], tb),
+                                    .tokens = t + tail->tok0, .n_tokens = n - tail->tok0};
+        else /* drop the unfinished tail; decode it again from the last pair's time */
+            next_seek = seek + (int64_t)(t[(tail ? tail->tok0 : n) - 1] - tb) * 2;
+    } else {
+        double end = duration;
+        for (int i = n - 1; i >= 0; i--)
+            if (t[i] >= tb) {
+                if (t[i] != tb)
+                    end = (t[i] - tb) * 0.02;
+                break;
+            }
+        segs[ns++] = (wkv_wseg){.start = offset, .end = offset + end, .tokens = t,
+                                .n_tokens = n};
+    }
+    if (o->word_timestamps) {
+        int sot[3], unicode;
+        int n_sot = wkv_words_sot(m, lf->language, o->translate, sot, &unicode);
+        if (wkv_words_window(ctx, &lf->words, sot, n_sot, unicode, segs, &ns, seek, size,
+                             single_ending, &next_seek, &drop, error) != 0) {
+            wkv_wsegs_clear(segs, ns);
+            free(segs);
+            free(pc);
+            wkv_window_result_clear(&r);
+            return -1;
+        }
+    }
+    for (int i = 0; i < ns && rc == 0 && !drop; i++)
+        rc = emit(m, &r, seek, &segs[i], o->word_timestamps, history, on_segment, user,
+                  &lf->count);
+    wkv_wsegs_clear(segs, ns);
+    free(segs);
+    free(pc);
+    if (!drop && (!o->condition_on_previous_text || r.temperature > 0.5))
+        lf->prompt_reset = history->n;
+    wkv_window_result_clear(&r);
+    if (rc < 0) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    lf->stopped |= rc > 0;
+    /* the rules make every pair advance; guard against a model that does not */
+    return next_seek > seek ? next_seek : seek + size;
+}
+
+/* clip_timestamps: "start,end,..." seconds to frames (Python round), an odd count
+ * closed by the end of the content; pairs in a malloc'd array, count in *n_clips. */
+static int64_t *parse_clips(const char *spec, int64_t content, int *n_clips, char **error)
+{
+    size_t len = spec ? strlen(spec) : 0;
+    int64_t *pts = malloc((len + 2) * sizeof *pts);
+    int n = 0;
+    if (!pts) {
+        wkv_set_error(error, "out of memory");
+        return NULL;
+    }
+    for (const char *p = spec ? spec : ""; *p;) {
+        if (*p == ',') { /* empty items are skipped, as the reference's split */
+            p++;
+            continue;
+        }
+        char *e;
+        double ts = strtod(p, &e);
+        if (e == p || (*e && *e != ',') || !(ts >= 0) || ts > 1e9) {
+            wkv_set_error(error, "bad clip timestamps '%s': seconds start,end,...", spec);
+            free(pts);
+            return NULL;
+        }
+        pts[n++] = (int64_t)nearbyint(ts * 100);
+        p = e;
+    }
+    if (n == 0)
+        pts[n++] = 0;
+    if (n % 2)
+        pts[n++] = content;
+    *n_clips = n / 2;
+    return pts;
+}
+
+int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *o,
+                       wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                       char **error)
+{
+    const int64_t content = mel->content_frames;
+    float *window = malloc((size_t)ctx->model->hp.n_mels * WKV_N_FRAMES * sizeof *window);
+    wkv_longform *lf = window ? wkv_longform_new(ctx, o, error) : NULL;
+    if (!lf) {
+        free(window);
+        if (error && !*error)
+            wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    if (wkv_wants_detection(ctx->model, o->language)) {
+        /* the reference detects on the first 3000 frames as computed (zero-sample
+         * frames, not 0.0 padding) */
+        wkv_mel_window(mel, 0, WKV_N_FRAMES, o->mel_norm, window);
+        const char *code = wkv_detect_code(ctx, window, error);
+        if (!code || wkv_longform_set_language(lf, code) != 0) {
+            wkv_longform_free(lf);
+            free(window);
+            return -1;
+        }
+    }
+    lf->words.content_frames = content;
+    int n_clips = 0;
+    int64_t *clips = parse_clips(o->clip_timestamps, content, &n_clips, error);
+    if (!clips) {
+        wkv_longform_free(lf);
+        free(window);
+        return -1;
+    }
+    int64_t seek = clips[0];
+    for (int c = 0; c < n_clips && seek >= 0 && !lf->stopped;) {
+        const int64_t clip_end = clips[2 * c + 1];
+        if (seek < clips[2 * c])
+            seek = clips[2 * c];
+        if (seek >= clip_end || seek >= content) {
+            if (++c < n_clips)
+                seek = clips[2 * c];
+            continue;
+        }
+        int64_t size = content - seek < WKV_N_FRAMES ? content - seek : WKV_N_FRAMES;
+        if (clip_end - seek < size)
+            size = clip_end - seek;
+        wkv_mel_window(mel, seek, (int)size, o->mel_norm, window);
+        seek = wkv_longform_window(lf, seek, (int)size, window, on_segment, user, error);
+        if (seek >= 0 && on_progress)
+            on_progress(seek, content, user);
+    }
+    free(clips);
+    int count = seek < 0 ? -1 : lf->count;
+    wkv_longform_free(lf);
+    free(window);
+    return count;
+}
+
+int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *o,
+                   wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
+                   char **error)
+{
+    double t0 = wkv_now_ms();
+    wkv_mel *mel = wkv_mel_compute(ctx->model, pcm, n, ctx->threads, error);
+    if (!mel)
+        return -1;
+    ctx->stats.mel_ms += wkv_now_ms() - t0;
+    int rc = wkv_transcribe_mel(ctx, mel, o, on_segment, on_progress, user, error);
+    wkv_mel_free(mel);
+    return rc;
+}

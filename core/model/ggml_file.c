@@ -1,0 +1,434 @@
+/* The whisper.cpp ggml file (reference doc §1) as the loader reads it: the file
+ * mapped or read whole, bounds-checked reads whose messages name the byte offset of
+ * anything wrong, and the parts before the tensors (magic, hyper-parameters, mel
+ * filter bank, vocabulary), each checked against the limits below before it is used.
+ * Only regular files are opened (a FIFO would block).  The tensors are
+ * ggml_tensors.c's, the model built from them model.c's. */
+#include "model/ggml_file.h"
+#include "base/util.h"
+#include "base/f16.h"
+#include "model/quant.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GGML_MAGIC 0x67676d6cu
+#define GGUF_MAGIC 0x46554747u /* "GGUF" */
+#define MAX_TOKEN_LEN 1024u
+#define MAX_STATE 8192
+#define MAX_LAYERS 64
+#define MEL_BINS 201 /* n_fft / 2 + 1 */
+#define MMAP_MIN (1u << 20)
+#define MAX_QNT_VERSION 99 /* "a small version": f32/f16 files may carry any */
+
+/* ---------------------------------------------------------------- byte access */
+
+/* little-endian f32 data into floats */
+void wkv_copy_f32(float *dst, const uint8_t *src, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst, src, n * sizeof *dst);
+#else
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = wkv_ld_u32(src + 4 * i);
+        memcpy(&dst[i], &u, sizeof u);
+    }
+#endif
+}
+
+/* f16 data into floats, through a 65536-entry table when one is given */
+void wkv_widen_f16(float *dst, const uint8_t *src, size_t n, const float *table)
+{
+    if (table)
+        for (size_t i = 0; i < n; i++)
+            dst[i] = table[wkv_ld_u16(src + 2 * i)];
+    else
+        for (size_t i = 0; i < n; i++)
+            dst[i] = wkv_f16_to_f32(wkv_ld_u16(src + 2 * i));
+}
+
+/* Index of the first value that is not below `limit` in magnitude (NaN included),
+ * or n.  Branch-free blocks so the common all-good case vectorizes. */
+size_t wkv_first_out_of_range(const float *x, size_t n, float limit)
+{
+    for (size_t b = 0; b < n; b += 256) {
+        size_t e = n - b < 256 ? n : b + 256;
+        int bad = 0;
+        for (size_t i = b; i < e; i++)
+            bad |= !(fabsf(x[i]) < limit);
+        if (bad)
+            for (size_t i = b; i < e; i++)
+                if (!(fabsf(x[i]) < limit))
+                    return i;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+/* "<path>: offset <N>: <message>" */
+void wkv_fail(wkv_reader *r, uint64_t off, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    wkv_set_error(r->error, "%s: offset %" PRIu64 ": %s", r->path, off, msg);
+}
+
+/* Checks that n more bytes are in the file. */
+int wkv_need(wkv_reader *r, uint64_t n, const char *what)
+{
+    if (wkv_left(r) >= n)
+        return 0;
+    wkv_fail(r, r->off, "unexpected end of file in %s: needs %" PRIu64 " bytes, %" PRIu64
+                        " left (truncated file?)",
+             what, n, wkv_left(r));
+    return -1;
+}
+
+int wkv_rd_u32(wkv_reader *r, uint32_t *v, const char *what)
+{
+    if (wkv_need(r, 4, what))
+        return -1;
+    *v = wkv_ld_u32(r->p + r->off);
+    r->off += 4;
+    return 0;
+}
+
+int wkv_rd_i32(wkv_reader *r, int32_t *v, const char *what)
+{
+    uint32_t u;
+    if (wkv_rd_u32(r, &u, what))
+        return -1;
+    *v = (int32_t)u;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the file */
+
+void wkv_file_close(wkv_file_view *v)
+{
+    if (v->map)
+        munmap(v->map, v->map_len);
+    free(v->buf);
+    memset(v, 0, sizeof *v);
+}
+
+int wkv_file_open(const char *path, wkv_file_view *v, char **error)
+{
+    memset(v, 0, sizeof *v);
+    /* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; the
+     * fstat below then refuses anything but a regular file (for which the flag has
+     * no effect) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        wkv_set_error(error, "%s: offset 0: cannot open the model file: %s", path,
+                      strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        wkv_set_error(error, "%s: offset 0: cannot stat the model file: %s", path,
+                      strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        wkv_set_error(error, "%s: offset 0: is a directory, not a model file", path);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        wkv_set_error(error, "%s: offset 0: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    if (st.st_size <= 0) {
+        wkv_set_error(error, "%s: offset 0: the file is empty", path);
+        close(fd);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
+        wkv_set_error(error, "%s: offset 0: the file is too large (%" PRIu64 " bytes)",
+                      path, (uint64_t)st.st_size);
+        close(fd);
+        return -1;
+    }
+    size_t len = (size_t)st.st_size;
+    /* big files are mapped (no second copy of a 3-GB model in memory); small ones
+     * are read, which is cheaper than a mapping in a process with many threads
+     * (every munmap then costs a TLB shoot-down on each CPU) */
+    void *p = len >= MMAP_MIN ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (p != MAP_FAILED) {
+        v->map = p;
+        v->map_len = len;
+        v->data = p;
+        v->size = len;
+        madvise(p, len, MADV_SEQUENTIAL);
+        close(fd);
+        return 0;
+    }
+    /* small, or no mmap on this file system: read it */
+    v->buf = malloc(len);
+    if (!v->buf) {
+        wkv_set_error(error, "%s: offset 0: out of memory reading %zu bytes", path, len);
+        close(fd);
+        return -1;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t k = read(fd, v->buf + got, len - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            wkv_set_error(error, "%s: offset %zu: read error: %s", path, got,
+                          k < 0 ? strerror(errno) : "file shrank while reading");
+            close(fd);
+            wkv_file_close(v);
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    v->data = v->buf;
+    v->size = len;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- header */
+
+/* The magic number: a ggml file, or a message saying what the file is. */
+int wkv_read_magic(wkv_reader *r)
+{
+    uint32_t magic;
+    if (wkv_rd_u32(r, &magic, "the magic number"))
+        return -1;
+    if (magic != GGML_MAGIC) {
+        if (magic == GGUF_MAGIC)
+            wkv_fail(r, 0, "this is a GGUF file; only the whisper.cpp ggml format "
+                           "(magic 0x67676d6c) is supported");
+        else
+            wkv_fail(r, 0, "bad magic 0x%08" PRIx32 ", expected 0x67676d6c: not a "
+                           "whisper.cpp ggml model file", magic);
+        return -1;
+    }
+    return 0;
+}
+
+int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
+{
+    static const char *const names[11] = {
+        "n_vocab", "n_audio_ctx", "n_audio_state", "n_audio_head", "n_audio_layer",
+        "n_text_ctx", "n_text_state", "n_text_head", "n_text_layer", "n_mels", "ftype",
+    };
+    int32_t v[11];
+    for (int i = 0; i < 11; i++) {
+        uint64_t at = r->off;
+        char what[64];
+        snprintf(what, sizeof what, "the header (%s)", names[i]);
+        if (wkv_rd_i32(r, &v[i], what))
+            return -1;
+        int32_t x = v[i];
+        switch (i) {
+        case 0:
+            if (x != 51864 && x != 51865 && x != 51866) {
+                wkv_fail(r, at, "n_vocab is %" PRId32 ", expected 51864 (English-only), "
+                                "51865 (multilingual) or 51866 (large-v3)", x);
+                return -1;
+            }
+            break;
+        case 1:
+            if (x < 1 || x > 1500) {
+                wkv_fail(r, at, "n_audio_ctx is %" PRId32 ", expected 1..1500", x);
+                return -1;
+            }
+            break;
+        case 2:
+            if (x < 1 || x > MAX_STATE) {
+                wkv_fail(r, at, "n_audio_state is %" PRId32 ", expected 1..%d", x, MAX_STATE);
+                return -1;
+            }
+            break;
+        case 3:
+        case 7:
+            if (x < 1 || x > v[2] || v[2] % x != 0) {
+                wkv_fail(r, at, "%s is %" PRId32 ", expected a positive divisor of the state "
+                                "size %" PRId32, names[i], x, v[2]);
+                return -1;
+            }
+            break;
+        case 4:
+        case 8:
+            if (x < 1 || x > MAX_LAYERS) {
+                wkv_fail(r, at, "%s is %" PRId32 ", expected 1..%d", names[i], x, MAX_LAYERS);
+                return -1;
+            }
+            break;
+        case 5:
+            if (x < 1 || x > 448) {
+                wkv_fail(r, at, "n_text_ctx is %" PRId32 ", expected 1..448", x);
+                return -1;
+            }
+            break;
+        case 6:
+            if (x != v[2]) {
+                wkv_fail(r, at, "n_text_state is %" PRId32 ", expected n_audio_state (%" PRId32
+                                ")", x, v[2]);
+                return -1;
+            }
+            break;
+        case 9:
+            if (x != 80 && x != 128) {
+                wkv_fail(r, at, "n_mels is %" PRId32 ", expected 80 or 128", x);
+                return -1;
+            }
+            break;
+        case 10: {
+            /* ftype % 1000 is the weight type, ftype / 1000 the quantization version
+             * (whisper.cpp writes 2000 + type since the f16-scale block layout) */
+            int t = x >= 0 ? x % 1000 : -1, ver = x >= 0 ? x / 1000 : -1;
+            if (t < 0 || ver > MAX_QNT_VERSION) {
+                wkv_fail(r, at, "unknown ftype %" PRId32 " (expected version * 1000 + type, "
+                                "type 0 = f32, 1 = f16, 2 = q4_0, 3 = q4_1, 7 = q8_0, "
+                                "8 = q5_0, 9 = q5_1)", x);
+                return -1;
+            }
+            if (t == 0 || t == 1)
+                break;
+            int qt = wkv_quant_type_of_ftype(t);
+            if (qt < 0) {
+                wkv_fail(r, at, "unknown ftype %" PRId32 " (type %d; expected 0 = f32, 1 = f16, "
+                                "2 = q4_0, 3 = q4_1, 7 = q8_0, 8 = q5_0 or 9 = q5_1)", x, t);
+                return -1;
+            }
+            if (ver != WKV_QNT_VERSION) {
+                wkv_fail(r, at, "ftype %" PRId32 ": a %s model of quantization version %d; only "
+                                "version %d (f16 block scales, whisper.cpp since May 2023) is "
+                                "supported: quantize the f16 model again with a current "
+                                "whisper.cpp", x, wkv_quant_type_name(qt), ver, WKV_QNT_VERSION);
+                return -1;
+            }
+            break;
+        }
+        }
+    }
+    hp->n_vocab = v[0];
+    hp->n_audio_ctx = v[1];
+    hp->n_audio_state = v[2];
+    hp->n_audio_head = v[3];
+    hp->n_audio_layer = v[4];
+    hp->n_text_ctx = v[5];
+    hp->n_text_state = v[6];
+    hp->n_text_head = v[7];
+    hp->n_text_layer = v[8];
+    hp->n_mels = v[9];
+    hp->ftype = v[10];
+    return 0;
+}
+
+int wkv_read_mel_filters(wkv_reader *r, wkv_model *m)
+{
+    int32_t n_mel, n_fft;
+    uint64_t at = r->off;
+    if (wkv_rd_i32(r, &n_mel, "the mel filter header (n_mel)"))
+        return -1;
+    if (n_mel != m->hp.n_mels) {
+        wkv_fail(r, at, "the mel filter bank has %" PRId32 " bands, expected n_mels = %" PRId32,
+                 n_mel, m->hp.n_mels);
+        return -1;
+    }
+    at = r->off;
+    if (wkv_rd_i32(r, &n_fft, "the mel filter header (n_fft)"))
+        return -1;
+    if (n_fft != MEL_BINS) {
+        wkv_fail(r, at, "the mel filter bank has %" PRId32 " frequency bins, expected %d", n_fft,
+                 MEL_BINS);
+        return -1;
+    }
+    size_t n = (size_t)n_mel * MEL_BINS;
+    if (wkv_need(r, (uint64_t)n * 4, "the mel filter bank"))
+        return -1;
+    m->mel_filters = malloc(n * sizeof *m->mel_filters);
+    if (!m->mel_filters) {
+        wkv_fail(r, r->off, "out of memory");
+        return -1;
+    }
+    wkv_copy_f32(m->mel_filters, r->p + r->off, n);
+    size_t bad = wkv_first_out_of_range(m->mel_filters, n, INFINITY);
+    if (bad < n) {
+        wkv_fail(r, r->off + 4 * (uint64_t)bad, "mel filter value %zu is not finite", bad);
+        return -1;
+    }
+    r->off += (uint64_t)n * 4;
+    return 0;
+}
+
+int wkv_read_vocab(wkv_reader *r, wkv_model *m)
+{
+    int32_t n;
+    uint64_t at = r->off;
+    if (wkv_rd_i32(r, &n, "the vocabulary size"))
+        return -1;
+    if (n < 1 || n > m->hp.n_vocab) {
+        wkv_fail(r, at, "the vocabulary has %" PRId32 " tokens, expected 1..n_vocab (%" PRId32
+                        ")", n, m->hp.n_vocab);
+        return -1;
+    }
+    /* first pass: bounds and the total size */
+    uint64_t start = r->off, total = 0;
+    char what[64];
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t len;
+        at = r->off;
+        if (wkv_left(r) < 4) { /* the message is only formatted when needed */
+            snprintf(what, sizeof what, "the length of token %" PRId32, i);
+            return wkv_need(r, 4, what);
+        }
+        len = wkv_ld_u32(r->p + r->off);
+        r->off += 4;
+        if (len > MAX_TOKEN_LEN) {
+            wkv_fail(r, at, "token %" PRId32 " has length %" PRIu32 " (at most %u)", i, len,
+                     MAX_TOKEN_LEN);
+            return -1;
+        }
+        if (wkv_left(r) < len) {
+            snprintf(what, sizeof what, "the bytes of token %" PRId32, i);
+            return wkv_need(r, len, what);
+        }
+        r->off += len;
+        total += (uint64_t)len + 1;
+    }
+    /* second pass: copy; every token is followed by a NUL that tok_len excludes */
+    m->tok_off = malloc((size_t)n * sizeof *m->tok_off);
+    m->tok_len = malloc((size_t)n * sizeof *m->tok_len);
+    m->tok_bytes = malloc((size_t)total);
+    if (!m->tok_off || !m->tok_len || !m->tok_bytes) {
+        wkv_fail(r, start, "out of memory for the vocabulary");
+        return -1;
+    }
+    uint64_t p = start;
+    uint32_t pos = 0;
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t len = wkv_ld_u32(r->p + p);
+        p += 4;
+        m->tok_off[i] = pos;
+        m->tok_len[i] = len;
+        memcpy(m->tok_bytes + pos, r->p + p, len);
+        m->tok_bytes[pos + len] = 0;
+        pos += len + 1;
+        p += len;
+    }
+    m->n_tokens = n;
+    return 0;
+}

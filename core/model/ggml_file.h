@@ -1,0 +1,117 @@
+/* The whisper.cpp ggml file as the loader sees it (ggml_file.c, ggml_tensors.c):
+ * a reader over the whole file image whose every read is bounds-checked and whose
+ * messages name the byte offset, the parts before the tensors, and the record of
+ * each tensor a model needs.  model.c builds the model from them. */
+#ifndef WKV_GGML_FILE_H
+#define WKV_GGML_FILE_H
+
+#include "model/model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WKV_MAX_NAME_LEN 255 /* of a tensor name */
+
+/* ---------------------------------------------------------------- reading */
+
+/* A whole file image being parsed; `path` heads every message. */
+typedef struct {
+    const uint8_t *p;
+    uint64_t size;
+    uint64_t off;
+    const char *path;
+    char **error;
+    int mapped; /* p is our own read-only file mapping: pages may be dropped */
+} wkv_reader;
+
+/* "<path>: offset <N>: <message>" into *r->error. */
+void wkv_fail(wkv_reader *r, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Checks that n more bytes are in the file (else fails, naming `what`). */
+int wkv_need(wkv_reader *r, uint64_t n, const char *what);
+/* Little-endian 32-bit values at r->off, which they advance; 0 or -1. */
+int wkv_rd_u32(wkv_reader *r, uint32_t *v, const char *what);
+int wkv_rd_i32(wkv_reader *r, int32_t *v, const char *what);
+
+static inline uint64_t wkv_left(const wkv_reader *r)
+{
+    return r->size - r->off;
+}
+
+static inline uint32_t wkv_ld_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static inline uint16_t wkv_ld_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Little-endian f32 data into floats. */
+void wkv_copy_f32(float *dst, const uint8_t *src, size_t n);
+/* f16 data into floats, through a 65536-entry table when one is given. */
+void wkv_widen_f16(float *dst, const uint8_t *src, size_t n, const float *table);
+/* Index of the first value that is not below `limit` in magnitude (NaN included),
+ * or n. */
+size_t wkv_first_out_of_range(const float *x, size_t n, float limit);
+
+/* ---------------------------------------------------------------- the file */
+
+/* A regular file mapped (large) or read (small) whole. */
+typedef struct {
+    const uint8_t *data;
+    uint64_t size;
+    void *map;      /* mmap'd region, or NULL */
+    size_t map_len;
+    uint8_t *buf;   /* read() fallback, or NULL */
+} wkv_file_view;
+
+int wkv_file_open(const char *path, wkv_file_view *v, char **error);
+void wkv_file_close(wkv_file_view *v);
+
+/* ---------------------------------------------------------------- before the tensors */
+
+/* Each reads its part at r->off, checks it and fails with a message; 0 or -1. */
+int wkv_read_magic(wkv_reader *r);
+int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp);
+int wkv_read_mel_filters(wkv_reader *r, wkv_model *m);   /* into m->mel_filters */
+int wkv_read_vocab(wkv_reader *r, wkv_model *m);         /* into m->tok_* */
+
+/* ---------------------------------------------------------------- tensors */
+
+typedef struct wkv_tensor_def wkv_tensor_def; /* name and shape (ggml_tensors.c) */
+
+/* One expected tensor and what the first pass found about it. */
+typedef struct {
+    const wkv_tensor_def *def;
+    size_t slot;        /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
+    size_t mat;         /* offsetof its typed view (decoder matrices), or 0 */
+    int layer;          /* -1 for globals */
+    int is_dec;         /* block of the decoder */
+    int nd;             /* expected PyTorch dims */
+    int64_t dims[3];
+    size_t count;       /* elements */
+    int seen;
+    int type;           /* 0 F32, 1 F16, or a quantized WKV_TYPE_* */
+    uint64_t hdr_off, data_off;
+} wkv_tensor_rec;
+
+typedef struct {
+    wkv_tensor_rec *e;
+    int n;
+    int n_audio_layer, n_text_layer;
+    int qnt_version;    /* ftype / 1000 of the file */
+} wkv_tensor_set;
+
+/* The records of every tensor a model of these hyper-parameters needs, in arena
+ * order (ts->e is malloc'd); 0, or -1 when out of memory. */
+int wkv_tensor_set_init(wkv_tensor_set *ts, const wkv_hparams *hp);
+/* "decoder.blocks.3.attn.query.weight" */
+void wkv_tensor_name(const wkv_tensor_rec *x, char *buf, size_t cap);
+/* First pass: every tensor header until the end of the file, checked and recorded
+ * in ts; fails on anything wrong or missing.  0 or -1. */
+int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts);
+
+#endif

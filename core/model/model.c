@@ -1,0 +1,321 @@
+/* The model loader: a whisper.cpp ggml file (reference doc §1) becomes validated
+ * hyper-parameters, the mel filter bank, the vocabulary and one f32 weight arena.
+ *
+ * The file is mapped (or read) whole and parsed with bounds checks on every field;
+ * nothing is trusted before it is checked (ggml_file.c).  Tensors are parsed in two
+ * passes: the first (ggml_tensors.c) validates every header, name, type, shape and
+ * data range and records where each expected tensor's data lies; only then is the
+ * arena allocated here (its size follows from the hyper-parameters, and every tensor
+ * is known to be in the file) and the second pass copies, widens or dequantizes the
+ * data.  Weights that would not fit in this process's memory are refused before the
+ * arena is allocated, and every weight must be finite (docs/reliability.md, "Limits").
+ *
+ * Every block matrix (wkv_layer's typed views, the token embedding) stored f16 or
+ * quantized (q4_0, q4_1, q5_0, q5_1, q8_0) is copied as the file stores it into
+ * arenaq (decoder kernels compute on it; the encoder and the cross-K/V fill widen
+ * one layer at a time); only the small tensors (vectors, convolutions, positional
+ * tables) and f32-stored matrices go to the f32 arena.  A matrix an f16 file stores
+ * as f32 goes to f16 afterwards (wkv_weights_keep_f16). */
+#include "model/ggml_file.h"
+#include "base/util.h"
+#include "base/f16.h"
+#include "model/vocab.h"
+#include "model/quant.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- weights */
+
+/* Memory this process can have: physical memory, lowered by the address-space and
+ * data rlimits and a cgroup (v2) memory.max when they are smaller. */
+static uint64_t memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t lim = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
+    const int res[2] = {RLIMIT_AS, RLIMIT_DATA};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit rl;
+        if (getrlimit(res[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            (uint64_t)rl.rlim_cur < lim)
+            lim = (uint64_t)rl.rlim_cur;
+    }
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "re");
+    if (f) {
+        unsigned long long v;
+        if (fscanf(f, "%llu", &v) == 1 && v < lim) /* "max" does not parse */
+            lim = v;
+        fclose(f);
+    }
+    return lim;
+}
+
+/* Bytes of the file that hold element i of a tensor of this type. */
+static uint64_t element_offset(int type, size_t i)
+{
+    if (type == WKV_TYPE_F32)
+        return 4 * (uint64_t)i;
+    if (type == WKV_TYPE_F16)
+        return 2 * (uint64_t)i;
+    return (uint64_t)(i / WKV_QK) * wkv_quant_block_bytes(type);
+}
+
+#define CHUNK 16384 /* elements converted and checked at a time: whole blocks */
+
+/* Copies, widens or dequantizes one tensor into dst, a chunk at a time so that each
+ * chunk is checked while it is in cache: every weight must be finite, and those the
+ * decoder keeps in f16 (non-f32 files) must not overflow it.  With `scratch`, dst is
+ * one chunk's buffer reused for every chunk (a tensor kept in its blocks: checked
+ * only). */
+static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, const float *table,
+                       int to_f16, int scratch)
+{
+    const size_t chunk = CHUNK;
+    const float limit = to_f16 ? 65520.0f : INFINITY; /* 65520 rounds to f16 infinity */
+    const uint8_t *src = r->p + x->data_off;
+    for (size_t at = 0; at < x->count; at += chunk) {
+        size_t n = x->count - at < chunk ? x->count - at : chunk;
+        float *out = scratch ? dst : dst + at;
+        if (x->type == WKV_TYPE_F32)
+            wkv_copy_f32(out, src + 4 * at, n);
+        else if (x->type == WKV_TYPE_F16)
+            wkv_widen_f16(out, src + 2 * at, n, table);
+        else /* a 2-D matrix of whole blocks: checked by wkv_scan_tensors */
+            wkv_dequantize(x->type, src + element_offset(x->type, at), out, n / WKV_QK);
+        size_t i = wkv_first_out_of_range(out, n, limit);
+        if (i < n) {
+            char name[WKV_MAX_NAME_LEN + 32];
+            float v = out[i];
+            wkv_tensor_name(x, name, sizeof name);
+            uint64_t off = x->data_off + element_offset(x->type, at + i);
+            if (isnan(v) || isinf(v))
+                wkv_fail(r, off, "tensor '%s' element %zu is %s: the weights are corrupt", name,
+                         at + i, isnan(v) ? "NaN" : "infinite");
+            else
+                wkv_fail(r, off, "tensor '%s' element %zu is %g, which overflows f16 (the "
+                                 "decoder keeps this matrix in f16: |x| must be below 65520)",
+                         name, at + i, (double)v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Hands a converted tensor's file pages back: they count in the resident size until
+ * the file is unmapped, and would otherwise add the whole file to the arena at the
+ * load's peak.  The whole pages inside [p, p + len) only; read-only private file pages
+ * are simply dropped (never the caller's memory: wkv_model_load_memory does not map). */
+static void drop_pages(const uint8_t *p, uint64_t len)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (page == 0 || (page & (page - 1)) != 0)
+        return;
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + len) & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Second pass: the arena, the pointers and the data. */
+/* A block matrix (one with a typed view) stored f16 or in quantized blocks: copied
+ * as the file stores it (arenaq), never widened, so no f32 copy of the matrices
+ * exists at any moment of the load. */
+static int kept_in_blocks(const wkv_tensor_rec *x)
+{
+    return x->mat && (x->type == WKV_TYPE_F16 || wkv_quant_block_bytes(x->type) > 0);
+}
+
+static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
+{
+    size_t total = 0, qbytes = 0;
+    for (int k = 0; k < ts->n; k++) {
+        const wkv_tensor_rec *x = &ts->e[k];
+        if (kept_in_blocks(x)) { /* within the file: checked by wkv_scan_tensors */
+            qbytes += (size_t)element_offset(x->type, x->count);
+            continue;
+        }
+        if (x->count > SIZE_MAX / sizeof(float) - total) {
+            wkv_fail(r, x->hdr_off, "the weights do not fit in memory");
+            return -1;
+        }
+        total += x->count;
+    }
+    /* refuse before allocating: a file can be mapped (or sparse) and much larger than
+     * memory, and an arena past it would only be paged out or killed while filled */
+    uint64_t bytes = (uint64_t)total * sizeof(float) + qbytes, lim = memory_limit();
+    if (bytes > lim) {
+        wkv_fail(r, ts->e[0].hdr_off, "the weights need %" PRIu64 " MiB as f32, more than the %"
+                                      PRIu64 " MiB of memory this process may use",
+                 bytes >> 20, lim >> 20);
+        return -1;
+    }
+    m->w.enc = calloc((size_t)m->hp.n_audio_layer, sizeof *m->w.enc);
+    m->w.dec = calloc((size_t)m->hp.n_text_layer, sizeof *m->w.dec);
+    m->arena = malloc(total * sizeof(float));
+    m->arenaq = qbytes ? malloc(qbytes) : NULL;
+    float *scratch = qbytes ? malloc(CHUNK * sizeof *scratch) : NULL;
+    if (!m->w.enc || !m->w.dec || !m->arena || (qbytes && (!m->arenaq || !scratch))) {
+        free(scratch);
+        wkv_fail(r, ts->e[0].hdr_off, "out of memory allocating %zu MiB for the weights",
+                 (total * sizeof(float) + qbytes) >> 20);
+        return -1;
+    }
+    m->arena_floats = total;
+    m->arenaq_bytes = qbytes;
+    uint8_t *qdst = m->arenaq;
+    /* a conversion table pays off above a million f16 values */
+    size_t n_f16 = 0;
+    for (int k = 0; k < ts->n; k++)
+        if (ts->e[k].type == 1)
+            n_f16 += ts->e[k].count;
+    float *table = n_f16 >= ((size_t)1 << 20) ? malloc(65536 * sizeof *table) : NULL;
+    for (uint32_t h = 0; table && h < 65536; h++)
+        table[h] = wkv_f16_to_f32((uint16_t)h);
+    const int f16_file = m->hp.ftype % 1000 != 0;
+    float *dst = m->arena;
+    int rc = 0;
+    for (int k = 0; k < ts->n && rc == 0; k++) {
+        wkv_tensor_rec *x = &ts->e[k];
+        char *base = x->layer < 0 ? (char *)&m->w
+                     : x->is_dec  ? (char *)&m->w.dec[x->layer]
+                                  : (char *)&m->w.enc[x->layer];
+        float **slot = (float **)(void *)(base + x->slot);
+        if (kept_in_blocks(x)) {
+            size_t nb = (size_t)element_offset(x->type, x->count);
+            memcpy(qdst, r->p + x->data_off, nb);
+            *(wkv_mat *)(void *)(base + x->mat) = (wkv_mat){x->type, qdst};
+            qdst += nb;
+            rc = load_tensor(r, x, scratch, table, 0, 1);
+            if (rc == 0 && r->mapped)
+                drop_pages(r->p + x->data_off, nb);
+            continue;
+        }
+        *slot = dst;
+        int to_f16 = f16_file && x->mat;
+        rc = load_tensor(r, x, dst, table, to_f16, 0);
+        if (rc == 0 && r->mapped)
+            drop_pages(r->p + x->data_off, element_offset(x->type, x->count));
+        dst += x->count;
+    }
+    free(table);
+    free(scratch);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- load */
+
+/* Parses a whole file image; `name` (the path, or "(memory)") heads every message. */
+static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, int vocab_only,
+                        int mapped, char **error)
+{
+    wkv_reader r = {data, size, 0, name, error, mapped};
+    wkv_tensor_set ts = {NULL, 0, 0, 0, 0};
+    wkv_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = strdup(name))) {
+        wkv_set_error(error, "%s: offset 0: out of memory", name);
+        goto fail;
+    }
+    if (wkv_read_magic(&r))
+        goto fail;
+    if (wkv_read_hparams(&r, &m->hp) || wkv_read_mel_filters(&r, m) || wkv_read_vocab(&r, m))
+        goto fail;
+    if (!vocab_only) {
+        if (r.off == r.size) {
+            wkv_fail(&r, r.off, "no tensors (vocabulary-only file?): the file ends after the "
+                                "vocabulary");
+            goto fail;
+        }
+        if (wkv_tensor_set_init(&ts, &m->hp)) {
+            wkv_fail(&r, r.off, "out of memory");
+            goto fail;
+        }
+        if (wkv_scan_tensors(&r, &ts))
+            goto fail;
+        /* the first pass faulted in the pages around every header (and the kernel's
+         * readahead after them): hand them back, or they add to the copies' peak */
+        if (r.mapped)
+            drop_pages(r.p, r.size);
+        if (load_tensors(&r, m, &ts) || wkv_weights_keep_f16(m, error))
+            goto fail;
+        wkv_weights_bind(m);
+    }
+    if (wkv_vocab_init(m, error))
+        goto fail;
+    free(ts.e);
+    return m;
+fail:
+    free(ts.e);
+    wkv_model_free(m);
+    return NULL;
+}
+
+static wkv_model *load(const char *path, int vocab_only, char **error)
+{
+    if (!path) {
+        wkv_set_error(error, "(null): offset 0: no model path given");
+        return NULL;
+    }
+    wkv_file_view v;
+    if (wkv_file_open(path, &v, error))
+        return NULL;
+    wkv_model *m = parse(v.data, v.size, path, vocab_only, v.map != NULL, error);
+    wkv_file_close(&v);
+    return m;
+}
+
+wkv_model *wkv_model_load(const char *path, char **error)
+{
+    return load(path, 0, error);
+}
+
+wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error)
+{
+    if (!data && size) {
+        wkv_set_error(error, "(memory): offset 0: no data given");
+        return NULL;
+    }
+    return parse(data, size, "(memory)", 0, 0, error);
+}
+
+wkv_model *wkv_model_load_vocab_only(const char *path, char **error)
+{
+    return load(path, 1, error);
+}
+
+void wkv_model_free(wkv_model *m)
+{
+    if (!m)
+        return;
+    wkv_vocab_free(m);
+    free(m->path);
+    free(m->mel_filters);
+    free(m->tok_off);
+    free(m->tok_len);
+    free(m->tok_bytes);
+    free(m->arena);
+    free(m->arena16);
+    free(m->arenaq);
+    free(m->w.enc);
+    free(m->w.dec);
+    free(m);
+}
+
+const wkv_hparams *wkv_model_hparams(const wkv_model *m)
+{
+    return m ? &m->hp : NULL;
+}
+
+const wkv_specials *wkv_model_specials(const wkv_model *m)
+{
+    return m ? &m->sp : NULL;
+}
+
+const float *wkv_model_mel_filters(const wkv_model *m)
+{
+    return m ? m->mel_filters : NULL;
+}

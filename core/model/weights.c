@@ -1,0 +1,215 @@
+/* The decoder's per-token matrices in f16, and every decoder matrix's typed view.
+ *
+ * A decoder step streams every decoder weight once per token, so its speed is the
+ * memory bandwidth divided by the bytes of those weights.  After the loader has built
+ * the f32 arena, this pass moves the token embedding (also the output projection) and
+ * each decoder block's self-attention q/k/v/o, cross-attention q/o and MLP matrices to
+ * f16 in their own arena (m->arena16), sets their f32 pointers to NULL, and repacks the
+ * remaining f32 tensors into a smaller arena, so the memory really drops.
+ *
+ * For f16 files this is exact: the f32 values were widened from f16.  In quantized
+ * files the loader has kept those matrices in their blocks already (they are not in
+ * the f32 arena); any that the file stores as f16 or f32 come here.  f32 files are
+ * left alone.  The encoder's block matrices and the cross-attention K/V projections
+ * (used once per window) go to f16 as well: the context widens one layer's at a time
+ * into its scratch (wkv_mat_f32) just before its matrix products. */
+#include "base/util.h"
+#include "base/f16.h"
+#include "model/model.h"
+#include "model/quant.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef struct {
+    float **slot;
+    wkv_mat *mat;           /* where its f16 copy goes, or NULL: stays f32 */
+    float *at;              /* its place in the old arena */
+    size_t count;
+} tensor;
+
+static int by_address(const void *a, const void *b)
+{
+    const tensor *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+#define LAYER_FIELDS 24
+static const size_t layer_f32[LAYER_FIELDS] = {
+    offsetof(wkv_layer, attn_ln_w),  offsetof(wkv_layer, attn_ln_b),
+    offsetof(wkv_layer, attn_q_w),   offsetof(wkv_layer, attn_q_b),
+    offsetof(wkv_layer, attn_k_w),   offsetof(wkv_layer, attn_v_w),
+    offsetof(wkv_layer, attn_v_b),   offsetof(wkv_layer, attn_o_w),
+    offsetof(wkv_layer, attn_o_b),   offsetof(wkv_layer, cross_ln_w),
+    offsetof(wkv_layer, cross_ln_b), offsetof(wkv_layer, cross_q_w),
+    offsetof(wkv_layer, cross_q_b),  offsetof(wkv_layer, cross_k_w),
+    offsetof(wkv_layer, cross_v_w),  offsetof(wkv_layer, cross_v_b),
+    offsetof(wkv_layer, cross_o_w),  offsetof(wkv_layer, cross_o_b),
+    offsetof(wkv_layer, mlp_ln_w),   offsetof(wkv_layer, mlp_ln_b),
+    offsetof(wkv_layer, mlp0_w),     offsetof(wkv_layer, mlp0_b),
+    offsetof(wkv_layer, mlp2_w),     offsetof(wkv_layer, mlp2_b),
+};
+
+/* the decoder matrices kept in f16: f32 field -> typed view */
+static const size_t dec_f16[][2] = {
+    {offsetof(wkv_layer, attn_q_w), offsetof(wkv_layer, attn_q)},
+    {offsetof(wkv_layer, attn_k_w), offsetof(wkv_layer, attn_k)},
+    {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v)},
+    {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o)},
+    {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q)},
+    {offsetof(wkv_layer, cross_k_w), offsetof(wkv_layer, cross_k)},
+    {offsetof(wkv_layer, cross_v_w), offsetof(wkv_layer, cross_v)},
+    {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o)},
+    {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0)},
+    {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2)},
+};
+#define N_DEC_F16 ((int)(sizeof dec_f16 / sizeof *dec_f16))
+
+static const size_t global_f32[] = {
+    offsetof(wkv_weights, conv1_w),  offsetof(wkv_weights, conv1_b),
+    offsetof(wkv_weights, conv2_w),  offsetof(wkv_weights, conv2_b),
+    offsetof(wkv_weights, enc_pos),  offsetof(wkv_weights, enc_ln_w),
+    offsetof(wkv_weights, enc_ln_b), offsetof(wkv_weights, tok_emb),
+    offsetof(wkv_weights, dec_pos),  offsetof(wkv_weights, dec_ln_w),
+    offsetof(wkv_weights, dec_ln_b),
+};
+#define N_GLOBAL ((int)(sizeof global_f32 / sizeof *global_f32))
+
+static void add(tensor *t, int *n, float **slot, wkv_mat *mat)
+{
+    if (!*slot) /* kept in its blocks by the loader */
+        return;
+    t[*n] = (tensor){slot, mat, *slot, 0};
+    ++*n;
+}
+
+int wkv_weights_keep_f16(wkv_model *m, char **error)
+{
+    if (!m->arena || m->arena16 || m->hp.ftype % 1000 == 0)
+        return 0;
+    const int n_enc = m->hp.n_audio_layer, n_dec = m->hp.n_text_layer;
+    size_t cap = (size_t)N_GLOBAL + (size_t)(n_enc + n_dec) * LAYER_FIELDS;
+    tensor *t = malloc(cap * sizeof *t);
+    if (!t)
+        goto oom;
+    int n = 0;
+    wkv_weights *w = &m->w;
+    for (int i = 0; i < N_GLOBAL; i++) {
+        float **slot = (float **)(void *)((char *)w + global_f32[i]);
+        /* matrices go to f16 (stored f32 in a non-f32 file), the rest stays */
+        wkv_mat *mat = slot == &w->tok_emb   ? &w->tok
+                       : slot == &w->conv1_w ? &w->conv1
+                       : slot == &w->conv2_w ? &w->conv2
+                                             : NULL;
+        add(t, &n, slot, mat);
+    }
+    for (int l = 0; l < n_enc + n_dec; l++) {
+        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
+        for (int i = 0; i < LAYER_FIELDS; i++) {
+            wkv_mat *h = NULL;
+            for (int k = 0; k < N_DEC_F16; k++)
+                if (dec_f16[k][0] == layer_f32[i])
+                    h = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
+            add(t, &n, (float **)(void *)((char *)L + layer_f32[i]), h);
+        }
+    }
+    /* the loader packs the tensors back to back: each one reaches the next */
+    qsort(t, (size_t)n, sizeof *t, by_address);
+    size_t n16 = 0;
+    for (int i = 0; i < n; i++) {
+        float *end = i + 1 < n ? t[i + 1].at : m->arena + m->arena_floats;
+        t[i].count = (size_t)(end - t[i].at);
+        if (t[i].mat)
+            n16 += t[i].count;
+    }
+    if (n16 == 0) {
+        /* nothing to move (every matrix kept as stored by the loader): copying the
+         * arena as it is would only raise the load's peak */
+        free(t);
+        return 0;
+    }
+    size_t n32 = m->arena_floats - n16;
+    uint16_t *a16 = n16 ? malloc(n16 * sizeof *a16) : NULL;
+    float *a32 = malloc((n32 ? n32 : 1) * sizeof *a32);
+    if ((n16 && !a16) || !a32) {
+        free(a16);
+        free(a32);
+        goto oom;
+    }
+    /* copy in address order, handing the old arena's pages back as they are passed,
+     * so the peak stays near one f32 arena */
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t released = ((uintptr_t)m->arena + page - 1) & ~(page - 1);
+    uint16_t *d16 = a16;
+    float *d32 = a32;
+    const size_t chunk = (size_t)1 << 20;
+    for (int i = 0; i < n; i++) {
+        if (t[i].mat) {
+            *t[i].mat = (wkv_mat){WKV_TYPE_F16, d16};
+            *t[i].slot = NULL;
+        } else {
+            *t[i].slot = d32;
+        }
+        for (size_t k = 0; k < t[i].count; k += chunk) {
+            size_t c = t[i].count - k < chunk ? t[i].count - k : chunk;
+            if (t[i].mat) {
+                wkv_f32_to_f16_row(t[i].at + k, d16, c);
+                d16 += c;
+            } else {
+                memcpy(d32, t[i].at + k, c * sizeof *d32);
+                d32 += c;
+            }
+            uintptr_t done = (uintptr_t)(t[i].at + k + c) & ~(page - 1);
+            if (page > 0 && done > released + (4u << 20)) {
+                madvise((void *)released, done - released, MADV_DONTNEED);
+                released = done;
+            }
+        }
+    }
+    free(t);
+    free(m->arena);
+    m->arena = a32;
+    m->arena_floats = n32;
+    m->arena16 = a16;
+    m->arena16_halves = n16;
+    return 0;
+oom:
+    free(t);
+    wkv_set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
+    return -1;
+}
+
+const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch)
+{
+    if (v->type == WKV_TYPE_F32)
+        return v->data;
+    if (v->type == WKV_TYPE_F16)
+        wkv_f16_to_f32_row(v->data, scratch, count);
+    else
+        wkv_dequantize(v->type, v->data, scratch, count / WKV_QK);
+    return scratch;
+}
+
+void wkv_weights_bind(wkv_model *m)
+{
+    wkv_weights *w = &m->w;
+    if (!w->tok.data)
+        w->tok = (wkv_mat){WKV_TYPE_F32, w->tok_emb};
+    if (!w->conv1.data)
+        w->conv1 = (wkv_mat){WKV_TYPE_F32, w->conv1_w};
+    if (!w->conv2.data)
+        w->conv2 = (wkv_mat){WKV_TYPE_F32, w->conv2_w};
+    const int n_enc = w->enc ? m->hp.n_audio_layer : 0, n_dec = w->dec ? m->hp.n_text_layer : 0;
+    for (int l = 0; l < n_enc + n_dec; l++) {
+        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
+        for (int k = 0; k < N_DEC_F16; k++) {
+            wkv_mat *v = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
+            float *f = *(float **)(void *)((char *)L + dec_f16[k][0]);
+            if (!v->data && f) /* encoder blocks have no cross_q/cross_o */
+                *v = (wkv_mat){WKV_TYPE_F32, f};
+        }
+    }
+}

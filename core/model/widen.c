@@ -1,0 +1,76 @@
+/* Stored matrices widened to f32 for f32 products (widen.h). */
+#include "model/widen.h"
+#include "base/f16.h"
+#include "model/quant.h"
+
+#include <string.h>
+
+void wkv_widen_init(wkv_widen *w, int n, pthread_mutex_t *lock)
+{
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->lock = lock;
+}
+
+void wkv_widen_set(wkv_widen *w, int i, const wkv_mat *mat, size_t count, float *slot)
+{
+    w->mat[i] = mat;
+    w->count[i] = count;
+    w->slot[i] = slot;
+    w->f32[i] = mat->type == WKV_TYPE_F32 ? mat->data : NULL;
+}
+
+void wkv_widen_clear(wkv_widen *w, int i)
+{
+    w->mat[i] = NULL;
+    w->count[i] = 0;
+    w->slot[i] = NULL;
+    w->f32[i] = NULL;
+}
+
+/* Part [part] of every unknown matrix: a share of its blocks (32 values: a
+ * quantized block, or as many f16 values). */
+static void widen_part(void *arg, int part, int n_parts)
+{
+    const wkv_widen *w = arg;
+    for (int i = 0; i < w->n; i++) {
+        const wkv_mat *m = w->mat[i];
+        if (!m || w->f32[i])
+            continue;
+        const size_t nb = (w->count[i] + WKV_QK - 1) / WKV_QK;
+        const size_t b0 = nb * (size_t)part / (size_t)n_parts;
+        const size_t b1 = nb * (size_t)(part + 1) / (size_t)n_parts;
+        if (b1 <= b0)
+            continue;
+        float *dst = w->slot[i] + b0 * WKV_QK;
+        if (m->type == WKV_TYPE_F16) {
+            size_t end = b1 * WKV_QK < w->count[i] ? b1 * WKV_QK : w->count[i];
+            wkv_f16_to_f32_row((const uint16_t *)m->data + b0 * WKV_QK, dst, end - b0 * WKV_QK);
+        } else { /* quantized: count is whole blocks (the loader checks) */
+            wkv_dequantize(m->type, (const uint8_t *)m->data + b0 * wkv_quant_block_bytes(m->type),
+                           dst, b1 - b0);
+        }
+    }
+}
+
+void wkv_widen_all(wkv_widen *w, wkv_pool *pool)
+{
+    int todo = 0;
+    for (int i = 0; i < w->n; i++)
+        todo |= w->mat[i] && !w->f32[i];
+    if (!todo)
+        return;
+    wkv_pool_run(pool, widen_part, w);
+    for (int i = 0; i < w->n; i++)
+        w->f32[i] = w->f32[i] ? w->f32[i] : w->slot[i];
+}
+
+const float *wkv_widen_get(wkv_widen *w, int i)
+{
+    pthread_mutex_lock(w->lock);
+    if (!w->f32[i])
+        w->f32[i] = wkv_mat_f32(w->mat[i], w->count[i], w->slot[i]);
+    const float *f = w->f32[i];
+    pthread_mutex_unlock(w->lock);
+    return f;
+}

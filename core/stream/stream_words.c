@@ -1,0 +1,153 @@
+/* The live stream's word mode (whisperkv.h "live stream"; docs/architecture.md): the
+ * words of a run come from the same alignment pass as the long form's (word_window.c,
+ * on the cross-KV the run's decoding left in the context), and two runs agree word by
+ * word as whisper_streaming's LocalAgreement-2 does. */
+#include "stream/stream_words.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void wkv_run_words_clear(wkv_run_words *rw)
+{
+    wkv_wsegs_clear(rw->segs, rw->n_segs);
+    free(rw->segs);
+    free(rw->w);
+    free(rw->piece);
+    free(rw->tok);
+    free(rw->tok_off);
+    memset(rw, 0, sizeof *rw);
+}
+
+/* The words of every piece, flattened; the times stay relative to the run. */
+static int flatten(wkv_run_words *rw, double base_s, double duration, double floor_s)
+{
+    int total = 0, n_tok = 0;
+    for (int i = 0; i < rw->n_segs; i++)
+        for (int k = 0; k < rw->segs[i].n_words; k++) {
+            total++;
+            n_tok += rw->segs[i].words[k].n_tokens;
+        }
+    rw->w = malloc((size_t)(total + 1) * sizeof *rw->w);
+    rw->piece = malloc((size_t)(total + 1) * sizeof *rw->piece);
+    rw->tok = malloc((size_t)(n_tok + 1) * sizeof *rw->tok);
+    rw->tok_off = malloc((size_t)(total + 1) * sizeof *rw->tok_off);
+    if (!rw->w || !rw->piece || !rw->tok || !rw->tok_off)
+        return -1;
+    /* the reference's segment-boundary fixes may stretch a segment's last word past
+     * the next one's start: live words go one after the other, from the last
+     * committed word's end (the same double, so that finals never overlap) */
+    const double end_s = base_s + duration;
+    double prev_end = floor_s > base_s ? floor_s : base_s;
+    rw->tok_off[0] = 0;
+    for (int i = 0; i < rw->n_segs; i++)
+        for (int k = 0; k < rw->segs[i].n_words; k++) {
+            const wkv_aword *a = &rw->segs[i].words[k];
+            /* audio already committed: the word was said before the trim point */
+            if (base_s + a->end <= floor_s + 1e-9)
+                continue;
+            double s = base_s + a->start > prev_end ? base_s + a->start : prev_end;
+            double e = base_s + a->end < end_s ? base_s + a->end : end_s;
+            s = s < end_s ? s : end_s;
+            e = e > s ? e : s;
+            prev_end = e;
+            int j = rw->n++;
+            rw->w[j] = (wkv_word){a->text, s, e, a->probability};
+            rw->piece[j] = i;
+            memcpy(rw->tok + rw->tok_off[j], a->tokens, (size_t)a->n_tokens * sizeof *rw->tok);
+            rw->tok_off[j + 1] = rw->tok_off[j] + a->n_tokens;
+        }
+    return 0;
+}
+
+int wkv_run_words_build(wkv_context *ctx, const wkv_words_state *ws, const int *sot, int n_sot,
+                        int unicode, const wkv_stream_segment *pieces, int np, int size,
+                        double base_s, double duration, double floor_s, wkv_run_words *rw,
+                        char **error)
+{
+    memset(rw, 0, sizeof *rw);
+    if (np <= 0)
+        return 0;
+    rw->segs = calloc((size_t)np, sizeof *rw->segs);
+    if (!rw->segs) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    rw->n_segs = np;
+    for (int i = 0; i < np; i++)
+        rw->segs[i] = (wkv_wseg){.start = pieces[i].rel_start, .end = pieces[i].rel_end,
+                                 .tokens = pieces[i].tokens, .n_tokens = pieces[i].n_tokens};
+    /* times relative to the run (offset 0): its audio starts at the last trim point */
+    if (wkv_words_align(ctx, ws, sot, n_sot, unicode, rw->segs, np, 0.0, size, error) != 0)
+        return -1;
+    if (flatten(rw, base_s, duration, floor_s) != 0) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int wkv_words_agree(char *const *prev, int n_prev, const wkv_word *cur, int n_cur)
+{
+    int k = 0;
+    while (k < n_prev && k < n_cur && !strcmp(prev[k], cur[k].word))
+        k++;
+    return k;
+}
+
+int wkv_words_due(const wkv_word *w, int n, double horizon)
+{
+    int due = 0;
+    for (int k = 0; k < n; k++)
+        if (w[k].start <= horizon)
+            due = k + 1;
+    return due;
+}
+
+int wkv_run_words_segment(const wkv_run_words *rw, int a, int b, double base_s,
+                          const wkv_stream_segment *proto, wkv_stream_segment *out)
+{
+    size_t len = 0;
+    for (int k = a; k < b; k++)
+        len += strlen(rw->w[k].word);
+    char *text = malloc(len + 1);
+    if (!text)
+        return -1;
+    text[0] = 0;
+    for (int k = a, at = 0; k < b; k++) {
+        size_t l = strlen(rw->w[k].word);
+        memcpy(text + at, rw->w[k].word, l + 1);
+        at += (int)l;
+    }
+    *out = *proto;
+    out->text = text;
+    out->tokens = rw->tok + rw->tok_off[a];
+    out->n_tokens = rw->tok_off[b] - rw->tok_off[a];
+    out->words = rw->w + a;
+    out->n_words = b - a;
+    if (b > a) {
+        out->start = rw->w[a].start;
+        out->end = rw->w[b - 1].end;
+        out->rel_start = out->start - base_s;
+        out->rel_end = out->end - base_s;
+    }
+    return 0;
+}
+
+int wkv_run_words_finals(const wkv_run_words *rw, int n_agreed, int n_commit, double base_s,
+                         const wkv_stream_segment *proto, wkv_stream_segment *out)
+{
+    int n = 0;
+    for (int a = 0; a < n_commit;) {
+        int agreed = a < n_agreed, b = a + 1;
+        while (b < n_commit && rw->piece[b] == rw->piece[a] && (b < n_agreed) == agreed)
+            b++;
+        if (wkv_run_words_segment(rw, a, b, base_s, proto, &out[n]) != 0)
+            return -1;
+        out[n].final = 1;
+        out[n].forced = !agreed;
+        n++;
+        a = b;
+    }
+    return n;
+}
