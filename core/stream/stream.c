@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SAMPLES WKV_N_SAMPLES /* one window: what a run can decode */
-#define PROMPT_KEEP 1000          /* committed tokens kept (the decoder uses 223) */
+
+static void kept_forget(wkv_stream *st);
+static int finish_runs(wkv_stream *st, double now, char **error);
 
 static double monotonic_ms(void *user)
 {
@@ -45,15 +46,6 @@ static int words_begin(wkv_stream *st, const wkv_options *opts, char **error)
     }
     return wkv_heads_resolve(st->m, opts->alignment_heads, &st->words.pairs,
                              &st->words.n_pairs, NULL, error);
-}
-
-static void forget_prev_words(wkv_stream *st)
-{
-    for (int i = 0; i < st->n_prev_words; i++)
-        free(st->prev_words[i]);
-    free(st->prev_words);
-    st->prev_words = NULL;
-    st->n_prev_words = 0;
 }
 
 wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
@@ -108,7 +100,7 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     st->opts.alignment_heads = NULL;
     st->opts.prepend_punctuations = st->opts.append_punctuations = NULL;
     st->word_floor = -INFINITY;
-    if (wkv_stream_vad_open(st, error) != 0) {
+    if (wkv_gate_open(&st->gate, st->so.vad_model, &st->so.vad_params, error) != 0) {
         wkv_stream_free(st);
         return NULL;
     }
@@ -125,344 +117,147 @@ void wkv_stream_free(wkv_stream *st)
     free(st->prev_hyp.v);
     free(st->seed);
     free(st->win);
-    wkv_stream_vad_free(st);
+    wkv_gate_free(&st->gate);
+    kept_forget(st);
     free(st->words.pairs);
     free((char *)st->words.prepend);
     free((char *)st->words.append);
-    forget_prev_words(st);
+    wkv_run_forget_words(st);
     free(st);
 }
 
-/* ------------------------------------------------------------------ one run */
+/* ------------------------------------------------------------------ the gate's answers */
 
-static int count_text(const wkv_model *m, const int *t, int a, int b)
+/* The last run, kept while it committed nothing: a speech end that its audio already
+ * covers commits its hypothesis as it is, without another run on the same words. */
+struct stream_kept {
+    wkv_run_state rs;
+    int64_t base;
+};
+
+static void kept_forget(wkv_stream *st)
 {
-    int k = 0;
-    for (int i = a; i < b; i++)
-        k += t[i] < m->sp.eot;
-    return k;
+    if (st->kept)
+        wkv_run_state_clear(&st->kept->rs);
+    free(st->kept);
+    st->kept = NULL;
 }
 
-/* The run's pieces with their times and (segment mode) texts; no pieces for a silent
- * run.  0 or -1. */
-static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
+/* After a run (with the gate): keeps it (returns 1, the caller must not clear it) when
+ * it committed nothing and left its audio where it started; forgets the one before. */
+static int kept_keep(wkv_stream *st, wkv_run_state *rs, int64_t base)
 {
-    const int tb = st->m->sp.timestamp_begin;
-    const int *t = rs->r.tokens;
-    rs->np = rs->silent ? 0 : wkv_split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
-    if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
-        return -1;
-    for (int i = 0; i < rs->np; i++) {
-        const wkv_piece *p = &rs->pc[i];
-        wkv_stream_segment *s = &rs->seg[i];
-        s->rel_start = t[p->tok0] >= tb ? wkv_ts_seconds(t[p->tok0], tb) : 0.0;
-        s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
-        s->tokens = t + p->tok0;
-        s->n_tokens = p->tok1 - p->tok0;
-        if (st->opts.word_timestamps)
-            continue; /* the words carry the text of word mode's finals and partial */
-        s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
-        if (!s->text)
-            return -1;
-    }
-    return 0;
-}
-
-/* Word mode: the words of the run's pieces, from the alignment pass on the cross-KV
- * the decoding left in the context.  0 or -1. */
-static int run_words(wkv_stream *st, wkv_run_state *rs, int size, char **error)
-{
-    if (rs->np == 0)
+    kept_forget(st);
+    if (!st->gate.vs || wkv_run_committed(st, rs) || rs->at_end || rs->silent ||
+        rs->np == 0 || st->base != base || !(st->kept = malloc(sizeof *st->kept)))
         return 0;
-    int sot[3], unicode;
-    int n_sot = wkv_words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
-    return wkv_run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
-                               (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
-                               &rs->rw, error);
+    st->kept->rs = *rs;
+    st->kept->base = base;
+    return 1;
 }
 
-/* Log-mel of the first n samples held, the language (once), the decoding, the pieces
- * and (word mode) their words; fills rs->r, rs->seg and the run's compute time.
- * 0 or -1. */
-static int decode_run(wkv_stream *st, wkv_run_state *rs, char **error)
+/* At a speech end (the silence from `quiet`): when the kept run decoded every sample
+ * held up to `quiet` and nothing changed since, commits its whole hypothesis as the
+ * last run of wkv_stream_finish would.  Returns 1 when it did, 0 or -1. */
+static int kept_replay(wkv_stream *st, int64_t quiet, double now)
 {
-    double t0 = st->so.clock_ms(st->so.clock_user);
-    /* only the frames of the audio held (at most one window): wkv_mel_compute would
-     * also transform the 30 s of zero padding after them, every run */
-    int size = (int)(rs->n / WKV_HOP < WKV_N_FRAMES ? rs->n / WKV_HOP : WKV_N_FRAMES);
-    wkv_mel *mel = wkv_mel_compute_range(st->m, st->buf, (size_t)rs->n, 0, rs->n, 0, size,
-                                         st->ctx->threads, error);
-    if (!mel)
-        return -1;
-    wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, st->win);
-    wkv_mel_free(mel);
-    if (size > 0 && st->detect) {
-        /* language "auto": once, on the first run's window */
-        const char *code = wkv_detect_code(st->ctx, st->win, error);
-        if (!code || wkv_own_language(&st->language, &st->opts, code) != 0)
-            return -1;
-        st->detect = 0;
+    struct stream_kept *l = st->kept;
+    if (!l || l->base != st->base || l->base + l->rs.n < quiet || st->prev_hyp.n == 0)
+        return 0;
+    wkv_run_state *rs = &l->rs;
+    rs->at_end = rs->forced = 1;
+    rs->n_commit = rs->np; /* every piece, and in word mode every word */
+    rs->nw_commit = rs->rw.n;
+    rs->busy_ms = 0; /* no compute */
+    rs->pending = st->n;
+    free((char *)rs->seg[rs->np].text); /* its partial went out already */
+    memset(&rs->seg[rs->np], 0, sizeof rs->seg[rs->np]);
+    for (int i = 0; i < rs->np; i++) {
+        rs->seg[i].forced = 1;
+        rs->seg[i].committed_at = now;
     }
-    /* the committed text is the prompt: conditioning off changes nothing once text
-     * is committed (the element's behaviour, kept) */
-    const int *prompt = st->committed.v;
-    int n_prompt = st->committed.n;
-    if (size > 0 && (wkv_encode(st->ctx, st->win) != 0 ||
-                     wkv_decode_window(st->ctx, prompt, n_prompt, &st->opts, &rs->r,
-                                       error) != 0)) {
-        if (error && !*error)
-            wkv_set_error(error, "the encoder failed");
+    int64_t base = st->base;
+    if (wkv_stream_commit_run(st, rs) != 0) {
+        kept_forget(st);
         return -1;
     }
-    rs->silent = size <= 0 || wkv_result_is_silent(&st->opts, &rs->r);
-    if (cut_pieces(st, rs) != 0) {
+    wkv_stream_report_run(st, rs, now, base);
+    kept_forget(st);
+    return 1;
+}
+
+/* Commits everything held before stream index `end` as wkv_stream_finish does and
+ * keeps the samples after it (set aside meanwhile: the runs take all that is held);
+ * the speech went quiet at `quiet`.  0 or -1. */
+static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, char **error)
+{
+    int64_t head = end - st->base < st->n ? end - st->base : st->n;
+    if (head <= 0)
+        return 0;
+    int64_t tail = st->n - head;
+    float *rest = tail ? malloc((size_t)tail * sizeof *rest) : NULL;
+    if (tail && !rest) {
         wkv_set_error(error, "out of memory");
         return -1;
     }
-    if (st->opts.word_timestamps && run_words(st, rs, size, error) != 0)
-        return -1;
-    rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
-    return 0;
+    if (tail)
+        memcpy(rest, st->buf + head, (size_t)tail * sizeof *rest);
+    st->n = head;
+    int replayed = kept_replay(st, quiet, now);
+    if (replayed < 0)
+        wkv_set_error(error, "out of memory");
+    int rc = replayed < 0 || (!replayed && finish_runs(st, now, error) < 0) ? -1 : 0;
+    wkv_stream_drop(st, end); /* finish keeps nothing; after an error, neither do we */
+    if (tail)
+        memcpy(st->buf + st->n, rest, (size_t)tail * sizeof *rest);
+    st->n += tail;
+    st->last_run = st->base; /* the runs ended there: what follows is unheard */
+    free(rest);
+    return rc;
 }
 
-/* Word mode: LocalAgreement-2 over words, and a forced commit takes every word
- * whose start would be older than the latency once the next run is done (all of
- * them at the 30-s cap and at the end). */
-static void decide_words(const wkv_stream *st, wkv_run_state *rs, double margin_ms)
+/* Carries out one gate step: a speech start's drop before its event, a speech end's
+ * event before its drop or commit.  0 or -1. */
+static int gate_apply(wkv_stream *st, const wkv_gate_step *g, double now, char **error)
 {
-    const wkv_run_words *rw = &rs->rw;
-    rs->nw_agreed = wkv_words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
-    rs->agreed = rw->n ? rw->tok_off[rs->nw_agreed] : 0;
-    int n = rs->nw_agreed;
-    if (rs->forced) {
-        double horizon = (double)(rs->base + rs->pending) / WKV_SAMPLE_RATE +
-                         (margin_ms - st->so.latency_ms) / 1000.0;
-        int due = rs->at_end || rs->n >= MAX_SAMPLES ? rw->n
-                                                       : wkv_words_due(rw->w, rw->n, horizon);
-        n = due > n ? due : n;
-    }
-    rs->nw_commit = n;
-    /* the pieces none of whose words is left */
-    rs->n_commit = n < rw->n ? rw->piece[n] : rs->np;
+    if (g->event == 1 && g->drop >= 0)
+        wkv_stream_drop(st, g->drop);
+    if (g->event >= 0 && st->so.on_vad)
+        st->so.on_vad(g->event, g->at > 0 ? g->at : 0, st->so.vad_user);
+    if (g->event != 1 && g->drop >= 0)
+        wkv_stream_drop(st, g->drop);
+    return g->commit ? gate_commit(st, g->quiet, g->end, now, error) : 0;
 }
 
-/* Decides what to commit: agreement with the previous run, forcing. */
-static void split_run(wkv_stream *st, wkv_run_state *rs)
+/* Scores the n samples just appended (the last n held); 0 or -1. */
+static int gate_feed(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
 {
-    const int *t = rs->r.tokens;
-    /* Would the oldest waiting audio be older than `latency` once the next run is
-     * done?  That run starts after max(step, this run) and takes about as long as
-     * this one (with a margin). */
-    double step = st->so.step_ms, busy = rs->busy_ms;
-    double margin = (step > busy ? step : busy) + busy * 1.25;
-    rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
-                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
-    if (st->opts.word_timestamps) {
-        decide_words(st, rs, margin);
-        return;
-    }
-    /* agreement with the previous run, in text tokens */
-    int agree = 0, k = 0;
-    for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++) {
-        if (t[i] >= st->m->sp.eot)
-            continue;
-        if (k < st->prev_hyp.n && agree == k && t[i] == st->prev_hyp.v[k])
-            agree++;
-        k++;
-    }
-    rs->agreed = agree;
-    int seen = 0;
-    for (int i = 0; i < rs->np; i++) {
-        seen += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
-        int agreed = seen <= agree;
-        if (!((rs->pc[i].closed || rs->at_end) && (rs->forced || agreed)))
-            break;
-        rs->seg[i].forced = !(agreed && rs->pc[i].closed);
-        rs->n_commit = i + 1;
-    }
-    if (rs->forced && rs->n_commit == 0 && rs->np > 0 && !rs->at_end) {
-        /* no complete segment yet: the whole hypothesis becomes final so that the
-         * latency promise holds */
-        rs->n_commit = rs->np;
-        for (int i = 0; i < rs->np; i++)
-            rs->seg[i].forced = 1;
-    }
-}
-
-static void clear_word_finals(wkv_run_state *rs)
-{
-    for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
-        free((char *)rs->wfin[i].text);
-    free(rs->wfin);
-    rs->wfin = NULL;
-    rs->n_wfin = 0;
-}
-
-/* Word mode: commits words [0, nw_commit) as finals, keeps the rest (texts and
- * tokens) as the next run's comparison and as one partial, and trims the audio at the
- * last committed word's end (all of it after a forced silent or wordless run, or at
- * the end).  0 or -1. */
-static int commit_words(wkv_stream *st, wkv_run_state *rs)
-{
-    const wkv_run_words *rw = &rs->rw;
-    const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
-    const int nc = rs->nw_commit;
-    clear_word_finals(rs); /* a kept run committed again (stream_vad.c) made some */
-    rs->wfin = calloc((size_t)nc + 1, sizeof *rs->wfin);
-    if (!rs->wfin)
-        return -1;
-    rs->n_wfin = wkv_run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
-    if (rs->n_wfin < 0) {
-        rs->n_wfin = nc; /* wkv_run_state_clear frees what was written */
-        return -1;
-    }
-    int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
-    if (rs->at_end || (rs->forced && (rs->silent || rw->n == 0)))
-        keep = rs->base + rs->n; /* nothing left worth waiting for */
-    const double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
-    if (nc > 0) {
-        if (wkv_ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
-            return -1;
-        wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
-        st->word_floor = rw->w[nc - 1].end;
-    }
-    forget_prev_words(st);
-    st->prev_hyp.n = 0;
-    if (rw->n > nc && !(st->prev_words = calloc((size_t)(rw->n - nc), sizeof(char *))))
-        return -1;
-    for (int k = nc; k < rw->n; k++)
-        if (!(st->prev_words[st->n_prev_words++] = strdup(rw->w[k].word)))
-            return -1;
-    if (rw->n > nc && wkv_ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
-                                    rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
-        return -1;
-    wkv_stream_drop(st, keep);
-    for (int i = 0; i < rs->np; i++) {
-        rs->seg[i].start = base_s + rs->seg[i].rel_start;
-        rs->seg[i].end = base_s + rs->seg[i].rel_end;
-    }
-    if (rw->n > nc) {
-        /* the uncommitted words: one partial over all the audio since the last final */
-        wkv_stream_segment *p = &rs->seg[rs->np];
-        if (wkv_run_words_segment(rw, nc, rw->n, base_s, &rs->seg[0], p) != 0)
-            return -1;
-        p->final = p->forced = 0;
-        p->rel_start = trim;
-        p->rel_end = rs->duration;
-        p->start = base_s + trim;
-        p->end = base_s + rs->duration;
-    }
-    return 0;
-}
-
-/* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
- * the audio and reports.  0 or -1. */
-int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs)
-{
-    if (st->opts.word_timestamps)
-        return commit_words(st, rs);
-    const int *t = rs->r.tokens;
-    const double base_s = (double)rs->seg[0].run_base / WKV_SAMPLE_RATE;
-    double trim = 0; /* seconds of the held audio done with */
-    int committed_text = 0;
-    for (int i = 0; i < rs->n_commit; i++) {
-        wkv_stream_segment *s = &rs->seg[i];
-        s->rel_end = s->rel_end < rs->duration ? s->rel_end : rs->duration;
-        s->rel_start = s->rel_start < s->rel_end ? s->rel_start : s->rel_end;
-        s->final = 1;
-        committed_text += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
-        if (wkv_ivec_push(&st->committed, s->tokens, s->n_tokens) != 0)
-            return -1;
-        trim = s->rel_end > trim ? s->rel_end : trim;
-    }
-    if (rs->forced && (rs->n_commit == rs->np || rs->silent))
-        trim = rs->duration; /* nothing left worth waiting for */
-    wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
-    /* the next run is compared with what is left of this one */
-    st->prev_hyp.n = 0;
-    int k = 0;
-    for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++)
-        if (t[i] < st->m->sp.eot && k++ >= committed_text &&
-            wkv_ivec_push(&st->prev_hyp, &t[i], 1) != 0)
-            return -1;
-    int64_t keep = rs->at_end ? st->base + st->n
-                              : st->base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
-    wkv_stream_drop(st, keep);
-    for (int i = 0; i < rs->np; i++) {
-        rs->seg[i].start = base_s + rs->seg[i].rel_start;
-        rs->seg[i].end = base_s + rs->seg[i].rel_end;
-    }
-    if (rs->n_commit < rs->np) {
-        /* the uncommitted rest: one partial over all the audio since the last final
-         * (the next run starts there, so what supersedes it never starts earlier) */
-        wkv_stream_segment *p = &rs->seg[rs->np];
-        *p = rs->seg[rs->n_commit];
-        p->n_tokens = rs->pc[rs->np - 1].tok1 - rs->pc[rs->n_commit].tok0;
-        p->text = wkv_tokens_to_text(st->m, p->tokens, p->n_tokens, 1);
-        if (!p->text)
-            return -1;
-        p->rel_start = trim;
-        p->rel_end = rs->duration;
-        p->start = base_s + trim;
-        p->end = base_s + rs->duration;
-    }
-    return 0;
-}
-
-/* The hook, the statistics and the callback, once the state is updated. */
-void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_t base)
-{
-    wkv_stream_stats *s = &st->stats;
-    s->runs++;
-    s->silent_runs += rs->silent;
-    s->forced_runs += rs->forced && wkv_run_committed(st, rs);
-    s->busy_ms += rs->busy_ms;
-    if (rs->busy_ms > s->max_busy_ms)
-        s->max_busy_ms = rs->busy_ms;
-    if (st->so.on_run) {
-        wkv_stream_run run = {
-            .base = base, .n = rs->n, .pending = rs->pending, .busy_ms = rs->busy_ms,
-            .now = now, .silent = rs->silent, .forced = rs->forced, .at_end = rs->at_end,
-            .agreed = rs->agreed, .pieces = rs->seg, .n_pieces = rs->np,
-            .n_commit = rs->n_commit, .new_base = st->base, .words = rs->rw.w,
-            .n_words = rs->rw.n, .n_words_agreed = rs->nw_agreed,
-            .n_words_committed = rs->nw_commit,
-        };
-        st->so.on_run(&run, st->so.run_user);
-    }
-    /* word mode: the finals are the word stretches (a word may last 0 s), then the
-     * partial; else the committed pieces that last, then the partial */
-    const int words = st->opts.word_timestamps;
-    const int n_fin = words ? rs->n_wfin : rs->n_commit;
-    for (int i = 0; i <= n_fin; i++) {
-        int partial = i == n_fin;
-        const wkv_stream_segment *seg = partial ? &rs->seg[rs->np] : words ? &rs->wfin[i]
-                                                                             : &rs->seg[i];
-        if (!partial && !words && !(seg->rel_end > seg->rel_start))
-            continue;
-        if (!seg->text || wkv_text_is_blank(seg->text))
-            continue;
-        if (partial) {
-            s->partials++;
-        } else {
-            s->finals++;
-            s->forced_finals += seg->forced;
-            wkv_stream_count_delay(st, seg->committed_at - seg->end);
+    enum { PIECE = 16 * WKV_VAD_CHUNK };
+    float probs[WKV_VAD_MAX_PROBS(PIECE)];
+    for (size_t i = 0; i < n; i += PIECE) {
+        size_t k = n - i < PIECE ? n - i : PIECE;
+        size_t np = wkv_gate_score(&st->gate, pcm + i, k, probs);
+        for (size_t j = 0; j < np; j++) {
+            wkv_gate_step g;
+            wkv_gate_chunk(&st->gate, probs[j], st->prev_hyp.n > 0, st->last_run, &g);
+            if (gate_apply(st, &g, now, error) != 0)
+                return -1;
         }
-        if (st->cb)
-            st->cb(seg, st->user);
     }
+    return 0;
 }
 
-void wkv_run_state_clear(wkv_run_state *rs)
+/* Silence with nothing uncommitted: dropped unheard but for the padding a speech
+ * start takes from before it, and the step counts from the speech.  1 when it did
+ * (no run is due). */
+static int gate_idle(wkv_stream *st)
 {
-    clear_word_finals(rs);
-    wkv_run_words_clear(&rs->rw);
-    for (int i = 0; rs->seg && i <= rs->np; i++)
-        free((char *)rs->seg[i].text);
-    free(rs->seg);
-    free(rs->pc);
-    wkv_window_result_clear(&rs->r);
+    int64_t drop = wkv_gate_idle_drop(&st->gate);
+    if (drop < 0 || st->prev_hyp.n > 0)
+        return 0;
+    wkv_stream_drop(st, drop);
+    st->last_run = st->base + st->n;
+    return 1;
 }
 
 /* One run on the audio held; `closing`: no more audio will come before it is all
@@ -478,9 +273,9 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
     rs.duration = (double)rs.n / WKV_SAMPLE_RATE;
     st->last_run = st->base + st->n;
     rs.base = base;
-    int rc = decode_run(st, &rs, error);
+    int rc = wkv_run_decode(st, &rs, error);
     if (rc == 0) {
-        split_run(st, &rs);
+        wkv_run_split(st, &rs);
         rs.done_at = now + rs.busy_ms / 1000.0;
         const char *lang = rs.r.language >= 0 ? wkv_lang_code(st->m, rs.r.language) : "en";
         for (int i = 0; i < rs.np; i++) {
@@ -504,13 +299,13 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
         wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
     if (rc == 0)
         wkv_stream_report_run(st, &rs, now, base);
-    if (!(rc == 0 && wkv_stream_vad_keep(st, &rs, base)))
+    if (!(rc == 0 && kept_keep(st, &rs, base)))
         wkv_run_state_clear(&rs);
     return rc;
 }
 
 /* Runs until no audio is held, the last run committing all (wkv_stream_finish). */
-int wkv_stream_finish_runs(wkv_stream *st, double now, char **error)
+static int finish_runs(wkv_stream *st, double now, char **error)
 {
     int runs = 0;
     while (st->n > 0) {
@@ -526,27 +321,15 @@ int wkv_stream_finish_runs(wkv_stream *st, double now, char **error)
 int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
 {
     if (n > 0) {
-        if (st->n + (int64_t)n > st->cap) {
-            int64_t cap = st->cap ? st->cap : WKV_SAMPLE_RATE;
-            while (cap < st->n + (int64_t)n)
-                cap *= 2;
-            float *p = realloc(st->buf, (size_t)cap * sizeof *p);
-            if (!p) {
-                wkv_set_error(error, "out of memory");
-                return -1;
-            }
-            st->buf = p;
-            st->cap = cap;
-        }
-        memcpy(st->buf + st->n, pcm, n * sizeof *pcm);
-        st->n += (int64_t)n;
+        if (wkv_stream_hold(st, pcm, n, error) != 0)
+            return -1;
         st->stats.audio_s += (double)n / WKV_SAMPLE_RATE;
     }
     int64_t runs0 = st->stats.runs;
-    if (st->vad.vs && wkv_stream_vad_feed(st, pcm, n, now, error) != 0)
+    if (st->gate.vs && gate_feed(st, pcm, n, now, error) != 0)
         return -1;
     int64_t step = (int64_t)st->so.step_ms * WKV_SAMPLE_RATE / 1000;
-    if ((st->vad.vs && wkv_stream_vad_idle(st)) || st->n == 0 ||
+    if ((st->gate.vs && gate_idle(st)) || st->n == 0 ||
         st->base + st->n - st->last_run < step)
         return (int)(st->stats.runs - runs0);
     return stream_run(st, now, 0, error) == 0 ? (int)(st->stats.runs - runs0) : -1;
@@ -554,9 +337,12 @@ int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char
 
 int wkv_stream_finish(wkv_stream *st, double now, char **error)
 {
-    if (st->vad.vs)
-        wkv_stream_vad_close(st);
-    return wkv_stream_finish_runs(st, now, error);
+    if (st->gate.vs) {
+        wkv_gate_step g;
+        wkv_gate_close(&st->gate, st->base + st->n, st->prev_hyp.n > 0, &g);
+        gate_apply(st, &g, now, error); /* no commit at the close: it never fails */
+    }
+    return finish_runs(st, now, error);
 }
 
 void wkv_stream_reset(wkv_stream *st)
@@ -567,17 +353,7 @@ void wkv_stream_reset(wkv_stream *st)
     st->committed.n = 0;
     wkv_ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
     st->prev_hyp.n = 0;
-    forget_prev_words(st);
+    wkv_run_forget_words(st);
     st->word_floor = -INFINITY;
-    wkv_stream_vad_reset(st);
-}
-
-void wkv_stream_drop(wkv_stream *st, int64_t index)
-{
-    if (index <= st->base)
-        return;
-    int64_t drop = index - st->base < st->n ? index - st->base : st->n;
-    memmove(st->buf, st->buf + drop, (size_t)(st->n - drop) * sizeof *st->buf);
-    st->n -= drop;
-    st->base += drop;
+    wkv_gate_reset(&st->gate, st->base);
 }

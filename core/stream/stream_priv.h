@@ -1,23 +1,18 @@
-/* The live stream's state (stream.c), shared with its voice-activity gate
- * (stream_vad.c).  Not installed. */
+/* The live stream's state, shared by the files of the stream module: stream.c (the
+ * API, the loop of runs, the gate's answers carried out), stream_run.c (one run),
+ * stream_audio.c (the audio held), stream_info.c (what the caller is told).  The
+ * voice-activity gate (stream_gate.h) is an object of its own.  Not installed. */
 #ifndef WKV_STREAM_PRIV_H
 #define WKV_STREAM_PRIV_H
 
 #include "net/context.h"
 #include "longform/segments.h"
+#include "stream/stream_gate.h"
 #include "stream/stream_words.h"
 
-#define DELAY_BINS 6000 /* commit delays in 10-ms bins up to 60 s */
-
-/* Where the speech is, from the VAD probabilities seen so far (stream indices). */
-typedef struct {
-    wkv_vad_stream *vs;
-    int64_t next;        /* first sample of the next chunk the VAD will score */
-    int speaking;
-    int64_t start;       /* where the speech began */
-    int64_t quiet;       /* where the probabilities fell below threshold - 0.15; -1: not */
-    struct vad_last *last; /* the last run, while it committed nothing (vad_keep) */
-} vad_gate;
+#define DELAY_BINS 6000           /* commit delays in 10-ms bins up to 60 s */
+#define MAX_SAMPLES WKV_N_SAMPLES /* one window: what a run can decode */
+#define PROMPT_KEEP 1000          /* committed tokens kept (the decoder uses 223) */
 
 struct wkv_stream {
     wkv_context *ctx;
@@ -39,7 +34,8 @@ struct wkv_stream {
     wkv_stream_stats stats;
     double delay_sum, delay_min;
     int64_t delay_hist[DELAY_BINS + 1];
-    vad_gate vad;        /* voice activity gating, when so.vad_model is set */
+    wkv_gate gate;       /* voice activity gating, when so.vad_model is set (gate.vs) */
+    struct stream_kept *kept; /* with the gate: the last run, while it committed nothing */
     /* word mode (opts.word_timestamps; stream_words.c) */
     wkv_words_state words; /* alignment heads, punctuation (owned copies) */
     char **prev_words;   /* texts of the previous run's uncommitted words */
@@ -67,27 +63,23 @@ static inline int wkv_run_committed(const wkv_stream *st, const wkv_run_state *r
     return (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
 }
 
-/* stream.c, for the gate: commits a decided run and reports it (0 or -1); frees a
- * run's results; runs until no audio is held, the last run committing all (the number
- * of runs, or -1). */
+/* stream_run.c: one run's steps.  _decode: the log-mel of the first rs->n samples
+ * held, the language (once), the decoding, the pieces and (word mode) their words;
+ * fills rs->r, rs->seg and the run's compute time (0 or -1).  _split: what to commit
+ * (agreement with the previous run, forcing).  _commit: commits the decided pieces or
+ * words, keeps the rest as the next run's comparison and one partial, trims the audio
+ * held (0 or -1).  _report: the hook, statistics and callback.  _clear frees a run's
+ * results; _forget_words the previous run's uncommitted words. */
+int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error);
+void wkv_run_split(wkv_stream *st, wkv_run_state *rs);
 int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs);
 void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_t base);
 void wkv_run_state_clear(wkv_run_state *rs);
-int wkv_stream_finish_runs(wkv_stream *st, double now, char **error);
+void wkv_run_forget_words(wkv_stream *st);
 
-/* stream_vad.c: the gate's side of wkv_stream_new (checks the parameters, loads the
- * VAD stream when so.vad_model is set; 0 or -1), _free, _reset; scoring pushed audio
- * (speech ends commit at once; 0 or -1); dropping silence with nothing uncommitted
- * (1 when it did: no run is due); keeping a run that committed nothing for a speech
- * end to commit without another run (1 when kept: the caller must not clear it); and
- * the gate's part of wkv_stream_finish. */
-int wkv_stream_vad_open(wkv_stream *st, char **error);
-void wkv_stream_vad_free(wkv_stream *st);
-void wkv_stream_vad_reset(wkv_stream *st);
-int wkv_stream_vad_feed(wkv_stream *st, const float *pcm, size_t n, double now, char **error);
-int wkv_stream_vad_idle(wkv_stream *st);
-int wkv_stream_vad_keep(wkv_stream *st, wkv_run_state *rs, int64_t base);
-void wkv_stream_vad_close(wkv_stream *st);
+/* stream_audio.c: appends n samples to the audio held (0, or -1 with a message);
+ * wkv_stream_drop (whisperkv.h) drops from its front. */
+int wkv_stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error);
 
 /* Counts a final's commit delay (seconds) in the stream's statistics (stream_info.c);
  * stats.finals already counts it. */

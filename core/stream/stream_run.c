@@ -1,0 +1,349 @@
+/* One run of the live stream (stream_priv.h): the log-mel of the audio held, the
+ * language once, the decoding and (word mode) the words; what to commit, by agreement
+ * with the previous run (LocalAgreement-2) or forced by the latency bound; the commit,
+ * which trims the audio held; and the report to the caller. */
+#include "stream/stream_priv.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wkv_run_forget_words(wkv_stream *st)
+{
+    for (int i = 0; i < st->n_prev_words; i++)
+        free(st->prev_words[i]);
+    free(st->prev_words);
+    st->prev_words = NULL;
+    st->n_prev_words = 0;
+}
+
+static int count_text(const wkv_model *m, const int *t, int a, int b)
+{
+    int k = 0;
+    for (int i = a; i < b; i++)
+        k += t[i] < m->sp.eot;
+    return k;
+}
+
+/* The run's pieces with their times and (segment mode) texts; no pieces for a silent
+ * run.  0 or -1. */
+static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
+{
+    const int tb = st->m->sp.timestamp_begin;
+    const int *t = rs->r.tokens;
+    rs->np = rs->silent ? 0 : wkv_split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
+    if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
+        return -1;
+    for (int i = 0; i < rs->np; i++) {
+        const wkv_piece *p = &rs->pc[i];
+        wkv_stream_segment *s = &rs->seg[i];
+        s->rel_start = t[p->tok0] >= tb ? wkv_ts_seconds(t[p->tok0], tb) : 0.0;
+        s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
+        s->tokens = t + p->tok0;
+        s->n_tokens = p->tok1 - p->tok0;
+        if (st->opts.word_timestamps)
+            continue; /* the words carry the text of word mode's finals and partial */
+        s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
+        if (!s->text)
+            return -1;
+    }
+    return 0;
+}
+
+/* Word mode: the words of the run's pieces, from the alignment pass on the cross-KV
+ * the decoding left in the context.  0 or -1. */
+static int run_words(wkv_stream *st, wkv_run_state *rs, int size, char **error)
+{
+    if (rs->np == 0)
+        return 0;
+    int sot[3], unicode;
+    int n_sot = wkv_words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    return wkv_run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
+                               (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
+                               &rs->rw, error);
+}
+
+/* Log-mel of the first n samples held, the language (once), the decoding, the pieces
+ * and (word mode) their words; fills rs->r, rs->seg and the run's compute time.
+ * 0 or -1. */
+int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error)
+{
+    double t0 = st->so.clock_ms(st->so.clock_user);
+    /* only the frames of the audio held (at most one window): wkv_mel_compute would
+     * also transform the 30 s of zero padding after them, every run */
+    int size = (int)(rs->n / WKV_HOP < WKV_N_FRAMES ? rs->n / WKV_HOP : WKV_N_FRAMES);
+    wkv_mel *mel = wkv_mel_compute_range(st->m, st->buf, (size_t)rs->n, 0, rs->n, 0, size,
+                                         st->ctx->threads, error);
+    if (!mel)
+        return -1;
+    wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, st->win);
+    wkv_mel_free(mel);
+    if (size > 0 && st->detect) {
+        /* language "auto": once, on the first run's window */
+        const char *code = wkv_detect_code(st->ctx, st->win, error);
+        if (!code || wkv_own_language(&st->language, &st->opts, code) != 0)
+            return -1;
+        st->detect = 0;
+    }
+    /* the committed text is the prompt: conditioning off changes nothing once text
+     * is committed (the element's behaviour, kept) */
+    const int *prompt = st->committed.v;
+    int n_prompt = st->committed.n;
+    if (size > 0 && (wkv_encode(st->ctx, st->win) != 0 ||
+                     wkv_decode_window(st->ctx, prompt, n_prompt, &st->opts, &rs->r,
+                                       error) != 0)) {
+        if (error && !*error)
+            wkv_set_error(error, "the encoder failed");
+        return -1;
+    }
+    rs->silent = size <= 0 || wkv_result_is_silent(&st->opts, &rs->r);
+    if (cut_pieces(st, rs) != 0) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    if (st->opts.word_timestamps && run_words(st, rs, size, error) != 0)
+        return -1;
+    rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
+    return 0;
+}
+
+/* Word mode: LocalAgreement-2 over words, and a forced commit takes every word
+ * whose start would be older than the latency once the next run is done (all of
+ * them at the 30-s cap and at the end). */
+static void decide_words(const wkv_stream *st, wkv_run_state *rs, double margin_ms)
+{
+    const wkv_run_words *rw = &rs->rw;
+    rs->nw_agreed = wkv_words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
+    rs->agreed = rw->n ? rw->tok_off[rs->nw_agreed] : 0;
+    int n = rs->nw_agreed;
+    if (rs->forced) {
+        double horizon = (double)(rs->base + rs->pending) / WKV_SAMPLE_RATE +
+                         (margin_ms - st->so.latency_ms) / 1000.0;
+        int due = rs->at_end || rs->n >= MAX_SAMPLES ? rw->n
+                                                       : wkv_words_due(rw->w, rw->n, horizon);
+        n = due > n ? due : n;
+    }
+    rs->nw_commit = n;
+    /* the pieces none of whose words is left */
+    rs->n_commit = n < rw->n ? rw->piece[n] : rs->np;
+}
+
+/* Decides what to commit: agreement with the previous run, forcing. */
+void wkv_run_split(wkv_stream *st, wkv_run_state *rs)
+{
+    const int *t = rs->r.tokens;
+    /* Would the oldest waiting audio be older than `latency` once the next run is
+     * done?  That run starts after max(step, this run) and takes about as long as
+     * this one (with a margin). */
+    double step = st->so.step_ms, busy = rs->busy_ms;
+    double margin = (step > busy ? step : busy) + busy * 1.25;
+    rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
+                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
+    if (st->opts.word_timestamps) {
+        decide_words(st, rs, margin);
+        return;
+    }
+    /* agreement with the previous run, in text tokens */
+    int agree = 0, k = 0;
+    for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++) {
+        if (t[i] >= st->m->sp.eot)
+            continue;
+        if (k < st->prev_hyp.n && agree == k && t[i] == st->prev_hyp.v[k])
+            agree++;
+        k++;
+    }
+    rs->agreed = agree;
+    int seen = 0;
+    for (int i = 0; i < rs->np; i++) {
+        seen += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
+        int agreed = seen <= agree;
+        if (!((rs->pc[i].closed || rs->at_end) && (rs->forced || agreed)))
+            break;
+        rs->seg[i].forced = !(agreed && rs->pc[i].closed);
+        rs->n_commit = i + 1;
+    }
+    if (rs->forced && rs->n_commit == 0 && rs->np > 0 && !rs->at_end) {
+        /* no complete segment yet: the whole hypothesis becomes final so that the
+         * latency promise holds */
+        rs->n_commit = rs->np;
+        for (int i = 0; i < rs->np; i++)
+            rs->seg[i].forced = 1;
+    }
+}
+
+static void clear_word_finals(wkv_run_state *rs)
+{
+    for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
+        free((char *)rs->wfin[i].text);
+    free(rs->wfin);
+    rs->wfin = NULL;
+    rs->n_wfin = 0;
+}
+
+/* Word mode: commits words [0, nw_commit) as finals, keeps the rest (texts and
+ * tokens) as the next run's comparison and as one partial, and trims the audio at the
+ * last committed word's end (all of it after a forced silent or wordless run, or at
+ * the end).  0 or -1. */
+static int commit_words(wkv_stream *st, wkv_run_state *rs)
+{
+    const wkv_run_words *rw = &rs->rw;
+    const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
+    const int nc = rs->nw_commit;
+    clear_word_finals(rs); /* a kept run committed again (stream.c, at a speech end) made some */
+    rs->wfin = calloc((size_t)nc + 1, sizeof *rs->wfin);
+    if (!rs->wfin)
+        return -1;
+    rs->n_wfin = wkv_run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
+    if (rs->n_wfin < 0) {
+        rs->n_wfin = nc; /* wkv_run_state_clear frees what was written */
+        return -1;
+    }
+    int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
+    if (rs->at_end || (rs->forced && (rs->silent || rw->n == 0)))
+        keep = rs->base + rs->n; /* nothing left worth waiting for */
+    const double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
+    if (nc > 0) {
+        if (wkv_ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
+            return -1;
+        wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
+        st->word_floor = rw->w[nc - 1].end;
+    }
+    wkv_run_forget_words(st);
+    st->prev_hyp.n = 0;
+    if (rw->n > nc && !(st->prev_words = calloc((size_t)(rw->n - nc), sizeof(char *))))
+        return -1;
+    for (int k = nc; k < rw->n; k++)
+        if (!(st->prev_words[st->n_prev_words++] = strdup(rw->w[k].word)))
+            return -1;
+    if (rw->n > nc && wkv_ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
+                                    rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
+        return -1;
+    wkv_stream_drop(st, keep);
+    for (int i = 0; i < rs->np; i++) {
+        rs->seg[i].start = base_s + rs->seg[i].rel_start;
+        rs->seg[i].end = base_s + rs->seg[i].rel_end;
+    }
+    if (rw->n > nc) {
+        /* the uncommitted words: one partial over all the audio since the last final */
+        wkv_stream_segment *p = &rs->seg[rs->np];
+        if (wkv_run_words_segment(rw, nc, rw->n, base_s, &rs->seg[0], p) != 0)
+            return -1;
+        p->final = p->forced = 0;
+        p->rel_start = trim;
+        p->rel_end = rs->duration;
+        p->start = base_s + trim;
+        p->end = base_s + rs->duration;
+    }
+    return 0;
+}
+
+/* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
+ * the audio and reports.  0 or -1. */
+int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs)
+{
+    if (st->opts.word_timestamps)
+        return commit_words(st, rs);
+    const int *t = rs->r.tokens;
+    const double base_s = (double)rs->seg[0].run_base / WKV_SAMPLE_RATE;
+    double trim = 0; /* seconds of the held audio done with */
+    int committed_text = 0;
+    for (int i = 0; i < rs->n_commit; i++) {
+        wkv_stream_segment *s = &rs->seg[i];
+        s->rel_end = s->rel_end < rs->duration ? s->rel_end : rs->duration;
+        s->rel_start = s->rel_start < s->rel_end ? s->rel_start : s->rel_end;
+        s->final = 1;
+        committed_text += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
+        if (wkv_ivec_push(&st->committed, s->tokens, s->n_tokens) != 0)
+            return -1;
+        trim = s->rel_end > trim ? s->rel_end : trim;
+    }
+    if (rs->forced && (rs->n_commit == rs->np || rs->silent))
+        trim = rs->duration; /* nothing left worth waiting for */
+    wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
+    /* the next run is compared with what is left of this one */
+    st->prev_hyp.n = 0;
+    int k = 0;
+    for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++)
+        if (t[i] < st->m->sp.eot && k++ >= committed_text &&
+            wkv_ivec_push(&st->prev_hyp, &t[i], 1) != 0)
+            return -1;
+    int64_t keep = rs->at_end ? st->base + st->n
+                              : st->base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
+    wkv_stream_drop(st, keep);
+    for (int i = 0; i < rs->np; i++) {
+        rs->seg[i].start = base_s + rs->seg[i].rel_start;
+        rs->seg[i].end = base_s + rs->seg[i].rel_end;
+    }
+    if (rs->n_commit < rs->np) {
+        /* the uncommitted rest: one partial over all the audio since the last final
+         * (the next run starts there, so what supersedes it never starts earlier) */
+        wkv_stream_segment *p = &rs->seg[rs->np];
+        *p = rs->seg[rs->n_commit];
+        p->n_tokens = rs->pc[rs->np - 1].tok1 - rs->pc[rs->n_commit].tok0;
+        p->text = wkv_tokens_to_text(st->m, p->tokens, p->n_tokens, 1);
+        if (!p->text)
+            return -1;
+        p->rel_start = trim;
+        p->rel_end = rs->duration;
+        p->start = base_s + trim;
+        p->end = base_s + rs->duration;
+    }
+    return 0;
+}
+
+/* The hook, the statistics and the callback, once the state is updated. */
+void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_t base)
+{
+    wkv_stream_stats *s = &st->stats;
+    s->runs++;
+    s->silent_runs += rs->silent;
+    s->forced_runs += rs->forced && wkv_run_committed(st, rs);
+    s->busy_ms += rs->busy_ms;
+    if (rs->busy_ms > s->max_busy_ms)
+        s->max_busy_ms = rs->busy_ms;
+    if (st->so.on_run) {
+        wkv_stream_run run = {
+            .base = base, .n = rs->n, .pending = rs->pending, .busy_ms = rs->busy_ms,
+            .now = now, .silent = rs->silent, .forced = rs->forced, .at_end = rs->at_end,
+            .agreed = rs->agreed, .pieces = rs->seg, .n_pieces = rs->np,
+            .n_commit = rs->n_commit, .new_base = st->base, .words = rs->rw.w,
+            .n_words = rs->rw.n, .n_words_agreed = rs->nw_agreed,
+            .n_words_committed = rs->nw_commit,
+        };
+        st->so.on_run(&run, st->so.run_user);
+    }
+    /* word mode: the finals are the word stretches (a word may last 0 s), then the
+     * partial; else the committed pieces that last, then the partial */
+    const int words = st->opts.word_timestamps;
+    const int n_fin = words ? rs->n_wfin : rs->n_commit;
+    for (int i = 0; i <= n_fin; i++) {
+        int partial = i == n_fin;
+        const wkv_stream_segment *seg = partial ? &rs->seg[rs->np] : words ? &rs->wfin[i]
+                                                                             : &rs->seg[i];
+        if (!partial && !words && !(seg->rel_end > seg->rel_start))
+            continue;
+        if (!seg->text || wkv_text_is_blank(seg->text))
+            continue;
+        if (partial) {
+            s->partials++;
+        } else {
+            s->finals++;
+            s->forced_finals += seg->forced;
+            wkv_stream_count_delay(st, seg->committed_at - seg->end);
+        }
+        if (st->cb)
+            st->cb(seg, st->user);
+    }
+}
+
+void wkv_run_state_clear(wkv_run_state *rs)
+{
+    clear_word_finals(rs);
+    wkv_run_words_clear(&rs->rw);
+    for (int i = 0; rs->seg && i <= rs->np; i++)
+        free((char *)rs->seg[i].text);
+    free(rs->seg);
+    free(rs->pc);
+    wkv_window_result_clear(&rs->r);
+}
