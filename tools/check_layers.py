@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Checks that the core's folders are its architecture (run in CI by meson test):
+
+  1. every core/<layer>/meson.build says `# Uses: a, b` (or `# Uses: nothing`), and
+     those declarations have no circle;
+  2. every #include "x/..." in core/<layer> names its own layer or one it uses;
+  3. with a build directory: every symbol an object of core/<layer> takes from another
+     object is defined in its own layer or one it uses, and no two files depend on each
+     other through symbols, directly or in a longer circle (files that are one module
+     belong in one file, or behind one header with one file behind it);
+  4. no core file is over 600 lines;
+  5. docs/architecture.md names every file under core/ and no file that is not there.
+
+usage: check_layers.py SOURCE_ROOT [BUILD_DIR]
+Prints what is wrong and exits 1, or prints a summary and exits 0.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+MAX_LINES = 600
+
+
+def layers_of(core):
+    uses = {}
+    for mb in sorted(glob.glob(os.path.join(core, '*', 'meson.build'))):
+        layer = os.path.basename(os.path.dirname(mb))
+        m = re.search(r'^# Uses: (.*)$', open(mb).read(), re.M)
+        if not m:
+            uses[layer] = None
+            continue
+        decl = m.group(1).strip()
+        uses[layer] = set() if decl.startswith('nothing') else \
+            {x.strip() for x in decl.split(',') if x.strip()}
+    return uses
+
+
+def find_cycle(graph):
+    """One circle of graph (dict node -> set of nodes) as a list, or None."""
+    state = {}
+    stack = []
+
+    def visit(v):
+        state[v] = 1
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if state.get(w) == 1:
+                return stack[stack.index(w):] + [w]
+            if w not in state:
+                c = visit(w)
+                if c:
+                    return c
+        stack.pop()
+        state[v] = 2
+        return None
+
+    for v in sorted(graph):
+        if v not in state:
+            c = visit(v)
+            if c:
+                return c
+    return None
+
+
+def symbols(build, core):
+    """file -> (defined, undefined) global symbols, from the shared library's objects."""
+    objs = glob.glob(os.path.join(build, 'core', 'libwhisperkv.so*.p', '*.o'))
+    res = {}
+    for o in objs:
+        name = os.path.basename(o)[:-len('.o')]  # e.g. base_util.c
+        layer, _, rest = name.partition('_')
+        path = os.path.join(layer, rest)
+        if not os.path.exists(os.path.join(core, path)):
+            continue
+        out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
+        d, u = set(), set()
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 3 and p[1] in 'TDBRi':
+                d.add(p[2])
+            elif len(p) == 2 and p[0] == 'U':
+                u.add(p[1])
+        res[path] = (d, u)
+    return res
+
+
+def main():
+    root = sys.argv[1]
+    build = sys.argv[2] if len(sys.argv) > 2 else None
+    core = os.path.join(root, 'core')
+    errors = []
+    uses = layers_of(core)
+    for layer, u in uses.items():
+        if u is None:
+            errors.append('core/%s/meson.build: no "# Uses:" line' % layer)
+        else:
+            for x in u - set(uses):
+                errors.append('core/%s/meson.build: uses unknown layer %s' % (layer, x))
+    graph = {k: (v or set()) & set(uses) for k, v in uses.items()}
+    c = find_cycle(graph)
+    if c:
+        errors.append('layers in a circle: ' + ' -> '.join(c))
+
+    files = sorted(os.path.relpath(p, core)
+                   for p in glob.glob(os.path.join(core, '*', '*.[ch]')))
+    loose = [p for p in glob.glob(os.path.join(core, '*.[ch]'))]
+    for p in loose:
+        errors.append('%s: a core file outside the layer folders' % p)
+    n_includes = 0
+    for f in files:
+        layer = f.split('/')[0]
+        text = open(os.path.join(core, f)).read()
+        lines = text.count('\n')
+        if lines > MAX_LINES:
+            errors.append('core/%s: %d lines (at most %d)' % (f, lines, MAX_LINES))
+        for m in re.finditer(r'^#include "([^"]+)"', text, re.M):
+            inc = m.group(1)
+            if '/' not in inc:
+                if inc not in ('whisperkv.h', 'whisperkv_debug.h'):
+                    errors.append('core/%s: #include "%s" does not name its layer' % (f, inc))
+                continue
+            n_includes += 1
+            il = inc.split('/')[0]
+            if il != layer and il not in (uses.get(layer) or set()):
+                errors.append('core/%s: includes %s, but %s does not use %s' %
+                              (f, inc, layer, il))
+
+    n_edges = 0
+    if build:
+        syms = symbols(build, core)
+        if not syms:
+            errors.append('%s: no core objects found (build first)' % build)
+        owner = {}
+        for f, (d, _) in syms.items():
+            for s in d:
+                owner[s] = f
+        deps = {}
+        for f, (_, u) in syms.items():
+            deps[f] = set()
+            layer = f.split('/')[0]
+            for s in u:
+                g = owner.get(s)
+                if not g or g == f:
+                    continue
+                deps[f].add(g)
+                gl = g.split('/')[0]
+                if gl != layer and gl not in (uses.get(layer) or set()):
+                    errors.append('core/%s: calls %s (core/%s), but %s does not use %s' %
+                                  (f, s, g, layer, gl))
+        n_edges = sum(len(v) for v in deps.values())
+        c = find_cycle(deps)
+        if c:
+            errors.append('files in a circle (through the symbols they call): ' +
+                          ' -> '.join(c))
+
+    arch = os.path.join(root, 'docs', 'architecture.md')
+    named = set(re.findall(r'`((?:%s)/[A-Za-z0-9_]+\.[ch])`' % '|'.join(uses),
+                           open(arch).read()))
+    for f in files:
+        if f not in named:
+            errors.append('docs/architecture.md: does not list core/%s' % f)
+    for f in sorted(named - set(files)):
+        errors.append('docs/architecture.md: lists %s, which is not in core/' % f)
+
+    for e in errors:
+        print(e)
+    if errors:
+        print('check_layers: %d problems' % len(errors))
+        return 1
+    order = []
+    done = set()
+    while len(order) < len(uses):  # the layers, each after those it uses
+        for k in sorted(uses):
+            if k not in done and graph[k] <= done:
+                order.append(k)
+                done.add(k)
+    print('check_layers: %d layers (%s), %d files, %d layered includes%s; no circle, '
+          'none over %d lines, docs/architecture.md lists them all' %
+          (len(uses), ' < '.join(order), len(files), n_includes,
+           ', %d file dependencies by symbol' % n_edges if build else '', MAX_LINES))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
