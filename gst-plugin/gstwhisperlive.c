@@ -1,5 +1,5 @@
 /* whisper: the live driver, worker thread only: glue between the element's queue and
- * the core's live stream (wkv_stream_*, reference doc section 7), which holds the
+ * the core's live stream (wkv_stream_*, whisperkv.h "live stream"), which holds the
  * algorithm (re-runs, LocalAgreement-2, forced commits, trimming).
  *
  * The element's side: it pushes the stretch's new samples into the stream, calls
@@ -340,7 +340,11 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
         g_array_unref(c.batches);
         return TRUE;
     }
-    /* the queue keeps only what the stream still needs */
+    /* the queue keeps only what the stream still needs.  Why two copies of that audio
+     * (the stream holds it too, stream_audio.c): the queue's bound on a live backlog
+     * (LIVE_MAX_SAMPLES, gstwhisperqueue.c) counts what is queued, so what the stream
+     * has not committed must still count there, or a worker that falls behind would
+     * hold up to 30 s more than the bound says before any audio is skipped */
     witem_drop_before(it, MIN(wkv_stream_base(st) - l->offset, l->pushed));
     g_cond_broadcast(&self->q.space);
     g_mutex_unlock(&self->q.lock);
