@@ -1,7 +1,7 @@
 /* Subtitle cues cut from timed words the way the reference's writers cut them
- * (whisper/utils.py; shared/docs/word-timestamps.md §7): line width, lines per cue,
- * words per line.  Shared by the CLI's SRT/VTT writer (examples/subtitles.c) and the
- * element's text-unit=cue (gst-plugin/), so both cut the same cues. */
+ * (openai/whisper's utils.py, SubtitlesWriter.iterate_result): line width, lines per
+ * cue, words per line.  Shared by the CLI's SRT/VTT writer (examples/subtitles.c) and
+ * the element's text-unit=cue (gst-plugin/), so both cut the same cues. */
 #ifndef WKV_CUE_CUT_H
 #define WKV_CUE_CUT_H
 

@@ -1,7 +1,8 @@
 /* A cue's text as the reference's writers make it, and its highlighted form
- * (whisper/utils.py highlight_words; shared/docs/word-timestamps.md §7).  Shared by the
- * CLI's SRT/VTT writer (examples/subtitles.c) and the element's text-unit=cue with
- * highlight-words, so both cut the same sub-cues with the same text. */
+ * (openai/whisper's utils.py, SubtitlesWriter.iterate_result with highlight_words).
+ * Shared by the CLI's SRT/VTT writer (examples/subtitles.c) and the element's
+ * text-unit=cue with highlight-words, so both cut the same sub-cues with the same
+ * text. */
 #ifndef WKV_CUE_TEXT_H
 #define WKV_CUE_TEXT_H
 

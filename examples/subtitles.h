@@ -1,6 +1,6 @@
 /* SubRip and WebVTT cues cut from words the way the reference's writers cut them
- * (whisper/utils.py, shared/docs/word-timestamps.md §7): line width, lines per cue,
- * words per line, highlighted words. */
+ * (openai/whisper's utils.py, SubtitlesWriter.iterate_result): line width, lines per
+ * cue, words per line, highlighted words. */
 #ifndef WKV_SUBTITLES_H
 #define WKV_SUBTITLES_H
 

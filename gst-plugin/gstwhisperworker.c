@@ -205,8 +205,9 @@ static gboolean offline_mel(GstWhisper *self, const float *pcm, gint64 lo, gint6
     GstWhisperWorker *w = &self->w;
     const wkv_model *model = gst_whisper_model_get(w->model);
     char *err = NULL;
-    /* language "auto": detect on the first window's 3000 frames (reference doc §2;
-     * a short stream has ended, so its zeros follow) */
+    /* language "auto": detect on the first window's 3000 frames, zeros after the
+     * input included, as transcribe.py detects on the first 3000 frames of its padded
+     * log-mel (a short stream has ended, so its zeros follow) */
     gboolean detect = w->detect_pending;
     wkv_mel *mel = wkv_mel_compute_range(model, pcm, (size_t)(hi - lo), lo, stream_len, seek,
                                          detect ? WKV_N_FRAMES : size, w->run_threads, &err);

@@ -61,7 +61,10 @@ typedef struct {
     int32_t n_text_ctx, n_text_state, n_text_head, n_text_layer, n_mels, ftype;
 } wkv_hparams;
 
-/* Special token ids; they depend only on n_vocab (reference doc §4). */
+/* Special token ids; they depend only on n_vocab, in the order of openai/whisper's
+ * tokenizer.py: eot (50256 English-only, 50257 multilingual), sot, the language tokens
+ * (99; 100 with n_vocab 51866, large-v3), translate, transcribe, startoflm,
+ * startofprev, nospeech, notimestamps, then the timestamps from 0.00 s. */
 typedef struct {
     int eot, sot, lang_begin, n_langs, translate, transcribe, startoflm, startofprev,
         nospeech, notimestamps, timestamp_begin;
@@ -69,7 +72,8 @@ typedef struct {
 
 typedef struct wkv_model wkv_model;
 
-/* Reads and validates a whisper.cpp ggml file (f32 or f16).  Returns NULL on any
+/* Reads and validates a whisper.cpp ggml file: f32, f16, or quantized by whisper.cpp
+ * (q4_0, q4_1, q5_0, q5_1 or q8_0, quantization version 2).  Returns NULL on any
  * problem with a message naming the file, the byte offset and what was wrong. */
 WKV_API wkv_model *wkv_model_load(const char *path, char **error);
 /* The same from a whole file image in memory (messages name it "(memory)").  The model
@@ -353,9 +357,10 @@ WKV_API void wkv_longform_reset_prompt(wkv_longform *lf);
 /* Segments reported so far. */
 WKV_API int wkv_longform_segments(const wkv_longform *lf);
 
-/* The reference long-form loop over a log-mel (reference doc §6).  Segments that the
- * reference clears (start == end or blank text) are not reported.  Returns the number
- * of segments reported, or -1. */
+/* The reference long-form loop over a log-mel (openai/whisper's transcribe.py: 30-s
+ * windows from `seek`, the tokens cut into segments at timestamp pairs, seek moved to
+ * the last pair or past the window).  Segments that the reference clears (start == end
+ * or blank text) are not reported.  Returns the number of segments reported, or -1. */
 WKV_API int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *opts,
                                wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
                                char **error);
@@ -475,18 +480,19 @@ WKV_API void wkv_vad_map_result(const wkv_vad_map *map, const wkv_segment *seg,
 
 /* ---------------------------------------------------------------- live stream */
 
-/* Live transcription (reference doc §7), for audio that arrives as it is spoken.  The
- * caller pushes 16 kHz mono PCM with the current time; every `step_ms` of new audio the
- * stream decodes again all the audio it holds since the last commit (at most 30 s,
- * window-normalized, a fresh cross-KV cache, the committed text as prompt) and cuts
- * the tokens at timestamp pairs.  LocalAgreement-2: the leading complete segments whose
- * text tokens this run and the previous one agree on become final; the rest is one
- * partial.  A commit is forced (the latest hypothesis's complete segments, or all of it
- * when none is complete) when the oldest waiting audio would be older than
- * `latency_ms` at the end of the next run (estimated from this run's compute time),
- * when 30 s are buffered, and at wkv_stream_finish.  The audio is then dropped up to
- * the end of the last committed segment (all of it when the whole hypothesis was
- * committed by force or the run was silent).
+/* Live transcription (ufal/whisper_streaming's scheme: re-decode, LocalAgreement-2),
+ * for audio that arrives as it is spoken.  The caller pushes 16 kHz mono PCM with
+ * the current time; every `step_ms` of new audio the stream decodes again all the
+ * audio it holds since the last commit (at most 30 s, window-normalized, a fresh
+ * cross-KV cache, the committed text as prompt) and cuts the tokens at timestamp
+ * pairs.  LocalAgreement-2: the leading complete segments whose text tokens this run
+ * and the previous one agree on become final; the rest is one partial.  A commit is
+ * forced (the latest hypothesis's complete segments, or all of it when none is
+ * complete) when the oldest waiting audio would be older than `latency_ms` at the
+ * end of the next run (estimated from this run's compute time), when 30 s are
+ * buffered, and at wkv_stream_finish.  The audio is then dropped up to the end of
+ * the last committed segment (all of it when the whole hypothesis was committed by
+ * force or the run was silent).
  *
  * Word mode (wkv_options.word_timestamps given to wkv_stream_new): each run also
  * times its hypothesis's words with the long form's alignment pass (on the cross-KV

@@ -1,5 +1,6 @@
-/* Random-weight Whisper models in the whisper.cpp ggml format (reference doc §1),
- * for tests: the `gen_model` command and any test that needs a model file.
+/* Random-weight Whisper models in the whisper.cpp ggml format (the layout of
+ * whisper.cpp's models/convert-pt-to-ggml.py), for tests: the `gen_model` command and
+ * any test that needs a model file.
  *
  * The weights come from a deterministic PRNG seeded by (seed, tensor name), so the
  * same parameters always give the same bytes, and an f32 and an f16 file of the same

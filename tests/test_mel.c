@@ -1,7 +1,8 @@
-/* The log-mel front end (core/net/mel.c) against reference doc §2:
- * frame counts, reflect padding and the power spectrum on hand-computed and naive-DFT
- * cases, non-finite samples, threads, both normalizations, the reference's mel.f32
- * for the two test-vector clips, and the speed. */
+/* The log-mel front end (core/net/mel.c) against the facts of openai/whisper's
+ * audio.py log_mel_spectrogram: frame counts, reflect padding and the power spectrum
+ * on hand-computed and naive-DFT cases, non-finite samples, threads, both
+ * normalizations, the reference's mel.f32 for the two test-vector clips, and the
+ * speed. */
 #include "base/util.h"
 #include "net/mel.h"
 #include "testutil.h"

@@ -1,7 +1,8 @@
-/* rules: the reference's logit filters (core/decode/rules.c, reference doc §5) on crafted
- * logits.  Each case states, token by token, which ids must stay finite; the filters
- * are configured by wkv_rules_init from wkv_options exactly as the search does, so
- * a rule switched off there fails here too.  Random-weight models almost never put
+/* rules: the reference's logit filters (core/decode/rules.c; openai/whisper's
+ * decoding.py SuppressBlank, SuppressTokens, ApplyTimestampRules) on crafted logits.
+ * Each case states, token by token, which ids must stay finite; the filters are
+ * configured by wkv_rules_init from wkv_options exactly as the search does, so a rule
+ * switched off there fails here too.  Random-weight models almost never put
  * the mass where these rules bite (a leading " ", a first timestamp past 1 s), so the
  * reference vectors alone cannot tell.
  *

@@ -381,9 +381,10 @@ static void check_loader(const char *whisper_model)
     free(file);
 }
 
-/* vad.md §6's jfk example: segment times interpolate on the table (overlap held at
- * the segment's end, the inserted silence spanning the pause); token times snap to
- * the nearer edge of the hole, its midpoint (195 + 215) / 2 = 205 going to the end. */
+/* jfk.wav with whisper.cpp's default VAD parameters (whisper_full with params.vad):
+ * segment times interpolate on the table (overlap held at the segment's end, the
+ * inserted silence spanning the pause); token times snap to the nearer edge of the
+ * hole, its midpoint (195 + 215) / 2 = 205 going to the end. */
 static void check_jfk_mapping(void)
 {
     wav_data w = read_wav("speech/jfk/jfk.wav");

@@ -11,7 +11,7 @@
 
 static void check_specials(void)
 {
-    /* reference doc §4 */
+    /* the ids of openai/whisper's tokenizer.py for each vocabulary size */
     wkv_specials en = wkv_specials_for(51864), mu = wkv_specials_for(51865),
                  v3 = wkv_specials_for(51866);
     CHECK(en.eot == 50256 && en.sot == 50257 && en.lang_begin == 50258 && en.n_langs == 99 &&
@@ -159,8 +159,8 @@ static void check_suppress(const char *file, int n_non_speech, long sum, int mul
     long s = 0;
     for (int i = 0; i < n_ns; i++)
         s += ns[i];
-    /* count from the reference doc; sum computed with the reference's algorithm over
-     * openai-assets/{gpt2,multilingual}.tiktoken */
+    /* count and sum computed with the reference's algorithm (tokenizer.py
+     * non_speech_tokens) over openai-assets/{gpt2,multilingual}.tiktoken */
     CHECK(n_ns == n_non_speech, "%s: %d non-speech tokens, want %d", file, n_ns, n_non_speech);
     CHECK(s == sum, "%s: non-speech ids sum to %ld, want %ld", file, s, sum);
 

@@ -1,4 +1,5 @@
-/* words-rules: the word-timestamp pieces one by one (white-box: core/words/align.h).
+/* words-rules: the word-timestamp pieces one by one (white-box: core/words/words.h,
+ * align.h, word_window.h).
  * - the DTW input matrix of micro-multi's first window against words_matrix.f32, and
  *   that window's raw words (text, times, probabilities) against words.json;
  * - alignment heads: auto on the tiny.en and tiny headers, the large-v1/large-v2

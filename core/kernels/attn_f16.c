@@ -1,11 +1,12 @@
 /* The decoder's step attention over a half K/V cache (kv_cache.h), the halves widened
- * in registers (F16C) instead of through a buffer.  Bit for bit what ops.c's f32 loops
- * give on the widened values: each score keeps dot_lanes' sixteen lanes, its reduction
- * tree and separate multiply and add (the core is built as ISO C: no contraction into
- * FMA); the value update is elementwise, key after key.  A row of K or V is read once,
- * in order, every query row and head of it at a time, which the hardware's stream
- * prefetchers follow.  AVX-512 and AVX2 (run-time choice, gemv_f16.c's detection);
- * elsewhere, or with a head size not a multiple of 16, the caller widens rows itself. */
+ * in registers (F16C) instead of through a buffer.  Bit for bit what attention.c's f32
+ * loops give on the widened values: each score keeps dot_lanes' sixteen lanes, its
+ * reduction tree and separate multiply and add (the core is built as ISO C: no
+ * contraction into FMA); the value update is elementwise, key after key.  A row of K or
+ * V is read once, in order, every query row and head of it at a time, which the
+ * hardware's stream prefetchers follow.  AVX-512 and AVX2 (run-time choice,
+ * base/cpu.c's detection); elsewhere, or with a head size not a multiple of 16, the
+ * caller widens rows itself. */
 #include "kernels/attn_f16.h"
 #include "base/cpu.h"
 

@@ -1,6 +1,6 @@
-/* Layer norm, GELU, softmax (and its bf16 form), bf16 rounding, linear layers on sgemm,
- * f16 conversion.  Attention: attention.c.  The vocabulary's log-sum-exp and
- * sampling: logits.c. */
+/* Layer norm, GELU, softmax (and its bf16 form), bf16 rounding, linear layers on sgemm.
+ * Attention: attention.c.  The vocabulary's log-sum-exp and sampling: logits.c.  f16
+ * conversion: base/f16.c. */
 #include "kernels/ops.h"
 #include "base/cpu.h"
 #include "model/model.h"

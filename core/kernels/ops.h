@@ -25,7 +25,7 @@ float wkv_softmax_exp(float *x, int n, float *max);
  * when every x is -inf).  On AVX-512 a shorter exponential with FMA (relative error
  * below 2.5e-6, so a value may round to the other neighbour of a bf16 midpoint);
  * elsewhere wkv_softmax_exp's values, lane for lane the same sum.  With AVX512_BF16
- * the CPU rounds, flushing subnormal results to 0.  _isa: the path of gemv_f16.h's
+ * the CPU rounds, flushing subnormal results to 0.  _isa: the path of base/cpu.h's
  * level isa (at most wkv_bf16_isa()), for tests. */
 float wkv_softmax_exp_bf16(const float *x, int n, uint16_t *q);
 float wkv_softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q);

@@ -17,9 +17,9 @@ int wkv_ivec_push(wkv_ivec *a, const int *x, int n);
 /* Keeps the last `keep` ids. */
 void wkv_ivec_keep_last(wkv_ivec *a, int keep);
 
-/* One piece of a window's tokens (reference doc §6): the pieces closed by a pair of
- * consecutive timestamps come first, in order; the tail after the last pair (if any
- * token follows it) last. */
+/* One piece of a window's tokens, as openai/whisper's transcribe.py cuts a window into
+ * segments: the pieces closed by a pair of consecutive timestamps come first, in order;
+ * the tail after the last pair (if any token follows it) last. */
 typedef struct {
     int tok0, tok1; /* tokens [tok0, tok1), timestamps included */
     int pair;       /* closed by a timestamp pair; 0: the tail */

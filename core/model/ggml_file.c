@@ -1,9 +1,10 @@
-/* The whisper.cpp ggml file (reference doc §1) as the loader reads it: the file
- * mapped or read whole, bounds-checked reads whose messages name the byte offset of
- * anything wrong, and the parts before the tensors (magic, hyper-parameters, mel
- * filter bank, vocabulary), each checked against the limits below before it is used.
- * Only regular files are opened (a FIFO would block).  The tensors are
- * ggml_tensors.c's, the model built from them model.c's. */
+/* The whisper.cpp ggml file (little-endian, no padding, as whisper.cpp's
+ * models/convert-pt-to-ggml.py writes it and whisper_model_load reads it) as the
+ * loader reads it: the file mapped or read whole, bounds-checked reads whose messages
+ * name the byte offset of anything wrong, and the parts before the tensors (magic,
+ * hyper-parameters, mel filter bank, vocabulary), each checked against the limits
+ * below before it is used.  Only regular files are opened (a FIFO would block).  The
+ * tensors are ggml_tensors.c's, the model built from them model.c's. */
 #include "model/ggml_file.h"
 #include "base/util.h"
 #include "base/f16.h"

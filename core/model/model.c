@@ -1,14 +1,19 @@
-/* The model loader: a whisper.cpp ggml file (reference doc §1) becomes validated
- * hyper-parameters, the mel filter bank, the vocabulary and one f32 weight arena.
+/* The model loader: a whisper.cpp ggml file (the layout whisper.cpp's
+ * models/convert-pt-to-ggml.py writes and whisper_model_load reads; f32, f16, or
+ * quantized by whisper.cpp's quantize tool: q4_0, q4_1, q5_0, q5_1, q8_0) becomes
+ * validated hyper-parameters, the mel filter bank, the vocabulary and the weights: an
+ * f32 arena and the block matrices as the file stores them (below).
  *
  * The file is mapped (or read) whole and parsed with bounds checks on every field;
  * nothing is trusted before it is checked (ggml_file.c).  Tensors are parsed in two
  * passes: the first (ggml_tensors.c) validates every header, name, type, shape and
- * data range and records where each expected tensor's data lies; only then is the
- * arena allocated here (its size follows from the hyper-parameters, and every tensor
- * is known to be in the file) and the second pass copies, widens or dequantizes the
- * data.  Weights that would not fit in this process's memory are refused before the
- * arena is allocated, and every weight must be finite (docs/reliability.md, "Limits").
+ * data range and records where each expected tensor's data lies; only then are the
+ * arenas allocated here (their sizes follow from the hyper-parameters and the tensors'
+ * types, and every tensor is known to be in the file) and the second pass copies the
+ * data, widening f16 to f32 for the f32 arena.  Weights that would not fit in this
+ * process's memory are refused before the arenas are allocated, and every weight must
+ * be finite (docs/reliability.md, "Limits"): a block matrix is widened a chunk at a
+ * time into a scratch to be checked.
  *
  * Every block matrix (wkv_layer's typed views, the token embedding) stored f16 or
  * quantized (q4_0, q4_1, q5_0, q5_1, q8_0) is copied as the file stores it into

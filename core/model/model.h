@@ -17,11 +17,11 @@ typedef struct {
 } wkv_mat;
 
 /* One transformer block's weights, f32, PyTorch layout (out x in, row-major).
- * Encoder blocks leave the cross_* pointers NULL.  A decoder block's per-token
- * matrices (self-attention q/k/v/o, cross-attention q/o, MLP) are also given typed
- * (attn_q ... mlp2): in an f32 file f32, the same data as *_w; in an f16 file f16
- * (weights.c) and in a quantized file the file's blocks (model.c), their *_w pointer
- * then NULL.  Encoder blocks leave the typed ones empty. */
+ * Encoder blocks leave the cross_* pointers NULL.  Every block's matrices
+ * (attention q/k/v/o, cross-attention q/k/v/o, MLP) are also given typed (attn_q ...
+ * mlp2; an encoder block's cross_* stay empty): in an f32 file f32, the same data as
+ * *_w; in an f16 or quantized file as the file stores them (model.c), or f16 when it
+ * stores them f32 (weights.c), their *_w pointer then NULL. */
 typedef struct {
     float *attn_ln_w, *attn_ln_b;
     float *attn_q_w, *attn_q_b, *attn_k_w, *attn_v_w, *attn_v_b, *attn_o_w, *attn_o_b;
@@ -72,7 +72,7 @@ struct wkv_model {
     int n_suppress;
     float *arena;            /* every f32 weight */
     size_t arena_floats;
-    uint16_t *arena16;       /* the f16 decoder matrices, or NULL (weights.c) */
+    uint16_t *arena16;       /* a non-f32 file's f32-stored matrices in f16, or NULL */
     size_t arena16_halves;
     uint8_t *arenaq;         /* the f16 and quantized matrices as stored, or NULL */
     size_t arenaq_bytes;
@@ -83,10 +83,11 @@ struct wkv_model {
  * m->w and m->arena stay empty).  For tools and tests on vocabulary-only files. */
 wkv_model *wkv_model_load_vocab_only(const char *path, char **error);
 
-/* weights.c: after a full load of a non-f32 file, moves the token embedding and each
- * decoder block's attention q/k/v/o, cross-attention q/o and MLP matrices to f16 in
- * m->arena16 (exact for f16 files; quantized files are rounded to f16) and repacks the
- * rest into a smaller f32 arena.  0, or -1 (out of memory) with *error set. */
+/* weights.c: after a full load of a non-f32 file, moves the matrices the file stores
+ * as f32 (token embedding, the blocks' attention and MLP matrices, convolutions) to
+ * f16 in m->arena16 (rounded to nearest) and repacks the rest into a smaller f32
+ * arena; the matrices the file stores f16 or quantized are kept as stored by the
+ * loader.  0, or -1 (out of memory) with *error set. */
 int wkv_weights_keep_f16(wkv_model *m, char **error);
 /* weights.c: a stored matrix of `count` values as f32: an f32 one in place, the others
  * widened (f16) or dequantized into scratch (count floats).  Exact: the values the

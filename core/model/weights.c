@@ -1,18 +1,19 @@
 /* The decoder's per-token matrices in f16, and every decoder matrix's typed view.
  *
  * A decoder step streams every decoder weight once per token, so its speed is the
- * memory bandwidth divided by the bytes of those weights.  After the loader has built
- * the f32 arena, this pass moves the token embedding (also the output projection) and
- * each decoder block's self-attention q/k/v/o, cross-attention q/o and MLP matrices to
- * f16 in their own arena (m->arena16), sets their f32 pointers to NULL, and repacks the
- * remaining f32 tensors into a smaller arena, so the memory really drops.
+ * memory bandwidth divided by the bytes of those weights.  In an f16 or quantized file
+ * the loader keeps every matrix the file stores as f16 or in blocks as stored (not in
+ * the f32 arena); a matrix such a file stores as f32 is in the f32 arena, and this
+ * pass moves it to f16 in its own arena (m->arena16; rounded to nearest, the loader
+ * checked that it does not overflow f16), sets its f32 pointer to NULL, and repacks
+ * the remaining f32 tensors into a smaller arena, so the memory really drops.  These
+ * are the token embedding (also the output projection), each block's attention and
+ * MLP matrices and the convolutions.  f32 files are left alone.
  *
- * For f16 files this is exact: the f32 values were widened from f16.  In quantized
- * files the loader has kept those matrices in their blocks already (they are not in
- * the f32 arena); any that the file stores as f16 or f32 come here.  f32 files are
- * left alone.  The encoder's block matrices and the cross-attention K/V projections
- * (used once per window) go to f16 as well: the context widens one layer's at a time
- * into its scratch (wkv_mat_f32) just before its matrix products. */
+ * The encoder's block matrices and the cross-attention K/V projections (used once per
+ * window) are not multiplied as stored: the context widens one layer's at a time into
+ * its scratch (wkv_mat_f32; a compute type converts them instead) just before its
+ * matrix products. */
 #include "base/util.h"
 #include "base/f16.h"
 #include "model/model.h"

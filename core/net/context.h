@@ -116,21 +116,22 @@ static inline size_t wkv_arena_round(size_t n)
 /* encoder.c */
 int wkv_encoder_run(wkv_context *ctx, const float *mel);
 /* decoder.c */
+/* The floats of ctx->arena the decoder's activations take. */
+size_t wkv_decoder_arena_floats(const wkv_context *ctx);
 /* The decoder's activations carved from ctx->arena (which must hold
  * wkv_decoder_arena_floats), its caches and small buffers allocated. */
-size_t wkv_decoder_arena_floats(const wkv_context *ctx);
 int wkv_decoder_alloc(wkv_context *ctx);
 /* Logits of position `pos` when the last pass covered it (its residual row is still
  * in dec_x); -1 otherwise. */
 int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits);
-/* One token for each of n_seq sequences (self-KV slots, each at its own position),
- * in one pass: the weights are read once for all of them.  logits: n_seq x n_vocab
- * (may be NULL).  0 or -1. */
 /* A fresh pass of n tokens (n <= n_text_ctx) from position 0 in slot 0, no logits
  * (the cross K/V of the current window must be valid).  0 or -1. */
 int wkv_decoder_pass(wkv_context *ctx, const int *tokens, int n);
 /* Logits of n <= 8 consecutive positions from pos of the last pass (n x n_vocab). */
 int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits);
+/* One token for each of n_seq sequences (self-KV slots, each at its own position),
+ * in one pass: the weights are read once for all of them.  logits: n_seq x n_vocab
+ * (may be NULL).  0 or -1. */
 int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
                       float *logits);
 

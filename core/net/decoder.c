@@ -5,10 +5,11 @@
  * cross-KV cache, x += mlp(ln(x)); logits = ln(x_last) . token_embedding^T.
  * Several new tokens (a prompt) go through in one batched pass.
  *
- * The per-token matrices are typed (wkv_mat): f32, f16 (f16 files, weights.c) or the
- * blocks of a quantized file.  Up to 8 rows at a time (single steps, beams) go through
- * the kernels of gemv_f16.c / gemv_q.c, which read the weights as stored; larger
- * passes (a prompt) widen each matrix into a scratch buffer and use sgemm. */
+ * The per-token matrices are typed (wkv_mat): f32, f16 (as an f16 file stores them, or
+ * rounded from f32 by weights.c) or the blocks of a quantized file.  Up to 8 rows at a
+ * time (single steps, beams) go through the kernels of gemv_f16.c / gemv_q.c, which
+ * read the weights as stored; larger passes (a prompt) widen each matrix into a
+ * scratch buffer and use sgemm. */
 #include "net/context.h"
 #include "base/util.h"
 #include "kernels/gemv_f16.h"

@@ -1,4 +1,6 @@
-/* The audio front end: 16 kHz PCM -> log10 mel power (reference doc §2).
+/* The audio front end: 16 kHz PCM -> log10 mel power (the first steps of
+ * openai/whisper's audio.py log_mel_spectrogram, called with padding=N_SAMPLES as
+ * transcribe.py calls it).
  *
  * The input is followed by 480000 zero samples (30 s), reflect-padded by 200 samples
  * at both ends (numpy/torch 'reflect': x[-k] = x[k], the edge sample is not

@@ -2,7 +2,9 @@
  * over the window's text that records the alignment heads' cross-attention, turned
  * into a token x frame matrix (softmax over frames, standardization over tokens,
  * median filter, mean over heads) whose DTW path gives each token's first frame.
- * Facts: shared/docs/word-timestamps.md §1-2. */
+ * Source: openai/whisper's timing.py (find_alignment, median_filter, dtw); the
+ * alignment heads are whisper/__init__.py's _ALIGNMENT_HEADS, or model.py's default
+ * (every head of the last half of the decoder layers). */
 #include "words/align.h"
 #include "base/util.h"
 #include "kernels/ops.h"

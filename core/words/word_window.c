@@ -1,7 +1,8 @@
 /* The long-form loop's steps when words are on (the reference's transcribe.py with
  * word_timestamps): align the window's segments, seek after the last word instead of
  * the last timestamp pair, and optionally skip silence around likely hallucinations.
- * Facts: shared/docs/word-timestamps.md §6. */
+ * Source: openai/whisper's transcribe.py (the word_timestamps and
+ * hallucination_silence_threshold branches of its loop). */
 #include "words/word_window.h"
 #include "base/util.h"
 

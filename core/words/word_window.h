@@ -16,18 +16,18 @@ typedef struct {
     int64_t content_frames;        /* of the whole input, or -1 when unknown (a stream) */
 } wkv_words_state;
 
-/* word_window.c: the long-form loop's word steps on one window's segments (ref doc
- * §6 steps 1-4): words, the seek after the last word, hallucination skips.  May
- * shorten *n_segs; *drop set: the whole window is skipped (to *next_seek).
- * 0, or -1 with a message. */
+/* word_window.c: the long-form loop's word steps on one window's segments (what
+ * transcribe.py does with word_timestamps after cutting a window into segments):
+ * words, the seek after the last word, hallucination skips.  May shorten *n_segs;
+ * *drop set: the whole window is skipped (to *next_seek).  0, or -1 with a message. */
 int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, int n_sot,
                      int unicode_split, wkv_wseg *segs, int *n_segs, int64_t seek, int size,
                      int single_ending, int64_t *next_seek, int *drop, char **error);
 void wkv_wsegs_clear(wkv_wseg *segs, int n);
-/* word_window.c: the first steps alone (ref doc §5 on one window): the segments' text
- * tokens aligned over `size` frames, words handed to the segments (times rounded from
- * `offset` seconds, st->last_speech as before the window).  The long form and the
- * live stream share it.  0, or -1 with a message. */
+/* word_window.c: the first steps alone (timing.py's add_word_timestamps on one
+ * window): the segments' text tokens aligned over `size` frames, words handed to the
+ * segments (times rounded from `offset` seconds, st->last_speech as before the
+ * window).  The long form and the live stream share it.  0, or -1 with a message. */
 int wkv_words_align(wkv_context *ctx, const wkv_words_state *st, const int *sot_seq, int n_sot,
                     int unicode_split, wkv_wseg *segs, int n, double offset, int size,
                     char **error);

@@ -1,7 +1,7 @@
 /* Words from aligned tokens (the reference's tokenizer.split_to_word_tokens and
  * timing.merge_punctuations / add_word_timestamps): splitting, punctuation merging,
- * the duration heuristics and the segment-boundary fixes.  Facts:
- * shared/docs/word-timestamps.md §3-5. */
+ * the duration heuristics and the segment-boundary fixes.  Source: openai/whisper's
+ * tokenizer.py and timing.py. */
 #include "words/words.h"
 #include "model/model.h"
 #include "base/util.h"

@@ -1,5 +1,5 @@
 """Write a trained checkpoint as a whisper.cpp ggml file (f32 or f16), the layout of
-the reference doc's model-file section: magic, 11 hparams, the mel filters and the
+whisper.cpp's models/convert-pt-to-ggml.py: magic, 11 hparams, the mel filters and the
 vocabulary copied from a real English vocabulary file, then the tensors (shape
 innermost first; matrices f16 in an f16 file, 1-D tensors, conv biases and both
 positional embeddings f32, as whisper.cpp's converter writes them).

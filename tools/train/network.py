@@ -1,6 +1,6 @@
 """The reference's Whisper network in PyTorch (the shapes and names of the ggml file).
 
-Written from the facts in the reference doc: conv stem with GELU, fixed sinusoidal
+Written after openai/whisper's model.py: conv stem with GELU, fixed sinusoidal
 encoder positions, learned decoder positions, pre-LN blocks, attention scaled by
 head_dim^-1/4 on q and k, no bias on k, exact (erf) GELU, LayerNorm eps 1e-5, logits
 tied to the token embedding. Parameter names equal the ggml tensor names.

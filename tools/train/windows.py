@@ -3,7 +3,8 @@ then padded with 0.0 as the engine pads the end of a file or a live stream), sev
 utterances with pauses, noise, and the decoder sequence with timestamp tokens at the
 utterance boundaries (0.02-s grid).
 
-Token ids are the English-only ones (reference doc, tokens table)."""
+Token ids are the English-only ones (openai/whisper's tokenizer.py with n_vocab
+51864: eot 50256, sot 50257, timestamps from 50363)."""
 import numpy as np
 import torch
 
