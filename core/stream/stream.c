@@ -1,6 +1,6 @@
-/* The live stream (reference doc §7; whisperkv.h "live stream"): re-runs over the
- * audio since the last commit, LocalAgreement-2 between consecutive runs, forced
- * commits at the latency bound, trimming at the last committed segment. */
+/* The live stream (whisperkv.h "live stream"; after ufal/whisper_streaming): re-runs
+ * over the audio since the last commit, LocalAgreement-2 between consecutive runs,
+ * forced commits at the latency bound, trimming at the last committed segment. */
 #include "stream/stream_priv.h"
 #include "base/util.h"
 
