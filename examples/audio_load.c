@@ -8,19 +8,19 @@
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
 
-#define WKV_SAMPLE_RATE_HZ 16000
-#define WKV_AUDIO_ERROR (g_quark_from_static_string("wkv-audio-error"))
+#define SAMPLE_RATE_HZ 16000
+#define AUDIO_ERROR (g_quark_from_static_string("wkv-audio-error"))
 
 typedef struct {
     GstElement *convert;       /* where the first audio pad is linked */
     gint audio_linked;         /* set from the streaming thread */
     gint no_more_pads;
-} wkv_link_state;
+} link_state;
 
 static void on_pad_added(GstElement *src, GstPad *pad, gpointer user)
 {
     (void)src;
-    wkv_link_state *st = user;
+    link_state *st = user;
     GstCaps *caps = gst_pad_get_current_caps(pad);
     if (!caps)
         caps = gst_pad_query_caps(pad, NULL);
@@ -42,7 +42,7 @@ static void on_pad_added(GstElement *src, GstPad *pad, gpointer user)
 static void on_no_more_pads(GstElement *src, gpointer user)
 {
     (void)src;
-    wkv_link_state *st = user;
+    link_state *st = user;
     g_atomic_int_set(&st->no_more_pads, 1);
 }
 
@@ -50,7 +50,7 @@ static GstElement *make(const char *factory, GError **error)
 {
     GstElement *e = gst_element_factory_make(factory, NULL);
     if (!e)
-        g_set_error(error, WKV_AUDIO_ERROR, 1,
+        g_set_error(error, AUDIO_ERROR, 1,
                     "GStreamer element '%s' is missing (install gstreamer1.0-plugins-base)",
                     factory);
     return e;
@@ -64,7 +64,7 @@ static void set_bus_error(GstMessage *msg, const char *location, GError **error)
     gst_message_parse_error(msg, &gerr, &debug);
     char *text = g_strdup(gerr && gerr->message ? gerr->message : "unknown error");
     g_strdelimit(text, "\r\n", ' ');
-    g_set_error(error, WKV_AUDIO_ERROR, 2, "cannot decode '%s': %s", location, text);
+    g_set_error(error, AUDIO_ERROR, 2, "cannot decode '%s': %s", location, text);
     g_free(text);
     g_free(debug);
     g_clear_error(&gerr);
@@ -79,7 +79,7 @@ static void append_sample(GstSample *sample, float **data, gsize *n, gsize *cap)
         return;
     gsize add = map.size / sizeof(float);
     if (*n + add > *cap) {
-        *cap = MAX(MAX(*cap * 2, *n + add), (gsize)WKV_SAMPLE_RATE_HZ * 32);
+        *cap = MAX(MAX(*cap * 2, *n + add), (gsize)SAMPLE_RATE_HZ * 32);
         *data = g_realloc_n(*data, *cap, sizeof(float));
     }
     memcpy(*data + *n, map.data, add * sizeof(float));
@@ -87,7 +87,7 @@ static void append_sample(GstSample *sample, float **data, gsize *n, gsize *cap)
     gst_buffer_unmap(buf, &map);
 }
 
-float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
+float *cli_audio_load(const char *location, gsize *n_samples, GError **error)
 {
     *n_samples = 0;
     char *uri = NULL;
@@ -95,19 +95,19 @@ float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
         uri = g_strdup(location);
     } else {
         if (!g_file_test(location, G_FILE_TEST_EXISTS)) {
-            g_set_error(error, WKV_AUDIO_ERROR, 3, "cannot open '%s': %s", location,
+            g_set_error(error, AUDIO_ERROR, 3, "cannot open '%s': %s", location,
                         g_strerror(ENOENT));
             return NULL;
         }
         if (g_file_test(location, G_FILE_TEST_IS_DIR)) {
-            g_set_error(error, WKV_AUDIO_ERROR, 3, "cannot open '%s': %s", location,
+            g_set_error(error, AUDIO_ERROR, 3, "cannot open '%s': %s", location,
                         g_strerror(EISDIR));
             return NULL;
         }
         GError *uerr = NULL;
         uri = gst_filename_to_uri(location, &uerr);
         if (!uri) {
-            g_set_error(error, WKV_AUDIO_ERROR, 3, "cannot open '%s': %s", location,
+            g_set_error(error, AUDIO_ERROR, 3, "cannot open '%s': %s", location,
                         uerr ? uerr->message : "bad file name");
             g_clear_error(&uerr);
             return NULL;
@@ -130,10 +130,10 @@ float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
         return NULL;
     }
 
-    wkv_link_state st = {.convert = convert};
+    link_state st = {.convert = convert};
     g_object_set(src, "uri", uri, NULL);
     GstCaps *caps = gst_caps_new_simple("audio/x-raw", "format", G_TYPE_STRING, "F32LE",
-                                        "rate", G_TYPE_INT, WKV_SAMPLE_RATE_HZ, "channels", G_TYPE_INT, 1,
+                                        "rate", G_TYPE_INT, SAMPLE_RATE_HZ, "channels", G_TYPE_INT, 1,
                                         "layout", G_TYPE_STRING, "interleaved", NULL);
     /* sync=false: decode as fast as possible, not in real time */
     g_object_set(sink, "caps", caps, "sync", FALSE, NULL);
@@ -146,7 +146,7 @@ float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
     GstBus *bus = gst_element_get_bus(pipeline);
 
     if (!gst_element_link_many(convert, resample, sink, NULL)) {
-        g_set_error(error, WKV_AUDIO_ERROR, 1, "cannot link the audio conversion elements");
+        g_set_error(error, AUDIO_ERROR, 1, "cannot link the audio conversion elements");
         goto out;
     }
     g_signal_connect(src, "pad-added", G_CALLBACK(on_pad_added), &st);
@@ -158,7 +158,7 @@ float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
             set_bus_error(msg, location, error);
             gst_message_unref(msg);
         } else {
-            g_set_error(error, WKV_AUDIO_ERROR, 2, "cannot decode '%s'", location);
+            g_set_error(error, AUDIO_ERROR, 2, "cannot decode '%s'", location);
         }
         goto out;
     }
@@ -179,7 +179,7 @@ float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
         if (msg) {
             if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
                 if (g_atomic_int_get(&st.no_more_pads) && !g_atomic_int_get(&st.audio_linked))
-                    g_set_error(error, WKV_AUDIO_ERROR, 2, "'%s' has no audio stream",
+                    g_set_error(error, AUDIO_ERROR, 2, "'%s' has no audio stream",
                                 location);
                 else
                     set_bus_error(msg, location, error);
@@ -196,7 +196,7 @@ float *wkv_audio_load(const char *location, gsize *n_samples, GError **error)
             break;
         }
         if (g_atomic_int_get(&st.no_more_pads) && !g_atomic_int_get(&st.audio_linked)) {
-            g_set_error(error, WKV_AUDIO_ERROR, 2, "'%s' has no audio stream", location);
+            g_set_error(error, AUDIO_ERROR, 2, "'%s' has no audio stream", location);
             break;
         }
     }

@@ -1,6 +1,6 @@
 /* Decoding any audio file GStreamer can read into 16 kHz mono float samples. */
-#ifndef WKV_AUDIO_LOAD_H
-#define WKV_AUDIO_LOAD_H
+#ifndef CLI_AUDIO_LOAD_H
+#define CLI_AUDIO_LOAD_H
 
 #include <glib.h>
 
@@ -10,6 +10,6 @@
  *
  * Returns the samples (free with g_free; *n_samples gets their number, possibly 0)
  * or NULL with *error set to a one-line message naming the file. */
-float *wkv_audio_load(const char *location, gsize *n_samples, GError **error);
+float *cli_audio_load(const char *location, gsize *n_samples, GError **error);
 
 #endif

@@ -25,7 +25,7 @@ static double opt_threshold = -DBL_MAX, opt_max_speech = -DBL_MAX, opt_overlap =
 static int opt_min_speech = G_MININT, opt_min_silence = G_MININT, opt_pad = G_MININT;
 static gboolean opt_vad_only;
 
-GOptionEntry wkv_cli_vad_entries[] = {
+GOptionEntry cli_vad_entries[] = {
     {"vad-model", 0, 0, G_OPTION_ARG_FILENAME, &opt_vad_model,
      "Voice activity detection with this Silero VAD model (whisper.cpp's "
      "ggml-silero-v6.2.0.bin; default $WHISPERKV_VAD_MODEL): only speech is transcribed, "
@@ -52,8 +52,8 @@ GOptionEntry wkv_cli_vad_entries[] = {
 
 static wkv_vad_params params;
 static const char *model_path;
-static wkv_vad_map *map; /* set by wkv_cli_vad_filter */
-static wkv_vad_model *live_model; /* set by wkv_cli_vad_live */
+static wkv_vad_map *map; /* set by cli_vad_filter */
+static wkv_vad_model *live_model; /* set by cli_vad_live */
 
 static int set_error(char **msg, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -68,7 +68,7 @@ static int set_error(char **msg, const char *fmt, ...)
     return 1;
 }
 
-char *wkv_cli_vad_check(void)
+char *cli_vad_check(void)
 {
     const char *env = g_getenv("WHISPERKV_VAD_MODEL");
     if (opt_vad_model && !*opt_vad_model)
@@ -98,12 +98,12 @@ char *wkv_cli_vad_check(void)
     return bad ? g_strdup_printf("bad VAD option: %s", bad) : NULL;
 }
 
-gboolean wkv_cli_vad_enabled(void)
+gboolean cli_vad_enabled(void)
 {
     return model_path != NULL;
 }
 
-gboolean wkv_cli_vad_only(void)
+gboolean cli_vad_only(void)
 {
     return opt_vad_only;
 }
@@ -226,25 +226,25 @@ static void print_json(FILE *out, const vad_result *r, double duration)
 }
 
 /* txt: "start --> end" lines; srt and vtt: a "[speech]" cue per segment. */
-static void print_segments(FILE *out, wkv_out_format fmt, const vad_result *r)
+static void print_segments(FILE *out, cli_out_format fmt, const vad_result *r)
 {
-    wkv_output *o = wkv_output_new(fmt, out);
-    wkv_output_begin(o);
+    cli_output *o = cli_output_new(fmt, out);
+    cli_output_begin(o);
     for (int i = 0; i < r->n_segs; i++) {
         wkv_segment seg = {0};
         seg.start = (double)r->segs[i].start / 100.0;
         seg.end = (double)r->segs[i].end / 100.0;
         seg.text = "[speech]";
-        if (fmt == WKV_OUT_TXT) {
+        if (fmt == CLI_OUT_TXT) {
             char a[32], b[32];
-            wkv_format_timestamp(seg.start, '.', a, sizeof a);
-            wkv_format_timestamp(seg.end, '.', b, sizeof b);
+            cli_format_timestamp(seg.start, '.', a, sizeof a);
+            cli_format_timestamp(seg.end, '.', b, sizeof b);
             fprintf(out, "%s --> %s\n", a, b);
         } else {
-            wkv_output_segment(o, &seg);
+            cli_output_segment(o, &seg);
         }
     }
-    wkv_output_free(o);
+    cli_output_free(o);
 }
 
 /* Decodes the file; NULL after a message. */
@@ -256,7 +256,7 @@ static float *load_audio(const char *file, gsize *n, char **msg)
         return NULL;
     }
     GError *gerr = NULL;
-    float *pcm = wkv_audio_load(file, n, &gerr);
+    float *pcm = cli_audio_load(file, n, &gerr);
     if (!pcm) {
         set_error(msg, "%s", gerr ? gerr->message : "cannot decode the audio");
         g_clear_error(&gerr);
@@ -264,8 +264,8 @@ static float *load_audio(const char *file, gsize *n, char **msg)
     return pcm;
 }
 
-int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *output_file,
-                         char **msg)
+int cli_vad_only_run(const char *file, cli_out_format fmt, const char *output_file,
+                     char **msg)
 {
     gsize n = 0;
     float *pcm = load_audio(file, &n, msg);
@@ -281,7 +281,7 @@ int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *outpu
         free(r.segs);
         return set_error(msg, "cannot write '%s': %s", output_file, g_strerror(errno));
     }
-    if (fmt == WKV_OUT_JSON)
+    if (fmt == CLI_OUT_JSON)
         print_json(out, &r, (double)n / WKV_SAMPLE_RATE);
     else
         print_segments(out, fmt, &r);
@@ -292,7 +292,7 @@ int wkv_cli_vad_only_run(const char *file, wkv_out_format fmt, const char *outpu
     return status;
 }
 
-int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg)
+int cli_vad_filter(float **pcm, gsize *n, char **msg)
 {
     vad_result r = {0};
     int status = detect(*pcm, *n, &r, msg);
@@ -319,8 +319,8 @@ int wkv_cli_vad_filter(float **pcm, gsize *n, char **msg)
     return 0;
 }
 
-const wkv_segment *wkv_cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,
-                                   wkv_word **words)
+const wkv_segment *cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,
+                               wkv_word **words)
 {
     *words = NULL;
     if (!map)
@@ -331,9 +331,9 @@ const wkv_segment *wkv_cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,
     return mapped;
 }
 
-int wkv_cli_vad_live(wkv_stream_options *so, char **msg)
+int cli_vad_live(wkv_stream_options *so, char **msg)
 {
-    if (!wkv_cli_vad_enabled())
+    if (!cli_vad_enabled())
         return 0;
     char *err = NULL;
     live_model = wkv_vad_model_load(model_path, &err);
@@ -347,7 +347,7 @@ int wkv_cli_vad_live(wkv_stream_options *so, char **msg)
     return 0;
 }
 
-void wkv_cli_vad_cleanup(void)
+void cli_vad_cleanup(void)
 {
     wkv_vad_map_free(map);
     map = NULL;

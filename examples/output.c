@@ -6,15 +6,15 @@
 
 #include <json-glib/json-glib.h>
 
-struct wkv_output {
-    wkv_out_format fmt;
+struct cli_output {
+    cli_out_format fmt;
     FILE *out;
     int cue;              /* srt/vtt cues written so far */
     JsonArray *segments;  /* json only */
     char *first_language; /* the first segment's language (for -l auto) */
     JsonArray *language_probs; /* [code, probability] pairs, when detected */
     JsonObject *live;     /* the live summary, when set */
-    wkv_cues *cues;       /* srt/vtt with word timestamps */
+    cue_writer *cues;       /* srt/vtt with word timestamps */
     char *alignment_heads; /* json with word timestamps */
     char *compute_type;   /* json: the context's compute type (auto resolved) */
     gboolean words;
@@ -22,29 +22,29 @@ struct wkv_output {
     GArray *word_delays;  /* live with words: the same of each word */
 };
 
-void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
+void cli_output_set_words(cli_output *o, const cue_options *cues,
                           const char *alignment_heads)
 {
     o->words = TRUE;
     g_free(o->alignment_heads);
     o->alignment_heads = g_strdup(alignment_heads);
-    if (!o->cues && (o->fmt == WKV_OUT_SRT || o->fmt == WKV_OUT_VTT))
-        o->cues = wkv_cues_new(cues, o->fmt == WKV_OUT_VTT, o->out);
+    if (!o->cues && (o->fmt == CLI_OUT_SRT || o->fmt == CLI_OUT_VTT))
+        o->cues = cue_writer_new(cues, o->fmt == CLI_OUT_VTT, o->out);
 }
 
-void wkv_output_set_compute_type(wkv_output *o, const char *name)
+void cli_output_set_compute_type(cli_output *o, const char *name)
 {
     g_free(o->compute_type);
     o->compute_type = g_strdup(name);
 }
 
-gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
+gboolean cli_out_format_parse(const char *name, cli_out_format *fmt)
 {
     static const struct {
         const char *name;
-        wkv_out_format fmt;
+        cli_out_format fmt;
     } table[] = {
-        {"txt", WKV_OUT_TXT}, {"srt", WKV_OUT_SRT}, {"vtt", WKV_OUT_VTT}, {"json", WKV_OUT_JSON},
+        {"txt", CLI_OUT_TXT}, {"srt", CLI_OUT_SRT}, {"vtt", CLI_OUT_VTT}, {"json", CLI_OUT_JSON},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
         if (name && g_ascii_strcasecmp(name, table[i].name) == 0) {
@@ -54,7 +54,7 @@ gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt)
     return FALSE;
 }
 
-void wkv_format_timestamp(double t, char sep, char *buf, size_t size)
+void cli_format_timestamp(double t, char sep, char *buf, size_t size)
 {
     if (!(t > 0))
         t = 0;
@@ -64,17 +64,17 @@ void wkv_format_timestamp(double t, char sep, char *buf, size_t size)
                "%c%03" G_GINT64_FORMAT, h, m, s, sep, ms % 1000);
 }
 
-wkv_output *wkv_output_new(wkv_out_format fmt, FILE *out)
+cli_output *cli_output_new(cli_out_format fmt, FILE *out)
 {
-    wkv_output *o = g_new0(wkv_output, 1);
+    cli_output *o = g_new0(cli_output, 1);
     o->fmt = fmt;
     o->out = out;
-    if (fmt == WKV_OUT_JSON)
+    if (fmt == CLI_OUT_JSON)
         o->segments = json_array_new();
     return o;
 }
 
-void wkv_output_free(wkv_output *o)
+void cli_output_free(cli_output *o)
 {
     if (!o)
         return;
@@ -83,7 +83,7 @@ void wkv_output_free(wkv_output *o)
     g_free(o->first_language);
     g_free(o->alignment_heads);
     g_free(o->compute_type);
-    wkv_cues_free(o->cues);
+    cue_writer_free(o->cues);
     if (o->language_probs)
         json_array_unref(o->language_probs);
     if (o->live)
@@ -95,9 +95,9 @@ void wkv_output_free(wkv_output *o)
     g_free(o);
 }
 
-void wkv_output_begin(wkv_output *o)
+void cli_output_begin(cli_output *o)
 {
-    if (o->fmt == WKV_OUT_VTT) {
+    if (o->fmt == CLI_OUT_VTT) {
         fputs("WEBVTT\n\n", o->out);
         fflush(o->out);
     }
@@ -129,7 +129,7 @@ static char *line_text(const char *text, gboolean vtt)
 }
 
 /* committed_at: NAN when not live */
-static void json_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
+static void json_segment(cli_output *o, const wkv_segment *seg, double committed_at)
 {
     JsonObject *obj = json_object_new();
     json_object_set_int_member(obj, "seek", seg->seek);
@@ -169,19 +169,19 @@ static void json_segment(wkv_output *o, const wkv_segment *seg, double committed
     json_array_add_object_element(o->segments, obj);
 }
 
-static void write_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
+static void write_segment(cli_output *o, const wkv_segment *seg, double committed_at)
 {
     if (!o->first_language && seg->language)
         o->first_language = g_strdup(seg->language);
-    if (o->fmt == WKV_OUT_JSON) {
+    if (o->fmt == CLI_OUT_JSON) {
         json_segment(o, seg, committed_at);
         return;
     }
     if (o->cues) {
-        wkv_cues_segment(o->cues, seg);
+        cue_writer_segment(o->cues, seg);
         return;
     }
-    char *text = line_text(seg->text, o->fmt == WKV_OUT_VTT);
+    char *text = line_text(seg->text, o->fmt == CLI_OUT_VTT);
     if (!*text) {
         g_free(text);
         return;
@@ -189,28 +189,28 @@ static void write_segment(wkv_output *o, const wkv_segment *seg, double committe
     char a[32], b[32];
     double end = seg->end < seg->start ? seg->start : seg->end;
     switch (o->fmt) {
-    case WKV_OUT_TXT:
+    case CLI_OUT_TXT:
         fprintf(o->out, "%s\n", text);
         break;
-    case WKV_OUT_SRT:
-        wkv_format_timestamp(seg->start, ',', a, sizeof a);
-        wkv_format_timestamp(end, ',', b, sizeof b);
+    case CLI_OUT_SRT:
+        cli_format_timestamp(seg->start, ',', a, sizeof a);
+        cli_format_timestamp(end, ',', b, sizeof b);
         fprintf(o->out, "%d\n%s --> %s\n%s\n\n", ++o->cue, a, b, text);
         break;
-    case WKV_OUT_VTT:
-        wkv_format_timestamp(seg->start, '.', a, sizeof a);
-        wkv_format_timestamp(end, '.', b, sizeof b);
+    case CLI_OUT_VTT:
+        cli_format_timestamp(seg->start, '.', a, sizeof a);
+        cli_format_timestamp(end, '.', b, sizeof b);
         o->cue++;
         fprintf(o->out, "%s --> %s\n%s\n\n", a, b, text);
         break;
-    case WKV_OUT_JSON:
+    case CLI_OUT_JSON:
         break;
     }
     fflush(o->out);
     g_free(text);
 }
 
-void wkv_output_segment(wkv_output *o, const wkv_segment *seg)
+void cli_output_segment(cli_output *o, const wkv_segment *seg)
 {
     write_segment(o, seg, NAN);
 }
@@ -222,7 +222,7 @@ static void add_delay(GArray **a, double d)
     g_array_append_val(*a, d);
 }
 
-void wkv_output_live_segment(wkv_output *o, const wkv_segment *seg, double committed_at)
+void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double committed_at)
 {
     add_delay(&o->final_delays, committed_at - seg->end);
     for (int i = 0; o->words && i < seg->n_words; i++)
@@ -253,7 +253,7 @@ static JsonObject *delay_summary(GArray *a)
     return j;
 }
 
-void wkv_output_set_live(wkv_output *o, const wkv_out_live *l)
+void cli_output_set_live(cli_output *o, const cli_out_live *l)
 {
     if (o->live)
         json_object_unref(o->live);
@@ -307,7 +307,7 @@ static void set_hparams(JsonObject *obj, const wkv_hparams *hp)
         json_object_set_int_member(obj, fields[i].name, fields[i].value);
 }
 
-void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const float *probs)
+void cli_output_set_language_probs(cli_output *o, const wkv_model *model, const float *probs)
 {
     const wkv_specials *sp = wkv_model_specials(model);
     int taken[128] = {0};
@@ -328,12 +328,12 @@ void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const 
     }
 }
 
-gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
-                           double duration, const wkv_out_timings *t)
+gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *language,
+                           double duration, const cli_out_timings *t)
 {
     if (o->cues)
-        wkv_cues_finish(o->cues);
-    if (o->fmt != WKV_OUT_JSON)
+        cue_writer_finish(o->cues);
+    if (o->fmt != CLI_OUT_JSON)
         return fflush(o->out) == 0 && !ferror(o->out);
 
     JsonObject *root = json_object_new();

@@ -1,6 +1,6 @@
 /* The CLI's output formats: plain text, SubRip, WebVTT and JSON. */
-#ifndef WKV_OUTPUT_H
-#define WKV_OUTPUT_H
+#ifndef CLI_OUTPUT_H
+#define CLI_OUTPUT_H
 
 #include <stdio.h>
 
@@ -10,14 +10,14 @@
 #include "whisperkv.h"
 
 typedef enum {
-    WKV_OUT_TXT,
-    WKV_OUT_SRT,
-    WKV_OUT_VTT,
-    WKV_OUT_JSON,
-} wkv_out_format;
+    CLI_OUT_TXT,
+    CLI_OUT_SRT,
+    CLI_OUT_VTT,
+    CLI_OUT_JSON,
+} cli_out_format;
 
 /* "txt", "srt", "vtt" or "json" -> format; FALSE for anything else. */
-gboolean wkv_out_format_parse(const char *name, wkv_out_format *fmt);
+gboolean cli_out_format_parse(const char *name, cli_out_format *fmt);
 
 /* What the JSON `timings` object reports. */
 typedef struct {
@@ -25,20 +25,20 @@ typedef struct {
     gint64 windows, tokens;
     double align_ms;      /* word timestamps: the alignment passes (align_windows > 0) */
     gint64 align_windows;
-} wkv_out_timings;
+} cli_out_timings;
 
-typedef struct wkv_output wkv_output;
+typedef struct cli_output cli_output;
 
 /* Writes to `out` (not closed by the output).  txt, srt and vtt are written segment by
- * segment as they come (and flushed); json is written by wkv_output_finish. */
-wkv_output *wkv_output_new(wkv_out_format fmt, FILE *out);
-void wkv_output_free(wkv_output *o);
+ * segment as they come (and flushed); json is written by cli_output_finish. */
+cli_output *cli_output_new(cli_out_format fmt, FILE *out);
+void cli_output_free(cli_output *o);
 /* The header (the WEBVTT line), if the format has one. */
-void wkv_output_begin(wkv_output *o);
-void wkv_output_segment(wkv_output *o, const wkv_segment *seg);
+void cli_output_begin(cli_output *o);
+void cli_output_segment(cli_output *o, const wkv_segment *seg);
 /* Live mode (--live): a final segment and the stream time (seconds) when its text
  * became final; JSON segments then carry `committed_at`. */
-void wkv_output_live_segment(wkv_output *o, const wkv_segment *seg, double committed_at);
+void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double committed_at);
 
 /* What the JSON `live` object reports: the stream's settings and figures. */
 typedef struct {
@@ -48,32 +48,32 @@ typedef struct {
     double delay_median, delay_mean, delay_worst; /* committed_at - end, seconds */
     double busy_ms, max_run_ms; /* compute time of the runs: total, longest */
     double finished_at;         /* stream time when the last text was final */
-} wkv_out_live;
+} cli_out_live;
 
 /* JSON: adds the `live` object, with the delays (committed_at - end) of the finals
- * written by wkv_output_live_segment, `final_delay`, and of their words, `word_delay`
+ * written by cli_output_live_segment, `final_delay`, and of their words, `word_delay`
  * (with word timestamps): {count, median, p90, worst}. */
-void wkv_output_set_live(wkv_output *o, const wkv_out_live *live);
+void cli_output_set_live(cli_output *o, const cli_out_live *live);
+/* JSON: `language_probs`, the ten most probable languages of detection (probs has
+ * wkv_model_specials()->n_langs entries). */
+void cli_output_set_language_probs(cli_output *o, const wkv_model *model, const float *probs);
 /* Writes what the format keeps for the end (the whole JSON document).  `duration` is
  * the audio's length in seconds; `language` "auto" is reported as the language of the
  * first segment.  Returns FALSE if writing failed. */
-/* JSON: `language_probs`, the ten most probable languages of detection (probs has
- * wkv_model_specials()->n_langs entries). */
-void wkv_output_set_language_probs(wkv_output *o, const wkv_model *model, const float *probs);
-gboolean wkv_output_finish(wkv_output *o, const wkv_model *model, const char *language,
-                           double duration, const wkv_out_timings *timings);
+gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *language,
+                           double duration, const cli_out_timings *timings);
 
 /* Word timestamps are on: srt/vtt cues are cut from the words with these options
  * (subtitles.c), json segments list their words and the JSON names the alignment
  * heads.  Call before the first segment. */
-void wkv_output_set_words(wkv_output *o, const wkv_cue_options *cues,
+void cli_output_set_words(cli_output *o, const cue_options *cues,
                           const char *alignment_heads);
 
 /* JSON: `compute_type`, what the context computes on (`auto` resolved); the document
  * also says what ran the f32 products (`f32_products`: `library`, `kernels`). */
-void wkv_output_set_compute_type(wkv_output *o, const char *name);
+void cli_output_set_compute_type(cli_output *o, const char *name);
 
 /* "HH:MM:SS<sep>mmm" for t seconds (negative clamps to 0); buf needs 32 bytes. */
-void wkv_format_timestamp(double t, char sep, char *buf, size_t size);
+void cli_format_timestamp(double t, char sep, char *buf, size_t size);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-struct wkv_cues {
+struct cue_writer {
     gboolean vtt, highlight;
     FILE *out;
     int n_cues;
@@ -26,7 +26,7 @@ static void timestamp(double t, gboolean vtt, char *buf, size_t size)
                    "%c%03" G_GINT64_FORMAT, h, m, s, vtt ? '.' : ',', ms % 1000);
 }
 
-static void write_cue(wkv_cues *c, const char *a, const char *b, const char *text)
+static void write_cue(cue_writer *c, const char *a, const char *b, const char *text)
 {
     if (c->vtt)
         fprintf(c->out, "%s --> %s\n%s\n\n", a, b, text);
@@ -37,7 +37,7 @@ static void write_cue(wkv_cues *c, const char *a, const char *b, const char *tex
 static void write_part(const wkv_cue_word *q, guint n, double start, double end, int mark,
                        void *user)
 {
-    wkv_cues *c = user;
+    cue_writer *c = user;
     char a[48], b[48];
     timestamp(start, c->vtt, a, sizeof a);
     timestamp(end, c->vtt, b, sizeof b);
@@ -48,14 +48,14 @@ static void write_part(const wkv_cue_word *q, guint n, double start, double end,
 
 static void emit(const wkv_cue_word *q, guint n, void *user)
 {
-    wkv_cues *c = user;
+    cue_writer *c = user;
     wkv_cue_parts(q, n, c->highlight, write_part, c);
     fflush(c->out);
 }
 
-wkv_cues *wkv_cues_new(const wkv_cue_options *opts, gboolean vtt, FILE *out)
+cue_writer *cue_writer_new(const cue_options *opts, gboolean vtt, FILE *out)
 {
-    wkv_cues *c = g_new0(wkv_cues, 1);
+    cue_writer *c = g_new0(cue_writer, 1);
     c->vtt = vtt;
     c->highlight = opts->highlight_words;
     c->out = out;
@@ -63,17 +63,17 @@ wkv_cues *wkv_cues_new(const wkv_cue_options *opts, gboolean vtt, FILE *out)
     return c;
 }
 
-void wkv_cues_segment(wkv_cues *c, const wkv_segment *seg)
+void cue_writer_segment(cue_writer *c, const wkv_segment *seg)
 {
     wkv_cue_cutter_segment(c->cut, seg);
 }
 
-void wkv_cues_finish(wkv_cues *c)
+void cue_writer_finish(cue_writer *c)
 {
     wkv_cue_cutter_finish(c->cut);
 }
 
-void wkv_cues_free(wkv_cues *c)
+void cue_writer_free(cue_writer *c)
 {
     if (!c)
         return;

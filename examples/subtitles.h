@@ -1,8 +1,8 @@
 /* SubRip and WebVTT cues cut from words the way the reference's writers cut them
  * (openai/whisper's utils.py, SubtitlesWriter.iterate_result): line width, lines per
  * cue, words per line, highlighted words. */
-#ifndef WKV_SUBTITLES_H
-#define WKV_SUBTITLES_H
+#ifndef CLI_SUBTITLES_H
+#define CLI_SUBTITLES_H
 
 #include <stdio.h>
 
@@ -14,17 +14,17 @@
 typedef struct {
     wkv_cue_cut_options cut; /* where cues break (cues/cue_cut.h) */
     gboolean highlight_words;
-} wkv_cue_options;
+} cue_options;
 
-typedef struct wkv_cues wkv_cues;
+typedef struct cue_writer cue_writer;
 
 /* Cues go to `out` as they are complete; vtt: WebVTT cues ('&', '<', '>' escaped),
  * else SubRip.  Control characters other than '\n' are dropped from the text. */
-wkv_cues *wkv_cues_new(const wkv_cue_options *opts, gboolean vtt, FILE *out);
+cue_writer *cue_writer_new(const cue_options *opts, gboolean vtt, FILE *out);
 /* The words of the next segment (a segment without words adds nothing). */
-void wkv_cues_segment(wkv_cues *c, const wkv_segment *seg);
+void cue_writer_segment(cue_writer *c, const wkv_segment *seg);
 /* Writes the last cue. */
-void wkv_cues_finish(wkv_cues *c);
-void wkv_cues_free(wkv_cues *c);
+void cue_writer_finish(cue_writer *c);
+void cue_writer_free(cue_writer *c);
 
 #endif

@@ -333,8 +333,8 @@ static void on_progress(int64_t seek, int64_t total, void *user)
         return;
     p->last_percent = pct;
     char a[32], b[32];
-    wkv_format_timestamp((double)MIN(seek, total) / 100.0, '.', a, sizeof a);
-    wkv_format_timestamp((double)total / 100.0, '.', b, sizeof b);
+    cli_format_timestamp((double)MIN(seek, total) / 100.0, '.', a, sizeof a);
+    cli_format_timestamp((double)total / 100.0, '.', b, sizeof b);
     fprintf(stderr, "%s%s: %3d%% (%s / %s)%s", p->tty ? "\r" : "", PROG, pct, a, b,
             p->tty ? "" : "\n");
     fflush(stderr);
@@ -344,7 +344,7 @@ static void on_progress(int64_t seek, int64_t total, void *user)
 
 static int on_segment(const wkv_segment *seg, void *user)
 {
-    wkv_output *out = ((void **)user)[0];
+    cli_output *out = ((void **)user)[0];
     progress_state *p = ((void **)user)[1];
     if (p->line_open && p->out_tty) {
         /* results on the same terminal: erase the progress line, redrawn later */
@@ -356,7 +356,7 @@ static int on_segment(const wkv_segment *seg, void *user)
     wkv_segment mapped;
     wkv_word *words;
     /* with VAD: onto the input's timeline */
-    wkv_output_segment(out, wkv_cli_vad_map(seg, &mapped, &words));
+    cli_output_segment(out, cli_vad_map(seg, &mapped, &words));
     g_free(words);
     return 0;
 }
@@ -474,7 +474,7 @@ static void on_live_segment(const wkv_stream_segment *s, void *user)
         .compression_ratio = s->compression_ratio, .temperature = s->temperature,
         .language = s->language, .words = s->words, .n_words = s->n_words,
     };
-    wkv_output_live_segment(user, &seg, s->committed_at);
+    cli_output_live_segment(user, &seg, s->committed_at);
 }
 
 /* Stream seconds now: the wall clock since t0 (--realtime), or the virtual clock. */
@@ -488,13 +488,13 @@ static double live_now(double t0_ms, double vnow)
  * compute time moves `now` on; --realtime sleeps until the audio is due instead.
  * Returns the number of finals, or -1 with *err. */
 static int run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
-                    wkv_output *out, char **language, char **err)
+                    cli_output *out, char **language, char **err)
 {
     wkv_stream_options so;
     wkv_stream_options_default(&so);
     so.step_ms = opt_step;
     so.latency_ms = opt_latency;
-    if (wkv_cli_vad_live(&so, err) != 0)
+    if (cli_vad_live(&so, err) != 0)
         return -1;
     wkv_stream *st = wkv_stream_new(ctx, opts, &so, on_live_segment, out, err);
     if (!st)
@@ -525,7 +525,7 @@ static int run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_opti
         rc = wkv_stream_finish(st, live_now(t0, vnow), err);
     wkv_stream_get_stats(st, &ss);
     vnow += (ss.busy_ms - busy) / 1000.0;
-    wkv_out_live l = {
+    cli_out_live l = {
         .step_ms = opt_step, .latency_ms = opt_latency, .realtime = opt_realtime,
         .runs = ss.runs, .silent_runs = ss.silent_runs, .forced_runs = ss.forced_runs,
         .finals = ss.finals, .forced_finals = ss.forced_finals, .partials = ss.partials,
@@ -533,7 +533,7 @@ static int run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_opti
         .delay_worst = ss.delay_max, .busy_ms = ss.busy_ms, .max_run_ms = ss.max_busy_ms,
         .finished_at = live_now(t0, vnow),
     };
-    wkv_output_set_live(out, &l);
+    cli_output_set_live(out, &l);
     *language = g_strdup(wkv_stream_language(st));
     wkv_stream_free(st);
     if (rc >= 0)
@@ -555,9 +555,9 @@ int main(int argc, char **argv)
     g_option_context_set_summary(octx, "Speech to text with OpenAI Whisper models (whisperkv).");
     g_option_context_set_description(octx, description);
     g_option_context_add_main_entries(octx, entries, NULL);
-    g_option_context_add_main_entries(octx, wkv_cli_vad_entries, NULL);
+    g_option_context_add_main_entries(octx, cli_vad_entries, NULL);
     g_option_context_add_group(octx, gst_init_get_option_group());
-    g_option_context_add_group(octx, wkv_word_option_group());
+    g_option_context_add_group(octx, cli_word_option_group());
     GError *gerr = NULL;
     gboolean parsed = g_option_context_parse(octx, &argc, &argv, &gerr);
     g_option_context_free(octx);
@@ -575,8 +575,8 @@ int main(int argc, char **argv)
         return usage("give one audio file, not %u", n_files);
     const char *file = opt_files[0];
 
-    wkv_out_format fmt = WKV_OUT_TXT;
-    if (opt_format && !wkv_out_format_parse(opt_format, &fmt))
+    cli_out_format fmt = CLI_OUT_TXT;
+    if (opt_format && !cli_out_format_parse(opt_format, &fmt))
         return usage("unknown output format '%s' (txt, srt, vtt or json)", opt_format);
 
     wkv_mel_norm norm = WKV_MEL_GLOBAL;
@@ -620,7 +620,7 @@ int main(int argc, char **argv)
          opt_logprob_threshold > 0))
         return usage("thresholds must be numbers");
 
-    char *word_problem = wkv_word_options_check();
+    char *word_problem = cli_word_options_check();
     if (word_problem) {
         int st = usage("%s", word_problem);
         g_free(word_problem);
@@ -635,15 +635,15 @@ int main(int argc, char **argv)
                          opt_logits_tokens);
     }
 
-    char *vad_bad = wkv_cli_vad_check();
+    char *vad_bad = cli_vad_check();
     if (vad_bad) {
         int st = usage("%s", vad_bad);
         g_free(vad_bad);
         return st;
     }
-    if (wkv_cli_vad_only()) { /* no Whisper model needed */
+    if (cli_vad_only()) { /* no Whisper model needed */
         char *msg = NULL;
-        int st = wkv_cli_vad_only_run(file, fmt, opt_output_file, &msg);
+        int st = cli_vad_only_run(file, fmt, opt_output_file, &msg);
         if (st)
             fail(st, "%s", msg);
         g_free(msg);
@@ -660,7 +660,7 @@ int main(int argc, char **argv)
     wkv_model *model = NULL;
     wkv_context *ctx = NULL;
     wkv_mel *mel = NULL;
-    wkv_output *out = NULL;
+    cli_output *out = NULL;
     float *pcm = NULL;
     FILE *outf = stdout;
     char *err = NULL;
@@ -704,7 +704,7 @@ int main(int argc, char **argv)
 
     GError *aerr = NULL;
     gsize n_samples = 0;
-    pcm = wkv_audio_load(file, &n_samples, &aerr);
+    pcm = cli_audio_load(file, &n_samples, &aerr);
     if (!pcm) {
         status = fail(1, "%s", aerr ? aerr->message : "cannot decode the audio");
         g_clear_error(&aerr);
@@ -712,7 +712,7 @@ int main(int argc, char **argv)
     }
     double duration = (double)n_samples / WKV_SAMPLE_RATE;
     /* live, the stream gates with VAD itself (run_live) */
-    if (wkv_cli_vad_enabled() && !opt_live && wkv_cli_vad_filter(&pcm, &n_samples, &err) != 0) {
+    if (cli_vad_enabled() && !opt_live && cli_vad_filter(&pcm, &n_samples, &err) != 0) {
         status = fail(1, "%s", err);
         goto done;
     }
@@ -789,9 +789,9 @@ int main(int argc, char **argv)
     prog.last_percent = -1;
     prog.out_tty = outf == stdout && isatty(STDOUT_FILENO);
 
-    out = wkv_output_new(fmt, outf);
-    wkv_output_set_compute_type(out, wkv_compute_type_name(wkv_context_compute_type(ctx)));
-    if (!wkv_word_options_apply(model, &opts, out, &err)) {
+    out = cli_output_new(fmt, outf);
+    cli_output_set_compute_type(out, wkv_compute_type_name(wkv_context_compute_type(ctx)));
+    if (!cli_word_options_apply(model, &opts, out, &err)) {
         status = usage("%s", err);
         goto done;
     }
@@ -805,7 +805,7 @@ int main(int argc, char **argv)
         if (lang >= 0) {
             opts.language = wkv_lang_code(model, lang);
             language = opts.language;
-            wkv_output_set_language_probs(out, model, probs);
+            cli_output_set_language_probs(out, model, probs);
             fprintf(stderr, "detected language: %s (p = %.3f)\n", language,
                     probs[lang - sp->lang_begin]);
         }
@@ -817,7 +817,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    wkv_output_begin(out);
+    cli_output_begin(out);
     void *cb_data[2] = {out, &prog};
     int n_seg;
     if (opt_live) {
@@ -837,7 +837,7 @@ int main(int argc, char **argv)
     }
 
     const wkv_stats *st = wkv_context_stats(ctx);
-    wkv_out_timings tm = {
+    cli_out_timings tm = {
         .load_ms = load_ms,
         .mel_ms = mel_ms + st->mel_ms,
         .encode_ms = st->encode_ms,
@@ -847,7 +847,7 @@ int main(int argc, char **argv)
         .align_ms = st->align_ms,
         .align_windows = st->align_passes,
     };
-    if (!wkv_output_finish(out, model, language, duration, &tm)) {
+    if (!cli_output_finish(out, model, language, duration, &tm)) {
         status = fail(1, "cannot write '%s': %s", opt_output_file ? opt_output_file : "stdout",
                       g_strerror(errno));
         goto done;
@@ -855,8 +855,8 @@ int main(int argc, char **argv)
     status = 0;
 
 done:
-    wkv_cli_vad_cleanup();
-    wkv_output_free(out);
+    cli_vad_cleanup();
+    cli_output_free(out);
     if (outf != stdout && fclose(outf) != 0 && status == 0)
         status = fail(1, "cannot write '%s': %s", opt_output_file, g_strerror(errno));
     wkv_context_free(ctx);

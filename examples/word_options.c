@@ -44,7 +44,7 @@ static GOptionEntry word_entries[] = {
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-GOptionGroup *wkv_word_option_group(void)
+GOptionGroup *cli_word_option_group(void)
 {
     GOptionGroup *g = g_option_group_new("words", "Word timestamps and subtitle cues:",
                                          "Show the word-timestamp options", NULL, NULL);
@@ -69,7 +69,7 @@ static gboolean clip_list_ok(const char *s)
     return TRUE;
 }
 
-char *wkv_word_options_check(void)
+char *cli_word_options_check(void)
 {
     const struct {
         gboolean given;
@@ -102,7 +102,7 @@ char *wkv_word_options_check(void)
     return NULL;
 }
 
-gboolean wkv_word_options_apply(const wkv_model *model, wkv_options *opts, wkv_output *out,
+gboolean cli_word_options_apply(const wkv_model *model, wkv_options *opts, cli_output *out,
                                 char **error)
 {
     opts->clip_timestamps = opt_clip;
@@ -123,9 +123,9 @@ gboolean wkv_word_options_apply(const wkv_model *model, wkv_options *opts, wkv_o
     opts->append_punctuations = opt_append;
     if (!isnan(opt_hallucination))
         opts->hallucination_silence_threshold = (float)opt_hallucination;
-    wkv_cue_options cues = {{MAX(opt_width, 0), MAX(opt_count, 0), MAX(opt_per_line, 0)},
+    cue_options cues = {{MAX(opt_width, 0), MAX(opt_count, 0), MAX(opt_per_line, 0)},
                             opt_highlight};
-    wkv_output_set_words(out, &cues, name);
+    cli_output_set_words(out, &cues, name);
     free(name);
     return TRUE;
 }
