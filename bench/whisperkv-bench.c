@@ -323,18 +323,14 @@ static void print_smaps(const char *label)
 
 /* Bytes per weight of a file's matrices as the engine keeps them (as stored): f32,
  * f16, or the ggml block's bytes over its 32 weights (ftype codes as whisper.cpp's
- * quantize writes them; the low three digits, the high ones are its version). */
+ * quantize writes them; the low three digits, the high ones are its version), from
+ * the generator's table of types (the core's is internal). */
 static double stored_bytes_per_weight(int ftype)
 {
-    switch (ftype % 1000) {
-    case 0: return 4.0;
-    case 2: return 18.0 / 32;  /* q4_0 */
-    case 3: return 20.0 / 32;  /* q4_1 */
-    case 7: return 34.0 / 32;  /* q8_0 */
-    case 8: return 22.0 / 32;  /* q5_0 */
-    case 9: return 24.0 / 32;  /* q5_1 */
-    default: return 2.0;       /* f16 */
-    }
+    int type = gen_quant_type(ftype % 1000);
+    if (type >= 0)
+        return (double)gen_quant_block_bytes(type) / 32;
+    return ftype % 1000 == 0 ? 4.0 : 2.0; /* f32, else f16 */
 }
 
 /* Bytes of decoder weights one single-token step reads: per block the self-attention

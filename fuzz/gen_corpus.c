@@ -79,16 +79,15 @@ static int build(int ftype, int n_state, int n_vocab, int n_mels, int conv1d, ui
 
 static void model_corpus(void)
 {
-    static const int qtypes[] = {2, 3, 7, 8, 9};
     uint8_t *d;
     size_t n;
     gen_layout lay;
     char name[64];
-    for (size_t i = 0; i < sizeof qtypes / sizeof *qtypes; i++)
-        if (build(qtypes[i], 32, 51864, 80, 0, &d, &n, NULL) == 0) {
-            snprintf(name, sizeof name, "valid-%s", gen_ftype_name(qtypes[i]));
+    for (int ft = 0; ft < 1000; ft++) /* every quantized ftype the generator writes */
+        if (gen_quant_type(ft) >= 0 && build(ft, 32, 51864, 80, 0, &d, &n, NULL) == 0) {
+            snprintf(name, sizeof name, "valid-%s", gen_ftype_name(ft));
             put(name, d, n);
-            if (qtypes[i] == 7) { /* a q8_0 block scale of 65504: 127 * 65504 overflows f16 */
+            if (ft == 7) { /* a q8_0 block scale of 65504: 127 * 65504 overflows f16 */
                 gen_layout l2;
                 free(d);
                 if (build(7, 32, 51864, 80, 0, &d, &n, &l2) == 0) {

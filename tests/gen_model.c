@@ -3,7 +3,7 @@
  *   gen_model --out PATH [--size micro|tiny|base|small|large-v3-turbo] [--n-state N]
  *             [--n-head N] [--n-layer N] [--n-audio-layer N] [--n-text-layer N]
  *             [--n-mels 80|128] [--n-vocab 51864|51865|51866]
- *             [--ftype f32|f16|q8_0|q5_0|q5_1|q4_0|q4_1] [--seed N]
+ *             [--ftype f32|f16|q4_0|q4_1|q8_0|q5_0|q5_1] [--seed N]
  *             [--vocab-from FILE]
  */
 #include "genlib.h"
@@ -15,6 +15,7 @@
 
 static void usage(FILE *f)
 {
+    char types[128];
     fprintf(f,
             "usage: gen_model --out PATH [options]\n"
             "  --size NAME             preset (default micro): micro = 64 state, 2 heads,\n"
@@ -30,14 +31,15 @@ static void usage(FILE *f)
             "  --n-vocab 51864|51865|51866\n"
             "                          English-only, multilingual, large-v3 (default\n"
             "                          51864, or the vocabulary file's)\n"
-            "  --ftype f32|f16|q8_0|q5_0|q5_1|q4_0|q4_1\n"
+            "  --ftype %s\n"
             "                          weight type (default f16); the quantized ones as\n"
             "                          whisper.cpp's quantizer writes them (2-D matrices\n"
             "                          quantized, conv weights f16, the rest f32)\n"
             "  --seed N                PRNG seed (default 1)\n"
             "  --vocab-from FILE       copy the mel filters and the vocabulary from this\n"
             "                          ggml file (default: synthetic vocabulary and\n"
-            "                          computed Slaney mel filters)\n");
+            "                          computed Slaney mel filters)\n",
+            gen_ftype_list(types, sizeof types, "|", 0, 0));
 }
 
 static int parse_int(const char *opt, const char *s, long lo, long hi, long *out)
@@ -125,7 +127,9 @@ int main(int argc, char **argv)
     }
     p.ftype = gen_ftype_parse(ftype);
     if (p.ftype < 0) {
-        fprintf(stderr, "gen_model: --ftype must be f32, f16, q8_0, q5_0, q5_1, q4_0 or q4_1\n");
+        char types[128];
+        fprintf(stderr, "gen_model: --ftype must be one of %s\n",
+                gen_ftype_list(types, sizeof types, ", ", 0, 0));
         return 2;
     }
     if (n_state)

@@ -411,39 +411,36 @@ done:
 
 #define QK 32
 
+/* The generator's own table of the types it writes, kept apart from the core's
+ * (core/model/quant.h) so that a wrong row there is caught: test_quant checks that the
+ * two agree.  type: the ggml tensor type of the quantized matrices (-1: none). */
+static const struct {
+    const char *name;
+    int ftype, type;
+    size_t block_bytes;
+} FTYPES[] = {{"f32", 0, -1, 0},  {"f16", 1, -1, 0},  {"q4_0", 2, 2, 18}, {"q4_1", 3, 3, 20},
+              {"q8_0", 7, 8, 34}, {"q5_0", 8, 6, 22}, {"q5_1", 9, 7, 24}};
+#define N_FTYPES (sizeof FTYPES / sizeof *FTYPES)
+
 int gen_quant_type(int ftype)
 {
-    switch (ftype) {
-    case 2: return 2; /* q4_0 */
-    case 3: return 3; /* q4_1 */
-    case 7: return 8; /* q8_0 */
-    case 8: return 6; /* q5_0 */
-    case 9: return 7; /* q5_1 */
-    default: return -1;
-    }
+    for (size_t i = 0; i < N_FTYPES; i++)
+        if (FTYPES[i].ftype == ftype)
+            return FTYPES[i].type;
+    return -1;
 }
 
 size_t gen_quant_block_bytes(int type)
 {
-    switch (type) {
-    case 2: return 18;
-    case 3: return 20;
-    case 6: return 22;
-    case 7: return 24;
-    case 8: return 34;
-    default: return 0;
-    }
+    for (size_t i = 0; type >= 0 && i < N_FTYPES; i++)
+        if (FTYPES[i].type == type)
+            return FTYPES[i].block_bytes;
+    return 0;
 }
-
-static const struct {
-    const char *name;
-    int ftype;
-} FTYPES[] = {{"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q4_1", 3},
-              {"q8_0", 7}, {"q5_0", 8}, {"q5_1", 9}};
 
 int gen_ftype_parse(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof FTYPES / sizeof *FTYPES; i++)
+    for (size_t i = 0; name && i < N_FTYPES; i++)
         if (strcmp(name, FTYPES[i].name) == 0)
             return FTYPES[i].ftype;
     return -1;
@@ -451,10 +448,28 @@ int gen_ftype_parse(const char *name)
 
 const char *gen_ftype_name(int ftype)
 {
-    for (size_t i = 0; i < sizeof FTYPES / sizeof *FTYPES; i++)
+    for (size_t i = 0; i < N_FTYPES; i++)
         if (FTYPES[i].ftype == ftype)
             return FTYPES[i].name;
     return NULL;
+}
+
+char *gen_ftype_list(char *buf, size_t cap, const char *sep, int quantized, int numbered)
+{
+    size_t at = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; i < N_FTYPES && at < cap; i++) {
+        if (quantized && FTYPES[i].type < 0)
+            continue;
+        int w = numbered ? snprintf(buf + at, cap - at, "%s%d (%s)", at ? sep : "",
+                                    FTYPES[i].ftype, FTYPES[i].name)
+                         : snprintf(buf + at, cap - at, "%s%s", at ? sep : "", FTYPES[i].name);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return buf;
 }
 
 static void put_f16(uint8_t *p, float v)
@@ -789,9 +804,10 @@ static int check_params(const gen_params *p, char **error)
         gen_err(error, "n_mels %d: expected 80 or 128", p->n_mels);
         return -1;
     }
-    if (p->ftype != 0 && p->ftype != 1 && gen_quant_type(p->ftype) < 0) {
-        gen_err(error, "ftype %d: expected 0 (f32), 1 (f16), 2 (q4_0), 3 (q4_1), 7 (q8_0), "
-                       "8 (q5_0) or 9 (q5_1)", p->ftype);
+    if (!gen_ftype_name(p->ftype)) {
+        char list[160];
+        gen_err(error, "ftype %d: expected one of %s", p->ftype,
+                gen_ftype_list(list, sizeof list, ", ", 0, 1));
         return -1;
     }
     if (gen_quant_type(p->ftype) >= 0 && p->n_state % QK) {

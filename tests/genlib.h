@@ -92,6 +92,10 @@ void gen_mel_filters(int n_mels, float *out);
  * -1 / NULL when unknown. */
 int gen_ftype_parse(const char *name);
 const char *gen_ftype_name(int ftype);
+/* The generator's types for usage lines and messages, in ftype order, joined by sep,
+ * into buf (returned): "f32|f16|q4_0|..."; quantized: only those; numbered:
+ * "0 (f32), 1 (f16), ...". */
+char *gen_ftype_list(char *buf, size_t cap, const char *sep, int quantized, int numbered);
 /* The ggml tensor type of a quantized ftype (2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 8 Q8_0),
  * or -1; and the bytes of one 32-value block of such a type (0 for others). */
 int gen_quant_type(int ftype);

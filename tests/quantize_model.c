@@ -5,7 +5,7 @@
  * ftype becomes 2000 + type (quantization version 2).  The block quantizer is
  * genlib's (gen_quantize_block), written independently of the core's dequantizer.
  *
- *   quantize_model IN.bin OUT.bin q8_0|q5_0|q5_1|q4_0|q4_1
+ *   quantize_model IN.bin OUT.bin q4_0|q4_1|q8_0|q5_0|q5_1
  *
  * Every size read from IN is checked against the bytes left before it is used. */
 #include <stdint.h>
@@ -125,7 +125,9 @@ int main(int argc, char **argv)
 {
     int ftype = argc == 4 ? gen_ftype_parse(argv[3]) : -1;
     if (argc != 4 || gen_quant_type(ftype) < 0) {
-        fprintf(stderr, "usage: quantize_model IN.bin OUT.bin q8_0|q5_0|q5_1|q4_0|q4_1\n");
+        char types[128];
+        fprintf(stderr, "usage: quantize_model IN.bin OUT.bin %s\n",
+                gen_ftype_list(types, sizeof types, "|", 1, 0));
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");

@@ -532,6 +532,11 @@ static void check_malformed(void)
     fail_i32(base, size, tq->hdr_off + 8, 6, "q5_0", "tensor type 6 (q5_0), v0 file");
     fail_i32(base, size, tq->hdr_off + 8, 7, "q5_1", "tensor type 7 (q5_1), v0 file");
     fail_i32(base, size, tq->hdr_off + 8, 4, "unknown tensor type", "tensor type 4");
+    /* ggml's q8_1, past quant.h's table: refused here, at load, with the table's types,
+     * so no kernel ever sees it */
+    fail_i32(base, size, tq->hdr_off + 8, 9,
+             "unknown tensor type 9 (expected 0 = f32, 1 = f16, 2 = q4_0",
+             "tensor type 9 (past the table)");
     fail_i32(base, size, tq->hdr_off + 8, 99, "unknown tensor type", "tensor type 99");
     fail_i32(base, size, tq->hdr_off + 8, -1, "unknown tensor type", "tensor type -1");
     {

@@ -166,7 +166,7 @@ static void check_weights(const wkv_model *fm, const wkv_model *qm, const uint8_
             CHECK(blocks >= qm->arenaq && blocks + t->data_bytes <= qm->arenaq + qm->arenaq_bytes &&
                       memcmp(blocks, data + t->data_off, t->data_bytes) == 0,
                   "%s: blocks differ from the file's or lie outside the arena", t->name);
-            wkv_dequantize(t->type, blocks, wide, count / 32);
+            wkv_row_to_f32(t->type, blocks, wide, count);
             st->n_kept += count;
             st->kept_bytes += t->data_bytes;
             got = wide;
@@ -334,6 +334,57 @@ static void check_type(const char *size, const qcase *qc, double *enc_err, doubl
     gen_layout_free(&qlay);
 }
 
+/* quant.h's table against the generator's own (tests/genlib.c, written apart from it):
+ * the same names, ftypes, tensor types and block sizes, and both tables list the same
+ * types; every block type has a case below (its tolerance is measured, so it is
+ * written there).  The list of names is spelled out once more here, for the places
+ * that cannot read the table (quant.h lists them: the element's "model" blurb,
+ * tools/outputs.sh, the docs), which must change with it. */
+static void check_tables(const qcase *cases, size_t n_cases)
+{
+    int n_core = 0, n_gen = 0;
+    for (int t = 0; t <= WKV_TYPE_MAX; t++) {
+        const wkv_qtype *q = wkv_qtype_of(t);
+        if (!q)
+            continue;
+        n_core++;
+        const wkv_qtype *byf = wkv_qtype_of_ftype(q->ftype);
+        CHECK(q->type == t && byf && byf->type == t, "%s: row %d says type %d, ftype %d",
+              q->name, t, q->type, q->ftype);
+        CHECK(gen_ftype_parse(q->name) == q->ftype, "%s: ftype %d in the core, %d in genlib",
+              q->name, q->ftype, gen_ftype_parse(q->name));
+        if (q->block_elems == 1) {
+            CHECK(gen_quant_type(q->ftype) < 0 && !wkv_quant_block_bytes(t) &&
+                      q->block_bytes == (t == WKV_TYPE_F32 ? 4 : 2) && !q->code_bits,
+                  "%s: not an f32/f16 row", q->name);
+            continue;
+        }
+        CHECK(q->block_elems == WKV_QK && gen_quant_type(q->ftype) == t &&
+                  gen_quant_block_bytes(t) == (size_t)q->block_bytes &&
+                  wkv_quant_block_bytes(t) == (size_t)q->block_bytes,
+              "%s: type %d, %d bytes a block in the core; genlib: type %d, %zu bytes", q->name,
+              t, q->block_bytes, gen_quant_type(q->ftype), gen_quant_block_bytes(t));
+        size_t c = 0;
+        while (c < n_cases && strcmp(cases[c].name, q->name) != 0)
+            c++;
+        CHECK(c < n_cases, "%s has no case (and tolerance) in test_quant", q->name);
+    }
+    for (int f = 0; f < 1000; f++)
+        if (gen_ftype_name(f)) {
+            n_gen++;
+            const wkv_qtype *q = wkv_qtype_of_ftype(f);
+            CHECK(q && strcmp(q->name, gen_ftype_name(f)) == 0,
+                  "genlib's ftype %d (%s) is not in the core's table", f, gen_ftype_name(f));
+        }
+    CHECK(n_core == n_gen, "%d types in the core's table, %d in genlib's", n_core, n_gen);
+    char list[160];
+    wkv_qtype_list(list, sizeof list, WKV_QLIST_NAMES);
+    CHECK(strcmp(list, "f32, f16, q4_0, q4_1, q5_0, q5_1 or q8_0") == 0,
+          "the table's types are now %s: update the places quant.h says spell them out "
+          "(the element's model blurb, tools/outputs.sh, the docs) and this check", list);
+    printf("tables: %d types, the core's and genlib's agree (%s)\n", n_core, list);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -353,6 +404,8 @@ int main(void)
     static const qcase cases[] = {
         {"q8_0", 3e-2}, {"q5_1", 2.5e-1}, {"q5_0", 2.5e-1}, {"q4_1", 4e-1}, {"q4_0", 4e-1},
     };
+    enum { N_CASES = sizeof cases / sizeof *cases };
+    check_tables(cases, N_CASES);
     {
         /* baseline: the f32 model of seed 7 against that of seed 8 */
         gen_params p;
@@ -376,7 +429,7 @@ int main(void)
             double le = tu_rel_err(bl, al, (size_t)N_SEQ * a->hp.n_vocab);
             printf("  seed 8 vs seed 7: encoder output relative error %.3g, logits %.3g\n",
                    ee, le);
-            for (int i = 0; i < 5; i++)
+            for (int i = 0; i < N_CASES; i++)
                 CHECK(cases[i].logit_tol * 2 < le && cases[i].logit_tol * 2 < ee,
                       "the %s tolerance %.3g does not separate from unrelated weights "
                       "(%.3g, %.3g)", cases[i].name, cases[i].logit_tol, ee, le);
@@ -393,11 +446,11 @@ int main(void)
         gen_layout_free(&l1);
         gen_layout_free(&l2);
     }
-    double enc[5], lg[5];
-    for (int i = 0; i < 5; i++)
+    double enc[N_CASES], lg[N_CASES];
+    for (int i = 0; i < N_CASES; i++)
         check_type("micro", &cases[i], &enc[i], &lg[i]);
     printf("\nmeasured relative errors (micro, seed 7):\n");
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < N_CASES; i++)
         printf("  %-5s encoder %.4g  logits %.4g  (tolerance %.3g)\n", cases[i].name, enc[i],
                lg[i], cases[i].logit_tol);
     const char *t = getenv("WKV_QUANT_TINY");

@@ -3,7 +3,7 @@
  *
  * For q8_0, q5_0 and q4_0 a micro model is generated (tests/genlib.c) and loaded: its
  * decoder matrices stay in their blocks.  A twin of it shares every tensor except
- * those, which it gets as f32 arrays dequantized by wkv_dequantize (the path before
+ * those, which it gets as f32 arrays dequantized by wkv_row_to_f32 (the path before
  * the block kernels: the typed views say f32, so the decoder runs sgemm on them).
  * Both encode the reference mel of micro-en and decode each token sequence of its
  * expected.json ("sequences", the reference test's): token by token (one row through
@@ -66,14 +66,14 @@ typedef struct {
 
 static int dequantized_view(twin *t, wkv_mat *v, size_t count)
 {
-    if (v->type == WKV_TYPE_F32 || v->type == WKV_TYPE_F16)
+    if (!wkv_quant_block_bytes(v->type))
         return 0; /* not kept in blocks: nothing to widen */
     float *f = malloc(count * sizeof *f);
     if (!f || t->n_bufs == (int)(sizeof t->bufs / sizeof *t->bufs)) {
         free(f);
         return -1;
     }
-    wkv_dequantize(v->type, v->data, f, count / WKV_QK);
+    wkv_row_to_f32(v->type, v->data, f, count);
     t->bufs[t->n_bufs++] = f;
     *v = (wkv_mat){WKV_TYPE_F32, f};
     return 0;

@@ -7,7 +7,6 @@
 #include "compute/compute.h"
 #include "base/util.h"
 #include "base/cpu.h"
-#include "base/f16.h"
 #include "model/model.h"
 #include "model/quant.h"
 #include "kernels/ops.h"
@@ -108,12 +107,9 @@ static const float *stored_row(const wkv_mat *m, int r, int in, float *buf)
 {
     if (m->type == WKV_TYPE_F32)
         return (const float *)m->data + (size_t)r * in;
-    if (m->type == WKV_TYPE_F16)
-        wkv_f16_to_f32_row((const uint16_t *)m->data + (size_t)r * in, buf, (size_t)in);
-    else
-        wkv_dequantize(m->type, (const uint8_t *)m->data +
-                                    (size_t)r * (size_t)(in / WKV_QK) * wkv_quant_block_bytes(m->type),
-                       buf, (size_t)(in / WKV_QK));
+    const size_t n = (size_t)in;
+    const uint8_t *src = (const uint8_t *)m->data + wkv_type_bytes(m->type, (size_t)r * n);
+    wkv_row_to_f32(m->type, src, buf, n);
     return buf;
 }
 
@@ -394,8 +390,7 @@ void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_ma
         size_t need = (size_t)n[i] * (size_t)in[i];
         int fits = src[i]->data && n[i] > 0 && in[i] > 0 && in[i] <= c->max_in &&
                    need <= c->cap[i] && (size_t)n[i] <= c->cap_rows[i] &&
-                   (src[i]->type == WKV_TYPE_F32 || src[i]->type == WKV_TYPE_F16 ||
-                    in[i] % WKV_QK == 0);
+                   in[i] % wkv_qtype_must(src[i]->type, "wkv_compute_convert")->block_elems == 0;
         s->src = fits ? *src[i] : (wkv_mat){0};
         s->n = fits ? n[i] : 0;
         s->in = fits ? in[i] : 0;

@@ -20,6 +20,8 @@
 #include "model/model.h"
 #include "model/quant.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -45,21 +47,23 @@ static inline void put(const gemv_task *t, int r, int j, float s)
     *p = t->acc ? *p + s : s;
 }
 
-/* Where a block's fields lie: scale d, minimum m (the _1 types), the fifth bits (the
- * 5-bit types) and the codes. */
-typedef struct {
-    int qs, qh, m, off; /* byte offsets (qh, m: -1 if none); off: the code's offset */
-} layout;
-
-static layout layout_of(int type)
+/* A type's row of quant.h's table, whose layout fields (qs, qh, m, off, code_bits) the
+ * kernels read: with the type a constant (BY_TYPE) they fold.  A type without block
+ * codes (f32, f16: their own products) or outside the table aborts: the loader
+ * refuses unknown types, so reaching one is a bug, never a silent wrong product. */
+static __attribute__((noreturn, cold)) void no_kernel(int type)
 {
-    switch (type) {
-    case WKV_TYPE_Q4_0: return (layout){2, -1, -1, -8};
-    case WKV_TYPE_Q4_1: return (layout){4, -1, 2, 0};
-    case WKV_TYPE_Q5_0: return (layout){6, 2, -1, -16};
-    case WKV_TYPE_Q5_1: return (layout){8, 4, 2, 0};
-    default: return (layout){2, -1, -1, 0}; /* q8_0: 32 signed bytes */
-    }
+    const wkv_qtype *q = wkv_qtype_must(type, "wkv_gemv_q");
+    fprintf(stderr, "whisperkv: wkv_gemv_q: %s is not a block type (a bug)\n", q->name);
+    abort();
+}
+
+static inline const wkv_qtype *layout_of(int type)
+{
+    const wkv_qtype *q = wkv_qtype_of(type);
+    if (!q || !q->code_bits)
+        no_kernel(type);
+    return q;
 }
 
 static inline uint16_t u16_at(const uint8_t *p)
@@ -71,8 +75,11 @@ static inline uint16_t u16_at(const uint8_t *p)
 
 static void part_scalar(const gemv_task *t, int j0, int j1)
 {
+    /* the table's block decoder directly: wkv_row_to_f32's checks once per block would
+     * cost more than they guard (the type was checked by wkv_gemv_q_isa) */
+    const wkv_qtype *q = layout_of(t->type);
     const int nb = t->in / WKV_QK;
-    const size_t bb = wkv_quant_block_bytes(t->type);
+    const size_t bb = (size_t)q->block_bytes;
     float s[8], wb[WKV_QK];
     for (int r0 = 0; r0 < t->rows; r0 += 8) {
         const int R = t->rows - r0 < 8 ? t->rows - r0 : 8;
@@ -81,7 +88,7 @@ static void part_scalar(const gemv_task *t, int j0, int j1)
             for (int r = 0; r < R; r++)
                 s[r] = 0;
             for (int b = 0; b < nb; b++) {
-                wkv_dequantize(t->type, w + (size_t)b * bb, wb, 1);
+                q->to_f32(w + (size_t)b * bb, wb, WKV_QK);
                 for (int r = 0; r < R; r++) {
                     const float *x = t->x + (size_t)(r0 + r) * t->in + (size_t)b * WKV_QK;
                     for (int k = 0; k < WKV_QK; k++)
@@ -101,18 +108,18 @@ static void part_scalar(const gemv_task *t, int j0, int j1)
 
 /* A block's 32 codes as signed bytes, element j in byte j, the type's offset taken
  * off (q4_0: q - 8, q5_0: q - 16; the _1 types keep q, their minimum goes in m). */
-INL T256 __m256i codes(const uint8_t *blk, layout L, int type)
+INL T256 __m256i codes(const uint8_t *blk, const wkv_qtype *L)
 {
-    if (type == WKV_TYPE_Q8_0)
-        return _mm256_loadu_si256((const __m256i *)(const void *)(blk + 2));
-    const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(blk + L.qs));
+    if (L->code_bits == 8)
+        return _mm256_loadu_si256((const __m256i *)(const void *)(blk + L->qs));
+    const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(blk + L->qs));
     const __m128i lo4 = _mm_set1_epi8(0x0f);
     __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), lo4),
                                  _mm_and_si128(q, lo4));
-    if (L.qh >= 0) {
+    if (L->qh >= 0) {
         /* byte j gets byte j / 8 of the bit word, keeps bit j % 8: 0x10 where set */
         uint32_t qh;
-        memcpy(&qh, blk + L.qh, 4);
+        memcpy(&qh, blk + L->qh, 4);
         const __m256i spread = _mm256_shuffle_epi8(
             _mm256_set1_epi32((int)qh),
             _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
@@ -120,8 +127,8 @@ INL T256 __m256i codes(const uint8_t *blk, layout L, int type)
         const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
         v = _mm256_or_si256(v, _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
     }
-    if (L.off)
-        v = _mm256_sub_epi8(v, _mm256_set1_epi8((char)-L.off));
+    if (L->off)
+        v = _mm256_sub_epi8(v, _mm256_set1_epi8((char)-L->off));
     return v;
 }
 
@@ -133,7 +140,8 @@ INL T256 __m256i codes(const uint8_t *blk, layout L, int type)
         case WKV_TYPE_Q4_1: fn(t, WKV_TYPE_Q4_1, j0, j1); break;                   \
         case WKV_TYPE_Q5_0: fn(t, WKV_TYPE_Q5_0, j0, j1); break;                   \
         case WKV_TYPE_Q5_1: fn(t, WKV_TYPE_Q5_1, j0, j1); break;                   \
-        default: fn(t, WKV_TYPE_Q8_0, j0, j1); break;                              \
+        case WKV_TYPE_Q8_0: fn(t, WKV_TYPE_Q8_0, j0, j1); break;                   \
+        default: no_kernel((t)->type);                                             \
         }                                                                          \
     } while (0)
 
@@ -149,21 +157,21 @@ INL T256 float scale_at(const uint8_t *p)
  * (which reads the low 4 bits of each lane: the low nibble as is, the high one
  * shifted down; the fifth bit chooses the second table through a mask).  Fewer
  * instructions than converting every code: the kernel, not memory, bounds a step. */
-INL T512 void lut512(const uint8_t *w, layout L, __m512 *w0, __m512 *w1)
+INL T512 void lut512(const uint8_t *w, const wkv_qtype *L, __m512 *w0, __m512 *w1)
 {
     const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512 d = _mm512_set1_ps(scale_at(w));
-    const __m512 m = L.m >= 0 ? _mm512_set1_ps(scale_at(w + L.m)) : _mm512_setzero_ps();
-    const __m512 t0 = _mm512_fmadd_ps(_mm512_add_ps(iota, _mm512_set1_ps((float)L.off)), d, m);
-    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + L.qs)));
+    const __m512 m = L->m >= 0 ? _mm512_set1_ps(scale_at(w + L->m)) : _mm512_setzero_ps();
+    const __m512 t0 = _mm512_fmadd_ps(_mm512_add_ps(iota, _mm512_set1_ps((float)L->off)), d, m);
+    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + L->qs)));
     const __m512i hi = _mm512_srli_epi32(lo, 4);
     *w0 = _mm512_permutexvar_ps(lo, t0);
     *w1 = _mm512_permutexvar_ps(hi, t0);
-    if (L.qh >= 0) {
+    if (L->qh >= 0) {
         const __m512 t1 =
-            _mm512_fmadd_ps(_mm512_add_ps(iota, _mm512_set1_ps((float)(L.off + 16))), d, m);
+            _mm512_fmadd_ps(_mm512_add_ps(iota, _mm512_set1_ps((float)(L->off + 16))), d, m);
         uint32_t qh;
-        memcpy(&qh, w + L.qh, 4);
+        memcpy(&qh, w + L->qh, 4);
         *w0 = _mm512_mask_permutexvar_ps(*w0, (__mmask16)(qh & 0xffff), lo, t1);
         *w1 = _mm512_mask_permutexvar_ps(*w1, (__mmask16)(qh >> 16), hi, t1);
     }
@@ -172,24 +180,24 @@ INL T512 void lut512(const uint8_t *w, layout L, __m512 *w0, __m512 *w1)
 /* A block's codes plus the type's offset, q + off, as f32 (exact: |q + off| <= 128), for
  * the types without a minimum; the 4/5-bit ones by vpermps on the constant table
  * i + off, as lut512 does with its scaled one. */
-INL T512 void codes512(const uint8_t *w, layout L, int type, __m512 *w0, __m512 *w1)
+INL T512 void codes512(const uint8_t *w, const wkv_qtype *L, __m512 *w0, __m512 *w1)
 {
-    if (type == WKV_TYPE_Q8_0) {
-        const __m128i *q = (const __m128i *)(const void *)(w + 2);
+    if (L->code_bits == 8) {
+        const __m128i *q = (const __m128i *)(const void *)(w + L->qs);
         *w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q)));
         *w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(q + 1)));
         return;
     }
     const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512 t0 = _mm512_add_ps(iota, _mm512_set1_ps((float)L.off));
-    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + L.qs)));
+    const __m512 t0 = _mm512_add_ps(iota, _mm512_set1_ps((float)L->off));
+    const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(w + L->qs)));
     const __m512i hi = _mm512_srli_epi32(lo, 4);
     *w0 = _mm512_permutexvar_ps(lo, t0);
     *w1 = _mm512_permutexvar_ps(hi, t0);
-    if (L.qh >= 0) {
-        const __m512 t1 = _mm512_add_ps(iota, _mm512_set1_ps((float)(L.off + 16)));
+    if (L->qh >= 0) {
+        const __m512 t1 = _mm512_add_ps(iota, _mm512_set1_ps((float)(L->off + 16)));
         uint32_t qh;
-        memcpy(&qh, w + L.qh, 4);
+        memcpy(&qh, w + L->qh, 4);
         *w0 = _mm512_mask_permutexvar_ps(*w0, (__mmask16)(qh & 0xffff), lo, t1);
         *w1 = _mm512_mask_permutexvar_ps(*w1, (__mmask16)(qh >> 16), hi, t1);
     }
@@ -203,10 +211,10 @@ INL T512 void codes512(const uint8_t *w, layout L, int type, __m512 *w0, __m512 
 #define FMA_BCAST(a, p, d) __asm__("vfmadd231ps %2%{1to16%}, %1, %0" : "+x"(a) : "x"(p), "m"(*(d)))
 
 /* The codes' dot with x over one block: sum (q + off) x, exact codes. */
-INL T512 __m512 codes_dot(const uint8_t *w, layout L, int type, const float *xb)
+INL T512 __m512 codes_dot(const uint8_t *w, const wkv_qtype *L, const float *xb)
 {
     __m512 w0, w1;
-    codes512(w, L, type, &w0, &w1);
+    codes512(w, L, &w0, &w1);
     return _mm512_fmadd_ps(w1, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(w0, _mm512_loadu_ps(xb)));
 }
 
@@ -220,8 +228,8 @@ INL T512 __m512 codes_dot(const uint8_t *w, layout L, int type, const float *xb)
  * apart are two plain streams.  Each row's sum is the one a row alone would give. */
 INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
 {
-    const layout L = layout_of(type);
-    const size_t bb = wkv_quant_block_bytes(type);
+    const wkv_qtype *L = layout_of(type);
+    const size_t bb = (size_t)L->block_bytes;
     const int nb = t->in / WKV_QK;
     const float *x = t->x + (size_t)r0 * t->in;
     const int h = (j1 - j0 + 1) / 2;
@@ -231,7 +239,7 @@ INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
         __m512 a = _mm512_setzero_ps(), c = _mm512_setzero_ps();
         for (int b = 0; b < nb; b++, w += bb, v += bb) {
             const float *xb = x + (size_t)b * WKV_QK;
-            const __m512 p = codes_dot(w, L, type, xb), q = codes_dot(v, L, type, xb);
+            const __m512 p = codes_dot(w, L, xb), q = codes_dot(v, L, xb);
             float d[4];
             _mm_storeu_ps(d, _mm_cvtph_ps(_mm_cvtsi32_si128((int)(u16_at(w) | (uint32_t)u16_at(v) << 16))));
             FMA_BCAST(a, p, &d[0]);
@@ -247,12 +255,12 @@ INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
  * fed to R pairs of accumulators. */
 INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1)
 {
-    const layout L = layout_of(type);
-    if (L.m < 0 && R == 1) {
+    const wkv_qtype *L = layout_of(type);
+    if (L->m < 0 && R == 1) {
         one512(t, type, r0, j0, j1);
         return;
     }
-    const size_t bb = wkv_quant_block_bytes(type);
+    const size_t bb = (size_t)L->block_bytes;
     const int nb = t->in / WKV_QK;
     const float *x = t->x + (size_t)r0 * t->in;
     for (int j = j0; j < j1; j++) {
@@ -263,9 +271,9 @@ INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1
         for (int b = 0; b < nb; b++, w += bb) {
             const float *xb = x + (size_t)b * WKV_QK;
             __m512 w0, w1;
-            if (type == WKV_TYPE_Q8_0) {
+            if (L->code_bits == 8) {
                 const __m512 d = _mm512_set1_ps(scale_at(w));
-                codes512(w, L, type, &w0, &w1);
+                codes512(w, L, &w0, &w1);
                 w0 = _mm512_mul_ps(w0, d);
                 w1 = _mm512_mul_ps(w1, d);
             } else {
@@ -321,8 +329,8 @@ INL T256 float hsum256(__m256 v)
  * in all, so two accumulators per row). */
 INL T256 void run256(const gemv_task *t, int type, int r0, int R, int j0, int j1)
 {
-    const layout L = layout_of(type);
-    const size_t bb = wkv_quant_block_bytes(type);
+    const wkv_qtype *L = layout_of(type);
+    const size_t bb = (size_t)L->block_bytes;
     const int nb = t->in / WKV_QK;
     const float *x = t->x + (size_t)r0 * t->in;
     for (int j = j0; j < j1; j++) {
@@ -331,9 +339,9 @@ INL T256 void run256(const gemv_task *t, int type, int r0, int R, int j0, int j1
         for (int r = 0; r < R; r++)
             a0[r] = a1[r] = _mm256_setzero_ps();
         for (int b = 0; b < nb; b++, w += bb) {
-            const __m256i q = codes(w, L, type);
+            const __m256i q = codes(w, L);
             const __m256 d = _mm256_set1_ps(scale_at(w));
-            const __m256 m = L.m >= 0 ? _mm256_set1_ps(scale_at(w + L.m)) : _mm256_setzero_ps();
+            const __m256 m = L->m >= 0 ? _mm256_set1_ps(scale_at(w + L->m)) : _mm256_setzero_ps();
             const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
             const __m256 w0 = wide256(lo, d, m), w1 = wide256(_mm_srli_si128(lo, 8), d, m);
             const __m256 w2 = wide256(hi, d, m), w3 = wide256(_mm_srli_si128(hi, 8), d, m);
@@ -404,8 +412,8 @@ static void gemv_part(void *arg, int p, int n)
 void wkv_gemv_q_isa(int isa, wkv_pool *pool, int type, const float *x, int rows, int in,
                     const uint8_t *w, const float *bias, int out, float *y, int accumulate)
 {
-    const size_t bb = wkv_quant_block_bytes(type);
-    if (rows <= 0 || out <= 0 || !bb || in <= 0 || in % WKV_QK)
+    const size_t bb = (size_t)layout_of(type)->block_bytes; /* aborts on a wrong type */
+    if (rows <= 0 || out <= 0 || in <= 0 || in % WKV_QK)
         return;
     if (isa > wkv_gemv_isa())
         isa = wkv_gemv_isa();

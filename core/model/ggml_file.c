@@ -7,7 +7,6 @@
  * tensors are ggml_tensors.c's, the model built from them model.c's. */
 #include "model/ggml_file.h"
 #include "base/util.h"
-#include "base/f16.h"
 #include "model/quant.h"
 
 #include <errno.h>
@@ -32,30 +31,6 @@
 #define MAX_QNT_VERSION 99 /* "a small version": f32/f16 files may carry any */
 
 /* ---------------------------------------------------------------- byte access */
-
-/* little-endian f32 data into floats */
-void wkv_copy_f32(float *dst, const uint8_t *src, size_t n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(dst, src, n * sizeof *dst);
-#else
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = wkv_ld_u32(src + 4 * i);
-        memcpy(&dst[i], &u, sizeof u);
-    }
-#endif
-}
-
-/* f16 data into floats, through a 65536-entry table when one is given */
-void wkv_widen_f16(float *dst, const uint8_t *src, size_t n, const float *table)
-{
-    if (table)
-        for (size_t i = 0; i < n; i++)
-            dst[i] = table[wkv_ld_u16(src + 2 * i)];
-    else
-        for (size_t i = 0; i < n; i++)
-            dst[i] = wkv_f16_to_f32(wkv_ld_u16(src + 2 * i));
-}
 
 /* Index of the first value that is not below `limit` in magnitude (NaN included),
  * or n.  Branch-free blocks so the common all-good case vectorizes. */
@@ -299,25 +274,26 @@ int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
             /* ftype % 1000 is the weight type, ftype / 1000 the quantization version
              * (whisper.cpp writes 2000 + type since the f16-scale block layout) */
             int t = x >= 0 ? x % 1000 : -1, ver = x >= 0 ? x / 1000 : -1;
+            const wkv_qtype *q = t >= 0 ? wkv_qtype_of_ftype(t) : NULL;
+            char types[160];
             if (t < 0 || ver > MAX_QNT_VERSION) {
                 wkv_fail(r, at, "unknown ftype %" PRId32 " (expected version * 1000 + type, "
-                                "type 0 = f32, 1 = f16, 2 = q4_0, 3 = q4_1, 7 = q8_0, "
-                                "8 = q5_0, 9 = q5_1)", x);
+                                "type %s)", x,
+                         wkv_qtype_list(types, sizeof types, WKV_QLIST_FTYPES));
                 return -1;
             }
-            if (t == 0 || t == 1)
+            if (!q) {
+                wkv_fail(r, at, "unknown ftype %" PRId32 " (type %d; expected %s)", x, t,
+                         wkv_qtype_list(types, sizeof types, WKV_QLIST_FTYPES));
+                return -1;
+            }
+            if (q->block_elems == 1) /* f32, f16: no blocks, any version */
                 break;
-            int qt = wkv_quant_type_of_ftype(t);
-            if (qt < 0) {
-                wkv_fail(r, at, "unknown ftype %" PRId32 " (type %d; expected 0 = f32, 1 = f16, "
-                                "2 = q4_0, 3 = q4_1, 7 = q8_0, 8 = q5_0 or 9 = q5_1)", x, t);
-                return -1;
-            }
             if (ver != WKV_QNT_VERSION) {
                 wkv_fail(r, at, "ftype %" PRId32 ": a %s model of quantization version %d; only "
                                 "version %d (f16 block scales, whisper.cpp since May 2023) is "
                                 "supported: quantize the f16 model again with a current "
-                                "whisper.cpp", x, wkv_quant_type_name(qt), ver, WKV_QNT_VERSION);
+                                "whisper.cpp", x, q->name, ver, WKV_QNT_VERSION);
                 return -1;
             }
             break;
@@ -365,7 +341,7 @@ int wkv_read_mel_filters(wkv_reader *r, wkv_model *m)
         wkv_fail(r, r->off, "out of memory");
         return -1;
     }
-    wkv_copy_f32(m->mel_filters, r->p + r->off, n);
+    wkv_row_to_f32(WKV_TYPE_F32, r->p + r->off, m->mel_filters, n);
     size_t bad = wkv_first_out_of_range(m->mel_filters, n, INFINITY);
     if (bad < n) {
         wkv_fail(r, r->off + 4 * (uint64_t)bad, "mel filter value %zu is not finite", bad);

@@ -49,10 +49,6 @@ static inline uint16_t wkv_ld_u16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-/* Little-endian f32 data into floats. */
-void wkv_copy_f32(float *dst, const uint8_t *src, size_t n);
-/* f16 data into floats, through a 65536-entry table when one is given. */
-void wkv_widen_f16(float *dst, const uint8_t *src, size_t n, const float *table);
 /* Index of the first value that is not below `limit` in magnitude (NaN included),
  * or n. */
 size_t wkv_first_out_of_range(const float *x, size_t n, float limit);
@@ -94,7 +90,7 @@ typedef struct {
     int64_t dims[3];
     size_t count;       /* elements */
     int seen;
-    int type;           /* 0 F32, 1 F16, or a quantized WKV_TYPE_* */
+    int type;           /* a WKV_TYPE_* of quant.h's table */
     uint64_t hdr_off, data_off;
 } wkv_tensor_rec;
 

@@ -288,18 +288,19 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
                      x->hdr_off);
             return -1;
         }
-        size_t qbytes = wkv_quant_block_bytes(type);
-        if (type != WKV_TYPE_F32 && type != WKV_TYPE_F16 && !qbytes) {
-            wkv_fail(r, hdr + 8, "tensor '%s' has unknown tensor type %" PRId32
-                                 " (expected 0 = F32, 1 = F16, 2 = Q4_0, 3 = Q4_1, 6 = Q5_0, "
-                                 "7 = Q5_1 or 8 = Q8_0)", name, type);
+        /* the one check of a tensor's type: nothing past the loader sees an unknown one */
+        const wkv_qtype *qt = wkv_qtype_of(type);
+        if (!qt) {
+            char types[160];
+            wkv_fail(r, hdr + 8, "tensor '%s' has unknown tensor type %" PRId32 " (expected %s)",
+                     name, type, wkv_qtype_list(types, sizeof types, WKV_QLIST_TYPES));
             return -1;
         }
-        if (qbytes) {
+        if (qt->block_elems > 1) {
             /* whisper.cpp quantizes the 2-D weight matrices only: never the 1-D
              * tensors, the 3-D conv weights, the [d, 1] conv biases or the
              * positional embeddings */
-            const char *qn = wkv_quant_type_name(type);
+            const char *qn = qt->name;
             enum shape_kind sk = x->def->shape;
             if (sk != S_MAT && sk != S_MLP0 && sk != S_MLP2 && sk != S_TOK) {
                 wkv_fail(r, hdr + 8, "tensor '%s' (%d-D) has quantized type %s, but only the 2-D "
@@ -312,10 +313,10 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
                                  "expected 2", name, qn, n_dims);
                 return -1;
             }
-            if (ne[0] % WKV_QK != 0) {
+            if (ne[0] % qt->block_elems != 0) {
                 wkv_fail(r, ne_off, "tensor '%s' has quantized type %s but ne[0] = %" PRId64
                                     " is not a multiple of the block size %d", name, qn, ne[0],
-                         WKV_QK);
+                         qt->block_elems);
                 return -1;
             }
             if (ts->qnt_version != WKV_QNT_VERSION) {
@@ -343,18 +344,14 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
                      es);
             return -1;
         }
-        uint64_t bytes;
-        if (qbytes) {
-            /* rows * blocks per row * bytes per block, without overflow */
-            uint64_t rows = (uint64_t)ne[1], blocks = (uint64_t)ne[0] / WKV_QK;
-            if (blocks > UINT64_MAX / rows || blocks * rows > UINT64_MAX / qbytes) {
-                wkv_fail(r, ne_off, "tensor '%s' is too large", name);
-                return -1;
-            }
-            bytes = rows * blocks * qbytes;
-        } else {
-            bytes = (uint64_t)x->count * (type == 0 ? 4 : 2);
+        /* blocks * bytes per block, without overflow (the count is the expected shape's,
+         * whole blocks: a block type's rows are) */
+        uint64_t blocks = (uint64_t)x->count / (uint64_t)qt->block_elems;
+        if (blocks > UINT64_MAX / (uint64_t)qt->block_bytes) {
+            wkv_fail(r, ne_off, "tensor '%s' is too large", name);
+            return -1;
         }
+        uint64_t bytes = blocks * (uint64_t)qt->block_bytes;
         if (bytes > wkv_left(r)) {
             wkv_fail(r, r->off, "the data of tensor '%s' is truncated: needs %" PRIu64
                                 " bytes, %" PRIu64 " left", name, bytes, wkv_left(r));

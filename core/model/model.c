@@ -23,7 +23,6 @@
  * as f32 goes to f16 afterwards (wkv_weights_keep_f16). */
 #include "model/ggml_file.h"
 #include "base/util.h"
-#include "base/f16.h"
 #include "model/vocab.h"
 #include "model/quant.h"
 
@@ -61,16 +60,6 @@ static uint64_t memory_limit(void)
     return lim;
 }
 
-/* Bytes of the file that hold element i of a tensor of this type. */
-static uint64_t element_offset(int type, size_t i)
-{
-    if (type == WKV_TYPE_F32)
-        return 4 * (uint64_t)i;
-    if (type == WKV_TYPE_F16)
-        return 2 * (uint64_t)i;
-    return (uint64_t)(i / WKV_QK) * wkv_quant_block_bytes(type);
-}
-
 #define CHUNK 16384 /* elements converted and checked at a time: whole blocks */
 
 /* Copies, widens or dequantizes one tensor into dst, a chunk at a time so that each
@@ -78,8 +67,7 @@ static uint64_t element_offset(int type, size_t i)
  * decoder keeps in f16 (non-f32 files) must not overflow it.  With `scratch`, dst is
  * one chunk's buffer reused for every chunk (a tensor kept in its blocks: checked
  * only). */
-static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, const float *table,
-                       int to_f16, int scratch)
+static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, int to_f16, int scratch)
 {
     const size_t chunk = CHUNK;
     const float limit = to_f16 ? 65520.0f : INFINITY; /* 65520 rounds to f16 infinity */
@@ -87,18 +75,15 @@ static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, const
     for (size_t at = 0; at < x->count; at += chunk) {
         size_t n = x->count - at < chunk ? x->count - at : chunk;
         float *out = scratch ? dst : dst + at;
-        if (x->type == WKV_TYPE_F32)
-            wkv_copy_f32(out, src + 4 * at, n);
-        else if (x->type == WKV_TYPE_F16)
-            wkv_widen_f16(out, src + 2 * at, n, table);
-        else /* a 2-D matrix of whole blocks: checked by wkv_scan_tensors */
-            wkv_dequantize(x->type, src + element_offset(x->type, at), out, n / WKV_QK);
+        /* a block type's tensor is a 2-D matrix of whole blocks (wkv_scan_tensors), and
+         * CHUNK a whole number of blocks */
+        wkv_row_to_f32(x->type, src + wkv_type_bytes(x->type, at), out, n);
         size_t i = wkv_first_out_of_range(out, n, limit);
         if (i < n) {
             char name[WKV_MAX_NAME_LEN + 32];
             float v = out[i];
             wkv_tensor_name(x, name, sizeof name);
-            uint64_t off = x->data_off + element_offset(x->type, at + i);
+            uint64_t off = x->data_off + wkv_type_bytes(x->type, at + i);
             if (isnan(v) || isinf(v))
                 wkv_fail(r, off, "tensor '%s' element %zu is %s: the weights are corrupt", name,
                          at + i, isnan(v) ? "NaN" : "infinite");
@@ -132,7 +117,7 @@ static void drop_pages(const uint8_t *p, uint64_t len)
  * exists at any moment of the load. */
 static int kept_in_blocks(const wkv_tensor_rec *x)
 {
-    return x->mat && (x->type == WKV_TYPE_F16 || wkv_quant_block_bytes(x->type) > 0);
+    return x->mat && x->type != WKV_TYPE_F32;
 }
 
 static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
@@ -141,7 +126,7 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
     for (int k = 0; k < ts->n; k++) {
         const wkv_tensor_rec *x = &ts->e[k];
         if (kept_in_blocks(x)) { /* within the file: checked by wkv_scan_tensors */
-            qbytes += (size_t)element_offset(x->type, x->count);
+            qbytes += (size_t)wkv_type_bytes(x->type, x->count);
             continue;
         }
         if (x->count > SIZE_MAX / sizeof(float) - total) {
@@ -173,14 +158,6 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
     m->arena_floats = total;
     m->arenaq_bytes = qbytes;
     uint8_t *qdst = m->arenaq;
-    /* a conversion table pays off above a million f16 values */
-    size_t n_f16 = 0;
-    for (int k = 0; k < ts->n; k++)
-        if (ts->e[k].type == 1)
-            n_f16 += ts->e[k].count;
-    float *table = n_f16 >= ((size_t)1 << 20) ? malloc(65536 * sizeof *table) : NULL;
-    for (uint32_t h = 0; table && h < 65536; h++)
-        table[h] = wkv_f16_to_f32((uint16_t)h);
     const int f16_file = m->hp.ftype % 1000 != 0;
     float *dst = m->arena;
     int rc = 0;
@@ -191,23 +168,22 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
                                   : (char *)&m->w.enc[x->layer];
         float **slot = (float **)(void *)(base + x->slot);
         if (kept_in_blocks(x)) {
-            size_t nb = (size_t)element_offset(x->type, x->count);
+            size_t nb = (size_t)wkv_type_bytes(x->type, x->count);
             memcpy(qdst, r->p + x->data_off, nb);
             *(wkv_mat *)(void *)(base + x->mat) = (wkv_mat){x->type, qdst};
             qdst += nb;
-            rc = load_tensor(r, x, scratch, table, 0, 1);
+            rc = load_tensor(r, x, scratch, 0, 1);
             if (rc == 0 && r->mapped)
                 drop_pages(r->p + x->data_off, nb);
             continue;
         }
         *slot = dst;
         int to_f16 = f16_file && x->mat;
-        rc = load_tensor(r, x, dst, table, to_f16, 0);
+        rc = load_tensor(r, x, dst, to_f16, 0);
         if (rc == 0 && r->mapped)
-            drop_pages(r->p + x->data_off, element_offset(x->type, x->count));
+            drop_pages(r->p + x->data_off, wkv_type_bytes(x->type, x->count));
         dst += x->count;
     }
-    free(table);
     free(scratch);
     return rc;
 }

@@ -185,12 +185,9 @@ oom:
 
 const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch)
 {
-    if (v->type == WKV_TYPE_F32)
+    if (v->type == WKV_TYPE_F32) /* in place: no copy */
         return v->data;
-    if (v->type == WKV_TYPE_F16)
-        wkv_f16_to_f32_row(v->data, scratch, count);
-    else
-        wkv_dequantize(v->type, v->data, scratch, count / WKV_QK);
+    wkv_row_to_f32(v->type, v->data, scratch, count);
     return scratch;
 }
 

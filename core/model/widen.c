@@ -1,6 +1,5 @@
 /* Stored matrices widened to f32 for f32 products (widen.h). */
 #include "model/widen.h"
-#include "base/f16.h"
 #include "model/quant.h"
 
 #include <string.h>
@@ -28,8 +27,8 @@ void wkv_widen_clear(wkv_widen *w, int i)
     w->f32[i] = NULL;
 }
 
-/* Part [part] of every unknown matrix: a share of its blocks (32 values: a
- * quantized block, or as many f16 values). */
+/* Part [part] of every unknown matrix: a share of its blocks of 32 values (a
+ * quantized block, or as many f16 values; an f16 count need not be whole blocks). */
 static void widen_part(void *arg, int part, int n_parts)
 {
     const wkv_widen *w = arg;
@@ -42,14 +41,9 @@ static void widen_part(void *arg, int part, int n_parts)
         const size_t b1 = nb * (size_t)(part + 1) / (size_t)n_parts;
         if (b1 <= b0)
             continue;
-        float *dst = w->slot[i] + b0 * WKV_QK;
-        if (m->type == WKV_TYPE_F16) {
-            size_t end = b1 * WKV_QK < w->count[i] ? b1 * WKV_QK : w->count[i];
-            wkv_f16_to_f32_row((const uint16_t *)m->data + b0 * WKV_QK, dst, end - b0 * WKV_QK);
-        } else { /* quantized: count is whole blocks (the loader checks) */
-            wkv_dequantize(m->type, (const uint8_t *)m->data + b0 * wkv_quant_block_bytes(m->type),
-                           dst, b1 - b0);
-        }
+        const size_t e0 = b0 * WKV_QK, e1 = b1 * WKV_QK < w->count[i] ? b1 * WKV_QK : w->count[i];
+        wkv_row_to_f32(m->type, (const uint8_t *)m->data + wkv_type_bytes(m->type, e0),
+                       w->slot[i] + e0, e1 - e0);
     }
 }
 

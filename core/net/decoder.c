@@ -13,7 +13,6 @@
 #include "net/context.h"
 #include "base/util.h"
 #include "kernels/gemv_f16.h"
-#include "base/f16.h"
 #include "kernels/gemv_q.h"
 #include "kernels/ops.h"
 #include "model/quant.h"
@@ -89,15 +88,9 @@ int wkv_decode_length(const wkv_context *ctx)
 /* Row `row` of a typed matrix of `in` columns, as floats. */
 static void mat_row(wkv_mat W, int in, int row, float *dst)
 {
-    if (W.type == WKV_TYPE_F32) {
-        memcpy(dst, (const float *)W.data + (size_t)row * in, (size_t)in * sizeof *dst);
-    } else if (W.type == WKV_TYPE_F16) {
-        wkv_f16_to_f32_row((const uint16_t *)W.data + (size_t)row * in, dst, (size_t)in);
-    } else {
-        const size_t nb = (size_t)in / WKV_QK;
-        wkv_dequantize(W.type, (const uint8_t *)W.data + (size_t)row * nb * wkv_quant_block_bytes(W.type),
-                       dst, nb);
-    }
+    const size_t n = (size_t)in;
+    const uint8_t *src = (const uint8_t *)W.data + wkv_type_bytes(W.type, (size_t)row * n);
+    wkv_row_to_f32(W.type, src, dst, n);
 }
 
 /* Adds token embedding and the positional embedding of `pos` into row x. */
@@ -129,10 +122,7 @@ static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv_mat W,
     }
     if (W.type != WKV_TYPE_F32) { /* many rows: sgemm on the matrix widened once */
         float *wide = ctx->dec_wide;
-        if (W.type == WKV_TYPE_F16)
-            wkv_f16_to_f32_row(W.data, wide, (size_t)out * (size_t)in);
-        else
-            wkv_dequantize(W.type, W.data, wide, (size_t)out * (size_t)in / WKV_QK);
+        wkv_row_to_f32(W.type, W.data, wide, (size_t)out * (size_t)in);
         w32 = wide;
     }
     if (accumulate)

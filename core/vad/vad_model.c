@@ -5,6 +5,7 @@
  * and tensor shape must be exactly Silero's; a Whisper model (same magic) fails at
  * the model-type string, where it keeps n_vocab. */
 #include "model/ggml_file.h"
+#include "model/quant.h"
 #include "base/util.h"
 #include "vad/vad_internal.h"
 #include "vad/vad_layout.h"
@@ -162,7 +163,7 @@ static int read_record(wkv_reader *r, const int *seen, int *idx)
     }
     if (type != d->type) {
         wkv_fail(r, at + 8, "tensor \"%s\" has type %" PRId32 ", expected %d (%s)", d->name, type,
-                 d->type, d->type ? "F16" : "F32");
+                 d->type, wkv_quant_type_name(d->type));
         return -1;
     }
     return 0;
@@ -173,17 +174,14 @@ static int read_data(wkv_reader *r, int idx, float *dst)
 {
     const tensor_def *d = &defs[idx];
     size_t n = def_count(d);
-    uint64_t bytes = (uint64_t)n * (d->type ? 2 : 4);
+    uint64_t bytes = wkv_type_bytes(d->type, n);
     if (wkv_need(r, bytes, d->name))
         return -1;
-    if (d->type)
-        wkv_widen_f16(dst, r->p + r->off, n, NULL);
-    else
-        wkv_copy_f32(dst, r->p + r->off, n);
+    wkv_row_to_f32(d->type, r->p + r->off, dst, n);
     size_t bad = wkv_first_out_of_range(dst, n, INFINITY);
     if (bad < n) {
-        wkv_fail(r, r->off + bad * (d->type ? 2 : 4), "tensor \"%s\": value %zu is not finite",
-                 d->name, bad);
+        wkv_fail(r, r->off + wkv_type_bytes(d->type, bad), "tensor \"%s\": value %zu is not "
+                 "finite", d->name, bad);
         return -1;
     }
     r->off += bytes;
