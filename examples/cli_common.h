@@ -1,0 +1,22 @@
+/* What every part of whisperkv-transcribe uses: its one-line messages on stderr and
+ * its clock. */
+#ifndef CLI_COMMON_H
+#define CLI_COMMON_H
+
+#include <glib.h>
+
+#define CLI_PROG "whisperkv-transcribe"
+
+/* One line on stderr, "whisperkv-transcribe: <message>" (line breaks become spaces);
+ * returns status. */
+int cli_fail(int status, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* "whisperkv-transcribe: <message> (see --help)" on stderr; returns 2, the exit status
+ * of bad options. */
+int cli_usage(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* The core's messages are malloc'd: a copy of err in GLib memory (of fallback when err
+ * is NULL); frees err. */
+char *cli_core_error(char *err, const char *fallback);
+/* The monotonic clock, in milliseconds. */
+double cli_now_ms(void);
+
+#endif

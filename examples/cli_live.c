@@ -1,0 +1,91 @@
+/* whisperkv-transcribe --live (cli_live.h): simulated real time on a virtual clock, or
+ * the wall clock with --realtime. */
+#include "cli_live.h"
+
+#include <stdio.h>
+
+#include <glib.h>
+
+#include "cli_common.h"
+#include "cli_vad.h"
+
+/* The simulated source delivers audio every 100 ms. */
+#define LIVE_CHUNK (WKV_SAMPLE_RATE / 10)
+
+static void on_live_segment(const wkv_stream_segment *s, void *user)
+{
+    if (!s->final)
+        return;
+    wkv_segment seg = {
+        .seek = s->run_base / WKV_HOP, .start = s->start, .end = s->end,
+        .tokens = s->tokens, .n_tokens = s->n_tokens, .text = s->text,
+        .avg_logprob = s->avg_logprob, .no_speech_prob = s->no_speech_prob,
+        .compression_ratio = s->compression_ratio, .temperature = s->temperature,
+        .language = s->language, .words = s->words, .n_words = s->n_words,
+    };
+    cli_output_live_segment(user, &seg, s->committed_at);
+}
+
+/* Stream seconds now: the wall clock since t0 (--realtime), or the virtual clock. */
+static double live_now(const cli_args *args, double t0_ms, double vnow)
+{
+    return args->realtime ? (cli_now_ms() - t0_ms) / 1000.0 : vnow;
+}
+
+/* On the virtual clock the audio up to `now` has arrived at each push, and a push's
+ * compute time moves `now` on; --realtime sleeps until the audio is due instead. */
+int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
+                 const cli_args *args, cli_output *out, char **language, char **err)
+{
+    wkv_stream_options so;
+    wkv_stream_options_default(&so);
+    so.step_ms = args->step_ms;
+    so.latency_ms = args->latency_ms;
+    if (cli_vad_live(&so, err) != 0)
+        return -1;
+    wkv_stream *st = wkv_stream_new(ctx, opts, &so, on_live_segment, out, err);
+    if (!st)
+        return -1;
+    wkv_stream_stats ss;
+    wkv_stream_get_stats(st, &ss);
+    double t0 = cli_now_ms(), vnow = 0;
+    size_t pos = 0;
+    int rc = 0;
+    while (pos < n && rc >= 0) {
+        size_t next = MIN(n, pos + LIVE_CHUNK);
+        double due = (double)next / WKV_SAMPLE_RATE, now = live_now(args, t0, vnow);
+        if (args->realtime && now < due)
+            g_usleep((gulong)((due - now) * 1e6));
+        vnow = MAX(vnow, due);
+        now = live_now(args, t0, vnow);
+        /* everything that has arrived by now (more than one chunk after a long run) */
+        size_t avail = MIN(n, MAX(next, (size_t)(now * WKV_SAMPLE_RATE)));
+        wkv_stream_get_stats(st, &ss);
+        double busy = ss.busy_ms;
+        rc = wkv_stream_push(st, pcm + pos, avail - pos, now, err);
+        pos = avail;
+        wkv_stream_get_stats(st, &ss);
+        vnow += (ss.busy_ms - busy) / 1000.0;
+    }
+    double busy = ss.busy_ms;
+    if (rc >= 0)
+        rc = wkv_stream_finish(st, live_now(args, t0, vnow), err);
+    wkv_stream_get_stats(st, &ss);
+    vnow += (ss.busy_ms - busy) / 1000.0;
+    cli_out_live l = {
+        .step_ms = args->step_ms, .latency_ms = args->latency_ms, .realtime = args->realtime,
+        .runs = ss.runs, .silent_runs = ss.silent_runs, .forced_runs = ss.forced_runs,
+        .finals = ss.finals, .forced_finals = ss.forced_finals, .partials = ss.partials,
+        .delay_median = ss.delay_median, .delay_mean = ss.delay_mean,
+        .delay_worst = ss.delay_max, .busy_ms = ss.busy_ms, .max_run_ms = ss.max_busy_ms,
+        .finished_at = live_now(args, t0, vnow),
+    };
+    cli_output_set_live(out, &l);
+    *language = g_strdup(wkv_stream_language(st));
+    wkv_stream_free(st);
+    if (rc >= 0)
+        fprintf(stderr, "%s: live: %" G_GINT64_FORMAT " runs, %" G_GINT64_FORMAT " finals (%"
+                G_GINT64_FORMAT " forced), commit delay median %.2f s, worst %.2f s\n",
+                CLI_PROG, ss.runs, ss.finals, ss.forced_finals, ss.delay_median, ss.delay_max);
+    return rc < 0 ? -1 : (int)ss.finals;
+}
