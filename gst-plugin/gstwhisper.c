@@ -248,8 +248,6 @@ static gboolean load_model(GstWhisper *self)
     w->opts.language = w->detect_language ? "auto" : w->opt_language;
     w->run_threads = threads;
     gst_whisper_queue_start(self, step);
-    const wkv_hparams *hp = wkv_model_hparams(gst_whisper_model_get(w->model));
-    w->win = g_new0(float, (gsize)hp->n_mels * WKV_N_FRAMES);
     /* the type in effect ("auto" resolved), for the application and the tests */
     const gchar *ctype = wkv_compute_type_name(wkv_context_compute_type(w->ctx));
     gchar *done = g_strdup_printf("%s, compute type %s", path, ctype);
@@ -264,10 +262,7 @@ static void unload_model(GstWhisper *self)
 {
     GstWhisperWorker *w = &self->w;
     gst_whisper_queue_start(self, 0); /* drops what is queued */
-    wkv_longform_free(w->lf);
-    w->lf = NULL;
-    w->lf_item = NULL;
-    gst_whisper_vad_forget(self);
+    gst_whisper_worker_forget_item(self);
     gst_whisper_worker_forget_cues(self);
     gst_whisper_live_free(self); /* runs on the context */
     wkv_context_free(w->ctx);
@@ -276,7 +271,6 @@ static void unload_model(GstWhisper *self)
     w->model = NULL;
     gst_whisper_model_release(w->vad);
     w->vad = NULL;
-    g_clear_pointer(&w->win, g_free);
     g_clear_pointer(&w->scratch, g_free);
     w->scratch_cap = 0;
 }

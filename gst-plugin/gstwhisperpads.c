@@ -240,10 +240,7 @@ static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
 {
     gst_whisper_queue_flush_stop(self);
     /* the task is paused: the worker state is ours */
-    wkv_longform_free(self->w.lf);
-    self->w.lf = NULL;
-    self->w.lf_item = NULL;
-    gst_whisper_vad_forget(self);
+    gst_whisper_worker_forget_item(self);
     gst_whisper_worker_forget_cues(self);
     gst_whisper_text_reset(self);
     gst_flow_combiner_reset(self->flows);

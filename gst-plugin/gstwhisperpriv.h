@@ -145,6 +145,8 @@ typedef struct {
     gboolean text_flowing;  /* the text pad sent text, a GAP with a duration, or EOS
                              * since the stream (re)started: its sinks can preroll */
     gboolean src_eos;       /* EOS went out on src: later tags go on text_src only */
+    gint64 worker_held;     /* samples the worker's offline transcriber holds (they left
+                             * the items): counted in the offline bound */
 } GstWhisperQueue;
 
 /* The worker's: model, context and decoding state (set up at READY->PAUSED). */
@@ -158,9 +160,13 @@ typedef struct {
     gboolean detect_pending;  /* not detected yet for the current stretch */
     gint run_threads;
     wkv_compute_type run_compute; /* `compute-type` as it was at READY->PAUSED */
-    wkv_longform *lf;
-    WItem *lf_item;
-    float *win;
+    /* offline: the core's transcriber of the current stretch (tr_item), the samples
+     * of that stretch handed to it (the queue drops them then) and whether it closed */
+    wkv_transcriber *tr;
+    WItem *tr_item;
+    gint64 tr_pushed;
+    gboolean tr_closed;
+    gpointer collect;         /* the window under way's CollectCtx (worker.c) */
     float *scratch;
     gsize scratch_cap;
     GstClockTime text_pos;    /* where text_src's time has got to */
@@ -181,7 +187,7 @@ typedef struct {
     GstWhisperModel *vad;
     wkv_vad_params vad_params;
     gboolean post_vad;
-    /* offline VAD, for lf_item: its audio was replaced by its speech (vad_filtered),
+    /* offline VAD, for tr_item: its audio was replaced by its speech (vad_filtered),
      * vad_len samples long before; the speech's times map back through vad_map */
     gboolean vad_filtered;
     gint64 vad_len;
@@ -331,6 +337,9 @@ gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n);
 /* Drops the cues being cut (the model is unloaded). */
 void gst_whisper_worker_forget_cues(GstWhisper *self);
+/* Drops the offline transcriber of the current stretch and its VAD map (a new stretch,
+ * a flush, unloading).  q.lock held, or the task stopped. */
+void gst_whisper_worker_forget_item(GstWhisper *self);
 /* After text went out with flow `ret`: takes `q.lock` back and reports a fatal flow
  * as an element error (then FALSE). */
 gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret);

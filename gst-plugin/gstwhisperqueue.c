@@ -105,10 +105,10 @@ GstClockTime gst_whisper_arrival(const GArray *arrivals, gint64 index)
     return GST_CLOCK_TIME_NONE;
 }
 
-/* Samples the worker holds, over all queued stretches.  Lock held. */
+/* Samples the worker holds: the queued stretches' and its transcriber's.  Lock held. */
 static gint64 held_samples(GstWhisper *self)
 {
-    gint64 n = 0;
+    gint64 n = self->q.worker_held;
     for (GList *l = self->q.items.head; l; l = l->next) {
         const WItem *it = l->data;
         if (it->type == ITEM_AUDIO)

@@ -3,10 +3,11 @@
  * live driver's runs (gstwhisperlive.c), and hands text and events to
  * gstwhispertext.c in the order they came.
  *
- * Offline windows are exactly the core's long form with window normalization on the
- * same samples: the stream's log-mel frames are computed piecewise with
- * wkv_mel_compute_range, each window is normalized on its own, and
- * wkv_longform_window returns the next seek. */
+ * Offline, a stretch's samples go to the core's offline transcriber (wkv_transcriber,
+ * window normalization: each window runs as soon as its audio is in) as they arrive,
+ * and leave the queue then: one copy; the queue's bound on what the worker holds
+ * counts the transcriber's samples (q.worker_held).  The element keeps only the glue:
+ * times to PTS, cues, GAPs, VAD's time map. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -150,6 +151,13 @@ static int collect_segment(const wkv_segment *speech_seg, void *user)
     return 0;
 }
 
+/* The transcriber's callback, set once per stretch: the window under way's CollectCtx. */
+static int collect_segment_cb(const wkv_segment *seg, void *user)
+{
+    GstWhisper *self = user;
+    return collect_segment(seg, self->w.collect);
+}
+
 /* text-unit=cue: the stretch's cues start (its limit and lateness are set per window);
  * the last one goes out at its end. */
 static void cues_begin(GstWhisper *self, GstClockTime t0)
@@ -197,37 +205,38 @@ void gst_whisper_worker_forget_cues(GstWhisper *self)
     self->w.cut = NULL;
 }
 
-/* The window's log-mel into w->win, detecting the language first when it is pending.
- * FALSE on an error (reported). */
-static gboolean offline_mel(GstWhisper *self, const float *pcm, gint64 lo, gint64 hi,
-                            gint64 stream_len, gint64 seek, int size)
+/* Hands the stretch's new samples to the transcriber (the queue's copy goes) and
+ * closes it when the stretch has ended.  Lock held.  FALSE on an error (reported). */
+static gboolean offline_feed(GstWhisper *self, WItem *it)
 {
     GstWhisperWorker *w = &self->w;
-    const wkv_model *model = gst_whisper_model_get(w->model);
-    char *err = NULL;
-    /* language "auto": detect on the first window's 3000 frames, zeros after the
-     * input included, as transcribe.py detects on the first 3000 frames of its padded
-     * log-mel (a short stream has ended, so its zeros follow) */
-    gboolean detect = w->detect_pending;
-    wkv_mel *mel = wkv_mel_compute_range(model, pcm, (size_t)(hi - lo), lo, stream_len, seek,
-                                         detect ? WKV_N_FRAMES : size, w->run_threads, &err);
-    if (!mel)
-        return gst_whisper_worker_error(self, "log-mel", err);
-    if (detect) {
-        wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_WINDOW, w->win);
-        int lang = wkv_detect_language(w->ctx, w->win, NULL, &err);
-        if (lang < 0 || wkv_longform_set_language(w->lf, wkv_lang_code(model, lang)) != 0) {
-            wkv_mel_free(mel);
-            return gst_whisper_worker_error(self, "language detection", err);
-        }
-        g_free(w->opt_language);
-        w->opt_language = g_strdup(wkv_lang_code(model, lang));
-        w->detect_pending = FALSE;
-        GST_INFO_OBJECT(self, "detected language %s", w->opt_language);
+    if (it->len > w->tr_pushed) {
+        char *err = NULL;
+        if (wkv_transcriber_push(w->tr, it->pcm + (w->tr_pushed - it->base),
+                                 (size_t)(it->len - w->tr_pushed), &err) != 0)
+            return gst_whisper_worker_error(self, "offline transcriber", err);
+        w->tr_pushed = it->len;
+        witem_drop_before(it, it->len);
     }
-    wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, w->win);
-    wkv_mel_free(mel);
+    if (it->closed && !w->tr_closed) {
+        wkv_transcriber_close(w->tr);
+        w->tr_closed = TRUE;
+    }
+    self->q.worker_held = wkv_transcriber_held(w->tr);
     return TRUE;
+}
+
+/* The language the transcriber detected on the stretch's first window. */
+static void offline_language(GstWhisper *self)
+{
+    GstWhisperWorker *w = &self->w;
+    const char *code = wkv_transcriber_language(w->tr, NULL);
+    if (!w->detect_pending || !g_strcmp0(code, "auto"))
+        return;
+    g_free(w->opt_language);
+    w->opt_language = g_strdup(code);
+    w->detect_pending = FALSE;
+    GST_INFO_OBJECT(self, "detected language %s", w->opt_language);
 }
 
 /* One offline window of `it`, which the lock is held for on entry and exit.
@@ -235,37 +244,29 @@ static gboolean offline_mel(GstWhisper *self, const float *pcm, gint64 lo, gint6
 static gboolean offline_window(GstWhisper *self, WItem *it, int size)
 {
     gint64 seek = it->seek;
-    gint64 lo = MAX(0, seek * WKV_HOP - WKV_N_FFT / 2);
-    gint64 hi = it->closed ? it->len : MIN(it->len, (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2);
-    gint64 stream_len = it->closed ? it->len : -1;
     GstClockTime t0 = it->t0;
     GstClockTime limit = it->closed && !it->eos
                              ? t0 + gst_whisper_samples_to_ns(gst_whisper_vad_length(self, it))
                              : GST_CLOCK_TIME_NONE;
-    if (hi < lo)
-        hi = lo;
-    float *pcm = gst_whisper_worker_scratch(self, (gsize)(hi - lo) + 1);
-    memcpy(pcm, it->pcm + (lo - it->base), (gsize)(hi - lo) * sizeof(float));
+    /* the transcriber's samples are its own: a flush meanwhile frees the item only */
     g_mutex_unlock(&self->q.lock);
 
     gint64 t_start = g_get_monotonic_time();
-    if (!offline_mel(self, pcm, lo, hi, stream_len, seek, size)) {
-        g_mutex_lock(&self->q.lock);
-        return FALSE;
-    }
     char *err = NULL;
     CollectCtx c = {self, t0, limit, gst_whisper_props_lateness(self),
                     g_ptr_array_new_with_free_func(gst_whisper_seg_free)};
     self->w.cue_limit = limit;
     self->w.cue_lateness = c.lateness;
-    gint64 next = wkv_longform_window(self->w.lf, seek, size, self->w.win, collect_segment, &c,
-                                      &err);
+    self->w.collect = &c;
+    gint64 next = wkv_transcriber_run(self->w.tr, &err);
+    self->w.collect = NULL;
     if (next < 0) {
         g_ptr_array_unref(c.segs);
         gst_whisper_worker_error(self, "window", err);
         g_mutex_lock(&self->q.lock);
         return FALSE;
     }
+    offline_language(self);
     gst_whisper_stats_account(self, (g_get_monotonic_time() - t_start) / 1000.0,
                               (double)(MIN(next, seek + size) - seek) / 100.0);
     GST_DEBUG_OBJECT(self, "window at frame %" G_GINT64_FORMAT " (%d frames): %u segments, "
@@ -277,7 +278,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
         return TRUE;
     }
     it->seek = next;
-    witem_drop_before(it, MAX(0, next * WKV_HOP - WKV_N_FFT / 2));
+    self->q.worker_held = wkv_transcriber_held(self->w.tr);
     g_cond_broadcast(&self->q.space);
     g_mutex_unlock(&self->q.lock);
 
@@ -298,19 +299,17 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
 static gboolean begin_item(GstWhisper *self, WItem *it)
 {
     GstWhisperWorker *w = &self->w;
-    if (w->lf_item == it)
+    if (w->tr_item == it)
         return TRUE;
-    wkv_longform_free(w->lf);
-    w->lf = NULL;
-    w->lf_item = it;
-    gst_whisper_vad_forget(self);
+    gst_whisper_worker_forget_item(self);
+    w->tr_item = it;
     if (it->live)
         return gst_whisper_live_begin(self);
     char *err = NULL;
     w->detect_pending = w->detect_language;
-    w->lf = wkv_longform_new(w->ctx, &w->opts, &err);
-    if (!w->lf)
-        return gst_whisper_worker_error(self, "long form", err);
+    w->tr = wkv_transcriber_new(w->ctx, &w->opts, collect_segment_cb, self, &err);
+    if (!w->tr)
+        return gst_whisper_worker_error(self, "offline transcriber", err);
     cues_begin(self, it->t0);
     return TRUE;
 }
@@ -334,12 +333,8 @@ static void item_done(GstWhisper *self, WItem *it)
     g_queue_pop_head(&self->q.items);
     GstClockTime end = it->t0 + gst_whisper_samples_to_ns(gst_whisper_vad_length(self, it));
     w->cue_limit = !it->eos ? end : GST_CLOCK_TIME_NONE;
-    if (w->lf_item == it) {
-        wkv_longform_free(w->lf);
-        w->lf = NULL;
-        w->lf_item = NULL;
-        gst_whisper_vad_forget(self);
-    }
+    if (w->tr_item == it)
+        gst_whisper_worker_forget_item(self);
     witem_free(it);
     g_cond_broadcast(&self->q.space);
     g_mutex_unlock(&self->q.lock);
@@ -347,16 +342,16 @@ static void item_done(GstWhisper *self, WItem *it)
     gst_whisper_text_gap(self, end);
 }
 
-/* The size of the next offline window of `it`: 0 to wait for audio, -1 when the
- * stretch is done.  Lock held. */
-static int offline_next_size(const WItem *it)
+void gst_whisper_worker_forget_item(GstWhisper *self)
 {
-    gint64 content = it->len / WKV_HOP;
-    if (it->closed)
-        return it->seek >= content ? -1 : (int)MIN((gint64)WKV_N_FRAMES, content - it->seek);
-    if (it->len >= (it->seek + WKV_N_FRAMES - 1) * WKV_HOP + WKV_N_FFT / 2)
-        return WKV_N_FRAMES;
-    return 0;
+    GstWhisperWorker *w = &self->w;
+    wkv_transcriber_free(w->tr);
+    w->tr = NULL;
+    w->tr_item = NULL;
+    w->tr_pushed = 0;
+    w->tr_closed = FALSE;
+    self->q.worker_held = 0;
+    gst_whisper_vad_forget(self);
 }
 
 static void worker_pause(GstWhisper *self)
@@ -429,7 +424,7 @@ void gst_whisper_worker_loop(gpointer data)
             return;
         }
         /* audio */
-        if (self->w.lf_item != it) {
+        if (self->w.tr_item != it) {
             if (!begin_item(self, it)) {
                 worker_fail(self);
                 return;
@@ -462,7 +457,11 @@ void gst_whisper_worker_loop(gpointer data)
             }
             ok = gst_whisper_vad_filter(self, it);
         } else {
-            int size = offline_next_size(it);
+            if (!offline_feed(self, it)) {
+                worker_fail(self);
+                return;
+            }
+            int size = wkv_transcriber_next(self->w.tr);
             if (size < 0) {
                 item_done(self, it);
                 return;

@@ -357,6 +357,42 @@ WKV_API void wkv_longform_reset_prompt(wkv_longform *lf);
 /* Segments reported so far. */
 WKV_API int wkv_longform_segments(const wkv_longform *lf);
 
+/* The offline transcriber: the long-form loop fed with 16 kHz mono PCM as it arrives,
+ * the counterpart of wkv_stream for files and other non-live input (the element's
+ * offline path, the CLI and wkv_transcribe use it).  Push samples, run each window
+ * once wkv_transcriber_next says one is ready, close at the end of the input, and run
+ * the rest.  With window normalization (opts->mel_norm WKV_MEL_WINDOW) a window runs
+ * as soon as its 30 s (and 200 samples after them) are in, and the samples before the
+ * next window are dropped; the reference's global normalization and clip_timestamps
+ * need the whole input, so their windows wait for the close.  Language "auto" on a
+ * multilingual model is detected once, on the first window's 3000 frames.  Segments
+ * go to on_segment as each window is decoded; a nonzero return stops the loop.
+ * The transcriber belongs to the thread of its context. */
+typedef struct wkv_transcriber wkv_transcriber;
+WKV_API wkv_transcriber *wkv_transcriber_new(wkv_context *ctx, const wkv_options *opts,
+                                             wkv_segment_cb on_segment, void *user,
+                                             char **error);
+WKV_API void wkv_transcriber_free(wkv_transcriber *t);
+/* Appends n samples (copied; nothing is computed).  0, or -1 with a message. */
+WKV_API int wkv_transcriber_push(wkv_transcriber *t, const float *pcm, size_t n, char **error);
+/* The input has ended: the last windows may be shorter. */
+WKV_API void wkv_transcriber_close(wkv_transcriber *t);
+/* The frames of the next window when it can run now, 0 while it needs more input (or
+ * the close), -1 when the input is done (or a callback stopped the loop). */
+WKV_API int wkv_transcriber_next(const wkv_transcriber *t);
+/* Runs the next window: its log-mel, the language (once), the decoding, its segments
+ * to the callback.  Returns the frame the next window starts at, or -1 with a
+ * message (also when no window was ready). */
+WKV_API int64_t wkv_transcriber_run(wkv_transcriber *t, char **error);
+/* Samples held now (a caller's bound on memory). */
+WKV_API int64_t wkv_transcriber_held(const wkv_transcriber *t);
+/* The language decoded in ("auto" until detected) and, when probability is not NULL,
+ * the detected language's probability (-1 when it was not detected). */
+WKV_API const char *wkv_transcriber_language(const wkv_transcriber *t, float *probability);
+/* Segments reported so far; the input's frames so far (all of them once closed). */
+WKV_API int wkv_transcriber_segments(const wkv_transcriber *t);
+WKV_API int64_t wkv_transcriber_content(const wkv_transcriber *t);
+
 /* The reference long-form loop over a log-mel (openai/whisper's transcribe.py: 30-s
  * windows from `seek`, the tokens cut into segments at timestamp pairs, seek moved to
  * the last pair or past the window).  Segments that the reference clears (start == end

@@ -23,6 +23,16 @@ for m in micro-en micro-multi; do
         --logits 50257,50258 "$OUT/$m.logits" -o json --output-file "$OUT/$m.json" \
         --word-timestamps "$W" 2>/dev/null
     "$CLI" -m "$M" -t 2 --beam-size 3 -o json --output-file "$OUT/$m.beam.json" "$W" 2>/dev/null
+    "$CLI" -m "$M" -t 2 --mel-norm window -o json --output-file "$OUT/$m.window.json" \
+        "$S/speech/gb0/gb0.wav" 2>/dev/null
+    "$CLI" -m "$M" -t 2 -l auto -o json --output-file "$OUT/$m.auto.json" "$W" 2>/dev/null
+    # the element offline: the text buffers as the text pad gives them
+    GST_PLUGIN_PATH=$B/gst-plugin gst-launch-1.0 -q filesrc location="$S/speech/gb0/gb0.wav" \
+        ! decodebin ! audioconvert ! audioresample ! whisperkv name=w model="$M" threads=2 \
+        ! fakesink w.text_src ! filesink location="$OUT/$m.element.txt" >/dev/null 2>&1
+    GST_PLUGIN_PATH=$B/gst-plugin gst-launch-1.0 -q filesrc location="$W" ! decodebin \
+        ! audioconvert ! audioresample ! whisperkvtranscriber model="$M" threads=2 \
+        language-code=auto ! filesink location="$OUT/$m.transcriber.txt" >/dev/null 2>&1
     for q in q8_0 q5_0 q5_1 q4_0 q4_1; do
         "$B"/tests/quantize_model "$M" "$OUT/$m.$q.bin" "$q" >/dev/null 2>&1
         "$CLI" -m "$OUT/$m.$q.bin" -t 2 -o json --output-file "$OUT/$m.$q.json" "$W" 2>/dev/null

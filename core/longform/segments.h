@@ -55,7 +55,12 @@ int wkv_initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out,
 int wkv_own_language(char **owned, wkv_options *opts, const char *code);
 /* Whether `language` asks for detection on this model ("auto" or NULL, multilingual). */
 int wkv_wants_detection(const wkv_model *m, const char *language);
-/* wkv_detect_language on one window, as a language code (static), or NULL. */
-const char *wkv_detect_code(wkv_context *ctx, const float *mel, char **error);
+/* The language rule of transcribe.py, one function for the long form, the offline
+ * transcriber and the live stream: a language of "auto" (or none) on a multilingual
+ * model (wkv_wants_detection) is detected once, on the first window's 3000 frames
+ * (mel: normalized as the windows are).  Returns the code (static) and, when
+ * probability is not NULL, its probability there; NULL with a message. */
+const char *wkv_language_first_window(wkv_context *ctx, const float *mel, float *probability,
+                                      char **error);
 
 #endif

@@ -252,107 +252,17 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     return next_seek > seek ? next_seek : seek + size;
 }
 
-/* clip_timestamps: "start,end,..." seconds to frames (Python round), an odd count
- * closed by the end of the content; pairs in a malloc'd array, count in *n_clips. */
-static int64_t *parse_clips(const char *spec, int64_t content, int *n_clips, char **error)
+int wkv_longform_stopped(const wkv_longform *lf)
 {
-    size_t len = spec ? strlen(spec) : 0;
-    int64_t *pts = malloc((len + 2) * sizeof *pts);
-    int n = 0;
-    if (!pts) {
-        wkv_set_error(error, "out of memory");
-        return NULL;
-    }
-    for (const char *p = spec ? spec : ""; *p;) {
-        if (*p == ',') { /* empty items are skipped, as the reference's split */
-            p++;
-            continue;
-        }
-        char *e;
-        double ts = strtod(p, &e);
-        if (e == p || (*e && *e != ',') || !(ts >= 0) || ts > 1e9) {
-            wkv_set_error(error, "bad clip timestamps '%s': seconds start,end,...", spec);
-            free(pts);
-            return NULL;
-        }
-        pts[n++] = (int64_t)nearbyint(ts * 100);
-        p = e;
-    }
-    if (n == 0)
-        pts[n++] = 0;
-    if (n % 2)
-        pts[n++] = content;
-    *n_clips = n / 2;
-    return pts;
+    return lf->stopped;
 }
 
-int wkv_transcribe_mel(wkv_context *ctx, const wkv_mel *mel, const wkv_options *o,
-                       wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
-                       char **error)
+void wkv_longform_set_content(wkv_longform *lf, int64_t content_frames)
 {
-    const int64_t content = mel->content_frames;
-    float *window = malloc((size_t)ctx->model->hp.n_mels * WKV_N_FRAMES * sizeof *window);
-    wkv_longform *lf = window ? wkv_longform_new(ctx, o, error) : NULL;
-    if (!lf) {
-        free(window);
-        if (error && !*error)
-            wkv_set_error(error, "out of memory");
-        return -1;
-    }
-    if (wkv_wants_detection(ctx->model, o->language)) {
-        /* the reference detects on the first 3000 frames as computed (zero-sample
-         * frames, not 0.0 padding) */
-        wkv_mel_window(mel, 0, WKV_N_FRAMES, o->mel_norm, window);
-        const char *code = wkv_detect_code(ctx, window, error);
-        if (!code || wkv_longform_set_language(lf, code) != 0) {
-            wkv_longform_free(lf);
-            free(window);
-            return -1;
-        }
-    }
-    lf->words.content_frames = content;
-    int n_clips = 0;
-    int64_t *clips = parse_clips(o->clip_timestamps, content, &n_clips, error);
-    if (!clips) {
-        wkv_longform_free(lf);
-        free(window);
-        return -1;
-    }
-    int64_t seek = clips[0];
-    for (int c = 0; c < n_clips && seek >= 0 && !lf->stopped;) {
-        const int64_t clip_end = clips[2 * c + 1];
-        if (seek < clips[2 * c])
-            seek = clips[2 * c];
-        if (seek >= clip_end || seek >= content) {
-            if (++c < n_clips)
-                seek = clips[2 * c];
-            continue;
-        }
-        int64_t size = content - seek < WKV_N_FRAMES ? content - seek : WKV_N_FRAMES;
-        if (clip_end - seek < size)
-            size = clip_end - seek;
-        wkv_mel_window(mel, seek, (int)size, o->mel_norm, window);
-        seek = wkv_longform_window(lf, seek, (int)size, window, on_segment, user, error);
-        if (seek >= 0 && on_progress)
-            on_progress(seek, content, user);
-    }
-    free(clips);
-    int count = seek < 0 ? -1 : lf->count;
-    wkv_longform_free(lf);
-    free(window);
-    return count;
+    lf->words.content_frames = content_frames;
 }
 
-int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *o,
-                   wkv_segment_cb on_segment, wkv_progress_cb on_progress, void *user,
-                   char **error)
+const char *wkv_longform_language(const wkv_longform *lf)
 {
-    double t0 = wkv_now_ms();
-    wkv_mel *mel = wkv_mel_compute(ctx->model, pcm, n, ctx->threads, error);
-    if (!mel)
-        return -1;
-    ctx->stats.mel_ms += wkv_now_ms() - t0;
-    int rc = wkv_transcribe_mel(ctx, mel, o, on_segment, on_progress, user, error);
-    wkv_mel_free(mel);
-    return rc;
+    return lf->language;
 }

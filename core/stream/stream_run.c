@@ -81,7 +81,7 @@ int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error)
     wkv_mel_free(mel);
     if (size > 0 && st->detect) {
         /* language "auto": once, on the first run's window */
-        const char *code = wkv_detect_code(st->ctx, st->win, error);
+        const char *code = wkv_language_first_window(st->ctx, st->win, NULL, error);
         if (!code || wkv_own_language(&st->language, &st->opts, code) != 0)
             return -1;
         st->detect = 0;
