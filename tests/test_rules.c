@@ -11,6 +11,7 @@
 #include "model/vocab.h"
 #include "kernels/ops.h"
 #include "decode/rules.h"
+#include "longform/segments.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -371,6 +372,41 @@ static void sampling(void)
     CHECK(wkv_sample_softmax(x, 40, 0.7, 0.5) == 0, "sampling: all -inf gives 0");
 }
 
+/* Pieces of a window's tokens (segments.c): cut after every two consecutive
+ * timestamps, as the reference slices them, so a run of timestamps (the decoder may
+ * emit them with timestamps off: --no-timestamps crashed on one, the array sized for a
+ * piece per two tokens) makes a piece per token; the pieces cover the tokens in order. */
+static void pieces(int tb)
+{
+    const int runs[][8] = {
+        {tb, tb + 1, tb + 2, tb + 3, tb + 4, tb + 5, tb + 6, tb + 7}, /* only timestamps */
+        {tb, 100, tb + 5, tb + 5, 200, tb + 9, tb + 9, tb + 10},      /* pairs, a run of 3 */
+        {100, 101, 102, 103, 104, 105, 106, tb + 3},                  /* text, closed tail */
+    };
+    const int want[] = {8, 4, 1};
+    for (int r = 0; r < 3; r++) {
+        for (int n = 1; n <= 8; n++) {
+            /* a copy of exactly n tokens, so that a tool sees any read past them */
+            int *t = malloc((size_t)n * sizeof *t);
+            memcpy(t, runs[r], (size_t)n * sizeof *t);
+            wkv_piece *p = NULL;
+            int np = wkv_split_pieces(t, n, tb, &p);
+            CHECK(np >= 1 && np <= n, "run %d, %d tokens: %d pieces", r, n, np);
+            int at = 0;
+            for (int i = 0; i < np; i++) {
+                CHECK(p[i].tok0 == at && p[i].tok1 > p[i].tok0, "run %d: piece %d [%d, %d)",
+                      r, i, p[i].tok0, p[i].tok1);
+                at = p[i].tok1;
+            }
+            CHECK(at == n, "run %d: the pieces end at %d of %d", r, at, n);
+            if (n == 8)
+                CHECK(np == want[r], "run %d: %d pieces, want %d", r, np, want[r]);
+            free(p);
+            free(t);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -400,6 +436,7 @@ int main(int argc, char **argv)
     scores(&f);
     argmax();
     sampling();
+    pieces(f.tb);
 
     free(f.suppressed);
     free(f.logits);

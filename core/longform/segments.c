@@ -37,8 +37,10 @@ int wkv_split_pieces(const int *t, int n, int tb, wkv_piece **out)
     *out = NULL;
     if (n <= 0)
         return 0;
-    /* at most one piece per pair, which takes two tokens, plus the tail */
-    wkv_piece *p = malloc(((size_t)n / 2 + 1) * sizeof *p);
+    /* a piece ends at every two consecutive timestamps, and consecutive pairs overlap
+     * (a run of k timestamps makes k - 1 pieces, as the reference's slices do), plus
+     * the tail: at most n pieces */
+    wkv_piece *p = malloc(((size_t)n + 1) * sizeof *p);
     if (!p)
         return -1;
     int np = 0, last = 0;
