@@ -41,18 +41,19 @@ typedef struct {
     const char *language;
     gboolean detect;      /* language auto, on a multilingual model */
     wkv_model *model;
-    double load_ms, mel_ms;
-    float *pcm;           /* the audio (offline with VAD, the speech only); live only
-                           * after the log-mel */
+    double load_ms;
+    float *pcm;           /* the audio (offline with VAD, the speech only), until the
+                           * transcriber (offline) or the stream (live) has it */
     gsize n_samples;
     double duration;      /* of the input, in seconds */
-    wkv_mel *mel;         /* offline, or live with debug outputs */
+    wkv_mel *mel;         /* the whole log-mel, for the debug outputs only */
     wkv_context *ctx;
     FILE *outf;
     cli_output *out;
     wkv_options opts;
     progress_state prog;
     char *live_language;
+    char *detected;       /* offline: the language the transcriber detected */
     char *err;            /* the last message from below (GLib memory) */
 } run;
 
@@ -64,7 +65,8 @@ static void progress_init(run *r)
     progress_state *p = &r->prog;
     p->tty = isatty(STDERR_FILENO);
     p->enabled = !r->args->live &&
-                 (r->args->progress || (p->tty && r->mel->content_frames > WKV_N_FRAMES));
+                 (r->args->progress ||
+                  (p->tty && (int64_t)r->n_samples / WKV_HOP > WKV_N_FRAMES));
     p->last_percent = -1;
     p->out_tty = r->outf == stdout && isatty(STDOUT_FILENO);
 }
@@ -329,22 +331,18 @@ static int load_audio(run *r)
     return 0;
 }
 
-/* The log-mel of the whole file, offline or for the debug outputs (live, the stream
- * computes its own every run); offline the samples are not needed after it. */
+/* The log-mel of the whole file for the debug outputs only: the transcription computes
+ * its own (the core's offline transcriber, or the stream every run). */
 static int compute_mel(run *r)
 {
     const cli_args *a = r->args;
-    if (!a->live || wants_debug_outputs(a)) {
-        double t0 = cli_now_ms();
-        r->mel = wkv_mel_compute(r->model, r->pcm, r->n_samples, a->threads, &r->err);
-        r->mel_ms = cli_now_ms() - t0;
-        if (!r->mel) {
-            r->err = cli_core_error(r->err, "cannot compute the log-mel");
-            return cli_fail(1, "%s", r->err);
-        }
+    if (!wants_debug_outputs(a))
+        return 0;
+    r->mel = wkv_mel_compute(r->model, r->pcm, r->n_samples, a->threads, &r->err);
+    if (!r->mel) {
+        r->err = cli_core_error(r->err, "cannot compute the log-mel");
+        return cli_fail(1, "%s", r->err);
     }
-    if (!a->live)
-        g_clear_pointer(&r->pcm, g_free);
     return 0;
 }
 
@@ -391,31 +389,53 @@ static int set_options(run *r)
     return 0;
 }
 
-/* --language auto offline: detected here (the core would too) to report the
- * probabilities (live, the stream detects). */
-static int detect_language(run *r)
+/* --language auto offline: the transcriber detected it on the first window; the
+ * probabilities go to the output (JSON) and the choice to stderr, once. */
+static void report_language(run *r, const wkv_transcriber *t)
 {
-    if (!r->detect || !wkv_model_is_multilingual(r->model) || r->args->live)
-        return 0;
+    if (!r->detect || !wkv_model_is_multilingual(r->model) || strcmp(r->language, "auto"))
+        return;
     const wkv_specials *sp = wkv_model_specials(r->model);
-    float *window = g_new(float, (gsize)wkv_model_hparams(r->model)->n_mels * WKV_N_FRAMES);
     float *probs = g_new(float, (gsize)sp->n_langs);
-    wkv_mel_window(r->mel, 0, WKV_N_FRAMES, r->args->decode.mel_norm, window);
-    int lang = wkv_detect_language(r->ctx, window, probs, &r->err);
+    const char *code = wkv_transcriber_language(t, probs);
+    int lang = wkv_lang_token(r->model, code);
     if (lang >= 0) {
-        r->opts.language = wkv_lang_code(r->model, lang);
-        r->language = r->opts.language;
+        r->detected = g_strdup(code); /* the transcriber's goes with it */
+        r->language = r->detected;
         cli_output_set_language_probs(r->out, r->model, probs);
-        fprintf(stderr, "detected language: %s (p = %.3f)\n", r->language,
+        fprintf(stderr, "detected language: %s (p = %.3f)\n", code,
                 probs[lang - sp->lang_begin]);
     }
-    g_free(window);
     g_free(probs);
-    if (lang < 0) {
-        r->err = cli_core_error(r->err, "language detection failed");
-        return cli_fail(1, "%s", r->err);
+}
+
+/* Offline: the core's transcriber on the whole file (its own copy of the samples:
+ * ours go at once), window after window with progress. */
+static int transcribe_offline(run *r)
+{
+    wkv_transcriber *t = wkv_transcriber_new(r->ctx, &r->opts, on_segment, r, &r->err);
+    if (!t || wkv_transcriber_push(t, r->pcm, r->n_samples, &r->err) != 0) {
+        wkv_transcriber_free(t);
+        return -1;
     }
-    return 0;
+    g_clear_pointer(&r->pcm, g_free);
+    wkv_transcriber_close(t);
+    const int64_t content = wkv_transcriber_content(t);
+    on_progress(0, content, r); /* the 0% line, before the first window */
+    int n_seg = 0;
+    while (n_seg >= 0 && wkv_transcriber_next(t) > 0) {
+        int64_t seek = wkv_transcriber_run(t, &r->err);
+        if (seek < 0) {
+            n_seg = -1;
+            break;
+        }
+        report_language(r, t);
+        on_progress(seek, content, r);
+    }
+    if (n_seg >= 0)
+        n_seg = wkv_transcriber_segments(t);
+    wkv_transcriber_free(t);
+    return n_seg;
 }
 
 /* The transcription, offline with progress or live; the output writes the segments
@@ -431,9 +451,7 @@ static int transcribe(run *r)
         if (r->live_language)
             r->language = r->live_language;
     } else {
-        on_progress(0, r->mel->content_frames, r); /* the 0% line, before the first window */
-        n_seg = wkv_transcribe_mel(r->ctx, r->mel, &r->opts, on_segment, on_progress, r,
-                                   &r->err);
+        n_seg = transcribe_offline(r);
     }
     if (r->prog.line_open)
         fputc('\n', stderr);
@@ -450,7 +468,7 @@ static int write_result(run *r)
     const wkv_stats *st = wkv_context_stats(r->ctx);
     cli_out_timings tm = {
         .load_ms = r->load_ms,
-        .mel_ms = r->mel_ms + st->mel_ms,
+        .mel_ms = st->mel_ms,
         .encode_ms = st->encode_ms,
         .decode_ms = st->decode_ms,
         .windows = st->windows,
@@ -479,6 +497,7 @@ static int finish_run(run *r, int status)
     g_free(r->err);
     g_free(r->model_path);
     g_free(r->live_language);
+    g_free(r->detected);
     return status;
 }
 
@@ -518,8 +537,6 @@ int main(int argc, char **argv)
         status = open_output(&r);
     if (status == 0)
         status = set_options(&r);
-    if (status == 0)
-        status = detect_language(&r);
     if (status == 0)
         status = transcribe(&r);
     if (status == 0)

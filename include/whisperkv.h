@@ -386,9 +386,10 @@ WKV_API int wkv_transcriber_next(const wkv_transcriber *t);
 WKV_API int64_t wkv_transcriber_run(wkv_transcriber *t, char **error);
 /* Samples held now (a caller's bound on memory). */
 WKV_API int64_t wkv_transcriber_held(const wkv_transcriber *t);
-/* The language decoded in ("auto" until detected) and, when probability is not NULL,
- * the detected language's probability (-1 when it was not detected). */
-WKV_API const char *wkv_transcriber_language(const wkv_transcriber *t, float *probability);
+/* The language decoded in ("auto" until detected) and, once it was detected and probs
+ * is not NULL, every language's probability on the first window
+ * (wkv_model_specials()->n_langs entries, as wkv_detect_language gives them). */
+WKV_API const char *wkv_transcriber_language(const wkv_transcriber *t, float *probs);
 /* Segments reported so far; the input's frames so far (all of them once closed). */
 WKV_API int wkv_transcriber_segments(const wkv_transcriber *t);
 WKV_API int64_t wkv_transcriber_content(const wkv_transcriber *t);

@@ -107,17 +107,10 @@ int wkv_wants_detection(const wkv_model *m, const char *language)
     return wkv_model_is_multilingual(m) && (!language || !strcmp(language, "auto"));
 }
 
-const char *wkv_language_first_window(wkv_context *ctx, const float *mel, float *probability,
+const char *wkv_language_first_window(wkv_context *ctx, const float *mel, float *probs,
                                       char **error)
 {
     const wkv_model *m = wkv_context_model(ctx);
-    const wkv_specials *sp = wkv_model_specials(m);
-    float *probs = malloc((size_t)(sp->n_langs > 0 ? sp->n_langs : 1) * sizeof *probs);
-    int lang = probs ? wkv_detect_language(ctx, mel, probs, error) : -1;
-    if (!probs)
-        wkv_set_error(error, "out of memory");
-    if (lang >= 0 && probability)
-        *probability = probs[lang - sp->lang_begin];
-    free(probs);
+    int lang = wkv_detect_language(ctx, mel, probs, error);
     return lang < 0 ? NULL : wkv_lang_code(m, lang);
 }

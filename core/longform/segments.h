@@ -58,9 +58,10 @@ int wkv_wants_detection(const wkv_model *m, const char *language);
 /* The language rule of transcribe.py, one function for the long form, the offline
  * transcriber and the live stream: a language of "auto" (or none) on a multilingual
  * model (wkv_wants_detection) is detected once, on the first window's 3000 frames
- * (mel: normalized as the windows are).  Returns the code (static) and, when
- * probability is not NULL, its probability there; NULL with a message. */
-const char *wkv_language_first_window(wkv_context *ctx, const float *mel, float *probability,
+ * (mel: normalized as the windows are).  Returns the code (static) and, when probs
+ * is not NULL, every language's probability there (wkv_detect_language's); NULL with
+ * a message. */
+const char *wkv_language_first_window(wkv_context *ctx, const float *mel, float *probs,
                                       char **error);
 
 #endif

@@ -30,7 +30,7 @@ struct wkv_transcriber {
     int begun;          /* whole: the log-mel is there, the language known */
     int closed;         /* no more samples will come */
     int detect;         /* the language is still to be detected */
-    float language_p;   /* the detected language's probability */
+    float *probs;       /* the detection's probabilities (n_langs), once detected */
     float *pcm;         /* samples [base, base + n) of the input */
     int64_t base, n, cap;
     int64_t seek;       /* the next window's first frame */
@@ -96,7 +96,6 @@ static wkv_transcriber *transcriber_new(wkv_context *ctx, const wkv_options *opt
     t->user = user;
     t->whole = whole;
     t->detect = wkv_wants_detection(m, opts->language);
-    t->language_p = -1;
     if (!(t->lf = wkv_longform_new(ctx, opts, error)) ||
         (whole && !(t->clips = parse_clips(opts->clip_timestamps, &t->n_clips, error)))) {
         wkv_transcriber_free(t);
@@ -120,6 +119,7 @@ void wkv_transcriber_free(wkv_transcriber *t)
     wkv_longform_free(t->lf);
     wkv_mel_free(t->mel);
     free(t->clips);
+    free(t->probs);
     free(t->pcm);
     free(t->win);
     free(t);
@@ -217,7 +217,13 @@ static int language_once(wkv_transcriber *t, const float *frames, char **error)
 {
     if (!t->detect)
         return 0;
-    const char *code = wkv_language_first_window(t->ctx, frames, &t->language_p, error);
+    const wkv_specials *sp = wkv_model_specials(wkv_context_model(t->ctx));
+    if (!t->probs && !(t->probs = malloc((size_t)(sp->n_langs > 0 ? sp->n_langs : 1) *
+                                         sizeof *t->probs))) {
+        wkv_set_error(error, "out of memory");
+        return -1;
+    }
+    const char *code = wkv_language_first_window(t->ctx, frames, t->probs, error);
     if (!code || wkv_longform_set_language(t->lf, code) != 0) {
         if (error && !*error)
             wkv_set_error(error, "out of memory");
@@ -333,10 +339,12 @@ int64_t wkv_transcriber_held(const wkv_transcriber *t)
     return t->n;
 }
 
-const char *wkv_transcriber_language(const wkv_transcriber *t, float *probability)
+const char *wkv_transcriber_language(const wkv_transcriber *t, float *probs)
 {
-    if (probability)
-        *probability = t->language_p;
+    if (probs && t->probs && !t->detect) {
+        const wkv_specials *sp = wkv_model_specials(wkv_context_model(t->ctx));
+        memcpy(probs, t->probs, (size_t)sp->n_langs * sizeof *probs);
+    }
     return wkv_longform_language(t->lf);
 }
 
