@@ -4,15 +4,15 @@
 
 #include <string.h>
 
-struct wkv_cue_cutter {
-    wkv_cue_cut_options o;
-    wkv_cue_cb cb;
+struct cue_cutter {
+    cue_cut_options o;
+    cue_cb cb;
     void *user;
     gboolean preserve, started;
     int width, per_line;
     int line_len, line_count;
     double last;
-    GArray *cue; /* wkv_cue_word */
+    GArray *cue; /* cue_word */
 };
 
 gboolean wkv_py_space(gunichar c)
@@ -37,24 +37,24 @@ static char *py_strip(const char *s)
     return g_strndup(a, (gsize)(b - a));
 }
 
-static void clear_cue(wkv_cue_cutter *c)
+static void clear_cue(cue_cutter *c)
 {
     for (guint i = 0; i < c->cue->len; i++)
-        g_free(g_array_index(c->cue, wkv_cue_word, i).text);
+        g_free(g_array_index(c->cue, cue_word, i).text);
     g_array_set_size(c->cue, 0);
 }
 
-static void emit(wkv_cue_cutter *c)
+static void emit(cue_cutter *c)
 {
     if (c->cue->len == 0)
         return;
-    c->cb((const wkv_cue_word *)(void *)c->cue->data, c->cue->len, c->user);
+    c->cb((const cue_word *)(void *)c->cue->data, c->cue->len, c->user);
     clear_cue(c);
 }
 
-wkv_cue_cutter *wkv_cue_cutter_new(const wkv_cue_cut_options *opts, wkv_cue_cb cb, void *user)
+cue_cutter *cue_cutter_new(const cue_cut_options *opts, cue_cb cb, void *user)
 {
-    wkv_cue_cutter *c = g_new0(wkv_cue_cutter, 1);
+    cue_cutter *c = g_new0(cue_cutter, 1);
     c->o = *opts;
     c->cb = cb;
     c->user = user;
@@ -63,11 +63,11 @@ wkv_cue_cutter *wkv_cue_cutter_new(const wkv_cue_cut_options *opts, wkv_cue_cb c
     c->width = opts->max_line_width > 0 ? opts->max_line_width : 1000;
     c->per_line = opts->max_words_per_line > 0 ? opts->max_words_per_line : 1000;
     c->line_count = 1;
-    c->cue = g_array_new(FALSE, FALSE, sizeof(wkv_cue_word));
+    c->cue = g_array_new(FALSE, FALSE, sizeof(cue_word));
     return c;
 }
 
-void wkv_cue_cutter_segment(wkv_cue_cutter *c, const wkv_segment *seg)
+void cue_cutter_segment(cue_cutter *c, const wkv_segment *seg)
 {
     for (int k = 0; k < seg->n_words; k++) {
         const wkv_word *w = &seg->words[k];
@@ -101,26 +101,26 @@ void wkv_cue_cutter_segment(wkv_cue_cutter *c, const wkv_segment *seg)
             }
             c->line_len = stripped_len;
         }
-        wkv_cue_word cw = {text, w->start, w->end};
+        cue_word cw = {text, w->start, w->end};
         g_array_append_val(c->cue, cw);
         c->last = w->start;
     }
 }
 
-gboolean wkv_cue_cutter_pending(const wkv_cue_cutter *c, double *start)
+gboolean cue_cutter_pending(const cue_cutter *c, double *start)
 {
     if (c->cue->len == 0)
         return FALSE;
-    *start = g_array_index(c->cue, wkv_cue_word, 0).start;
+    *start = g_array_index(c->cue, cue_word, 0).start;
     return TRUE;
 }
 
-void wkv_cue_cutter_finish(wkv_cue_cutter *c)
+void cue_cutter_finish(cue_cutter *c)
 {
     emit(c);
 }
 
-void wkv_cue_cutter_free(wkv_cue_cutter *c)
+void cue_cutter_free(cue_cutter *c)
 {
     if (!c)
         return;

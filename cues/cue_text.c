@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-gint64 wkv_cue_ms(double t)
+gint64 cue_ms(double t)
 {
     return (gint64)nearbyint((t > 0 ? t : 0) * 1000.0);
 }
@@ -29,7 +29,7 @@ static void append_text(GString *dst, const char *s, gboolean vtt)
 
 /* '.' stops at a newline and '$' may stand before a final one, so a word with an
  * inner newline stays as it is. */
-char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark)
+char *cue_text(const cue_word *q, guint n, gboolean vtt, int mark)
 {
     GString *s = g_string_new(NULL);
     for (guint i = 0; i < n; i++) {
@@ -58,7 +58,7 @@ char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark)
     return g_string_free(s, FALSE);
 }
 
-void wkv_cue_parts(const wkv_cue_word *q, guint n, gboolean highlight, wkv_cue_part_cb cb,
+void cue_parts(const cue_word *q, guint n, gboolean highlight, cue_part_cb cb,
                    void *user)
 {
     if (n == 0)
@@ -69,7 +69,7 @@ void wkv_cue_parts(const wkv_cue_word *q, guint n, gboolean highlight, wkv_cue_p
     }
     double prev = q[0].start;
     for (guint i = 0; i < n; i++) {
-        if (wkv_cue_ms(prev) != wkv_cue_ms(q[i].start))
+        if (cue_ms(prev) != cue_ms(q[i].start))
             cb(q, n, prev, q[i].start, -1, user);
         cb(q, n, q[i].start, q[i].end, (int)i, user);
         prev = q[i].end;

@@ -3,28 +3,28 @@
  * Shared by the CLI's SRT/VTT writer (examples/subtitles.c) and the element's
  * text-unit=cue with highlight-words, so both cut the same sub-cues with the same
  * text. */
-#ifndef WKV_CUE_TEXT_H
-#define WKV_CUE_TEXT_H
+#ifndef CUE_TEXT_H
+#define CUE_TEXT_H
 
 #include "cue_cut.h"
 
 /* Seconds rounded to whole ms as the writers round (Python's round(t * 1000)); the
  * writers' timestamps are equal exactly when these are. */
-gint64 wkv_cue_ms(double t);
+gint64 cue_ms(double t);
 
 /* The cue's words joined: control characters but '\n' dropped, vtt: '&', '<', '>'
  * escaped; word `mark` underlined (-1: none) as the reference's
  * re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>") does.  g_free. */
-char *wkv_cue_text(const wkv_cue_word *q, guint n, gboolean vtt, int mark);
+char *cue_text(const cue_word *q, guint n, gboolean vtt, int mark);
 
 /* One part of the cue q[0..n) as written: [start, end) seconds, the word marked (-1:
- * none; wkv_cue_text makes its text). */
-typedef void (*wkv_cue_part_cb)(const wkv_cue_word *q, guint n, double start, double end,
+ * none; cue_text makes its text). */
+typedef void (*cue_part_cb)(const cue_word *q, guint n, double start, double end,
                                 int mark, void *user);
 /* The parts a cue is written as: itself, unmarked; or with highlight, per word a part
  * with it marked, and before a word that starts after the previous part ended (at whole
  * ms) a plain one over the gap. */
-void wkv_cue_parts(const wkv_cue_word *q, guint n, gboolean highlight, wkv_cue_part_cb cb,
+void cue_parts(const cue_word *q, guint n, gboolean highlight, cue_part_cb cb,
                    void *user);
 
 #endif

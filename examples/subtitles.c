@@ -10,13 +10,13 @@ struct cue_writer {
     gboolean vtt, highlight;
     FILE *out;
     int n_cues;
-    wkv_cue_cutter *cut;
+    cue_cutter *cut;
 };
 
-/* [HH:]MM:SS.mmm of wkv_cue_ms (vtt: hours only when > 0) */
+/* [HH:]MM:SS.mmm of cue_ms (vtt: hours only when > 0) */
 static void timestamp(double t, gboolean vtt, char *buf, size_t size)
 {
-    gint64 ms = wkv_cue_ms(t);
+    gint64 ms = cue_ms(t);
     gint64 h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
     if (vtt && h == 0)
         g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ".%03" G_GINT64_FORMAT,
@@ -34,22 +34,22 @@ static void write_cue(cue_writer *c, const char *a, const char *b, const char *t
         fprintf(c->out, "%d\n%s --> %s\n%s\n\n", ++c->n_cues, a, b, text);
 }
 
-static void write_part(const wkv_cue_word *q, guint n, double start, double end, int mark,
+static void write_part(const cue_word *q, guint n, double start, double end, int mark,
                        void *user)
 {
     cue_writer *c = user;
     char a[48], b[48];
     timestamp(start, c->vtt, a, sizeof a);
     timestamp(end, c->vtt, b, sizeof b);
-    char *text = wkv_cue_text(q, n, c->vtt, mark);
+    char *text = cue_text(q, n, c->vtt, mark);
     write_cue(c, a, b, text);
     g_free(text);
 }
 
-static void emit(const wkv_cue_word *q, guint n, void *user)
+static void emit(const cue_word *q, guint n, void *user)
 {
     cue_writer *c = user;
-    wkv_cue_parts(q, n, c->highlight, write_part, c);
+    cue_parts(q, n, c->highlight, write_part, c);
     fflush(c->out);
 }
 
@@ -59,24 +59,24 @@ cue_writer *cue_writer_new(const cue_options *opts, gboolean vtt, FILE *out)
     c->vtt = vtt;
     c->highlight = opts->highlight_words;
     c->out = out;
-    c->cut = wkv_cue_cutter_new(&opts->cut, emit, c);
+    c->cut = cue_cutter_new(&opts->cut, emit, c);
     return c;
 }
 
 void cue_writer_segment(cue_writer *c, const wkv_segment *seg)
 {
-    wkv_cue_cutter_segment(c->cut, seg);
+    cue_cutter_segment(c->cut, seg);
 }
 
 void cue_writer_finish(cue_writer *c)
 {
-    wkv_cue_cutter_finish(c->cut);
+    cue_cutter_finish(c->cut);
 }
 
 void cue_writer_free(cue_writer *c)
 {
     if (!c)
         return;
-    wkv_cue_cutter_free(c->cut);
+    cue_cutter_free(c->cut);
     g_free(c);
 }

@@ -12,7 +12,7 @@
 #include "whisperkv.h"
 
 typedef struct {
-    wkv_cue_cut_options cut; /* where cues break (cues/cue_cut.h) */
+    cue_cut_options cut; /* where cues break (cues/cue_cut.h) */
     gboolean highlight_words;
 } cue_options;
 

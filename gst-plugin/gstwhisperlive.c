@@ -70,13 +70,13 @@ static GstClockTime run_arrival(const LiveCall *c, const wkv_stream_segment *seg
 /* One buffer of a live cue.  The cutter's times are text times in seconds (exact back
  * to the nanosecond).  A cue waits for the word that opens the next one, so it is
  * outside the latency promise (its words were final in time). */
-static void live_cue_part(const wkv_cue_word *q, guint n, double a, double b, int mark,
+static void live_cue_part(const cue_word *q, guint n, double a, double b, int mark,
                           void *user)
 {
     GstWhisper *self = user;
     g_return_if_fail(self->live.cue_out != NULL);
     WSeg *s = g_new0(WSeg, 1);
-    s->text = wkv_cue_text(q, n, self->w.highlight, mark); /* markup: escaped */
+    s->text = cue_text(q, n, self->w.highlight, mark); /* markup: escaped */
     s->text_only = TRUE;
     s->final = TRUE;
     s->pts = gst_whisper_secs_to_ns(a);
@@ -87,10 +87,10 @@ static void live_cue_part(const wkv_cue_word *q, guint n, double a, double b, in
 }
 
 /* text-unit=cue live: a cue the cutter completed, or its highlighted sub-cues. */
-static void live_cue(const wkv_cue_word *words, guint n, void *user)
+static void live_cue(const cue_word *words, guint n, void *user)
 {
     GstWhisper *self = user;
-    wkv_cue_parts(words, n, self->w.highlight, live_cue_part, self);
+    cue_parts(words, n, self->w.highlight, live_cue_part, self);
 }
 
 /* A final's words (text times) into the cue cutter; complete cues go to `out`. */
@@ -105,7 +105,7 @@ static void live_cut(GstWhisper *self, const GArray *words, GPtrArray *out)
     seg.words = ws;
     seg.n_words = (int)words->len;
     self->live.cue_out = out;
-    wkv_cue_cutter_segment(self->live.cut, &seg);
+    cue_cutter_segment(self->live.cut, &seg);
     self->live.cue_out = NULL;
     g_free(ws);
 }
@@ -113,7 +113,7 @@ static void live_cut(GstWhisper *self, const GArray *words, GPtrArray *out)
 static void live_cut_finish(GstWhisper *self, GPtrArray *out)
 {
     self->live.cue_out = out;
-    wkv_cue_cutter_finish(self->live.cut);
+    cue_cutter_finish(self->live.cut);
     self->live.cue_out = NULL;
 }
 
@@ -191,7 +191,7 @@ void gst_whisper_live_free(GstWhisper *self)
 {
     wkv_stream_free(self->live.stream);
     self->live.stream = NULL;
-    wkv_cue_cutter_free(self->live.cut);
+    cue_cutter_free(self->live.cut);
     self->live.cut = NULL;
 }
 
@@ -230,10 +230,10 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
     }
     wkv_stream_reset(l->stream);
     /* a new stretch: cues start afresh (a flush dropped the open one's words) */
-    wkv_cue_cutter_free(l->cut);
+    cue_cutter_free(l->cut);
     l->cut = NULL;
     if (self->w.text_unit == GST_WHISPER_TEXT_UNIT_CUE && self->w.opts.word_timestamps)
-        l->cut = wkv_cue_cutter_new(&self->w.cue_opts, live_cue, self);
+        l->cut = cue_cutter_new(&self->w.cue_opts, live_cue, self);
     l->offset = wkv_stream_length(l->stream);
     l->pushed = 0;
     return TRUE;
@@ -270,7 +270,7 @@ static GstFlowReturn live_push(GstWhisper *self, LiveCall *c)
 {
     GstFlowReturn ret = GST_FLOW_OK;
     double open_s;
-    GstClockTime hold = self->live.cut && wkv_cue_cutter_pending(self->live.cut, &open_s)
+    GstClockTime hold = self->live.cut && cue_cutter_pending(self->live.cut, &open_s)
                             ? gst_whisper_secs_to_ns(open_s) : GST_CLOCK_TIME_NONE;
     for (guint i = 0; i < c->batches->len && ret == GST_FLOW_OK; i++) {
         LiveBatch *b = &g_array_index(c->batches, LiveBatch, i);

@@ -110,7 +110,7 @@ typedef struct {
     gboolean word_timestamps;
     gchar *alignment_heads;
     gint text_unit;          /* GstWhisperTextUnit */
-    wkv_cue_cut_options cue; /* text-unit=cue */
+    cue_cut_options cue; /* text-unit=cue */
     gboolean highlight_words;
     /* voice activity: vad-* (the core's wkv_vad_params), post-vad-messages */
     gchar *vad_model_path;
@@ -177,9 +177,9 @@ typedef struct {
     /* words and cues (offline) */
     gchar *opt_heads;         /* opts.alignment_heads */
     gint text_unit;           /* GstWhisperTextUnit */
-    wkv_cue_cut_options cue_opts;
+    cue_cut_options cue_opts;
     gboolean highlight;       /* highlight-words: a cue as its highlighted sub-cues */
-    wkv_cue_cutter *cut;      /* text-unit=cue: the current stretch's cues */
+    cue_cutter *cut;      /* text-unit=cue: the current stretch's cues */
     GPtrArray *cue_out;       /* where complete cues go (WSeg*), while cutting */
     GstClockTime cue_t0, cue_limit; /* as CollectCtx's, for the cues being cut */
     guint cue_lateness;
@@ -200,7 +200,7 @@ typedef struct {
     gint64 offset;  /* stream index of the current stretch's sample 0 */
     gint64 pushed;  /* the stretch's samples before this index are in the stream */
     void *call;     /* what the stream's callbacks need during a call (gstwhisperlive.c) */
-    wkv_cue_cutter *cut; /* text-unit=cue: the stretch's committed words cut into cues */
+    cue_cutter *cut; /* text-unit=cue: the stretch's committed words cut into cues */
     GPtrArray *cue_out;  /* where complete cues go (WSeg*), while cutting */
 } GstWhisperLive;
 

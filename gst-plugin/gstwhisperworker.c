@@ -90,21 +90,21 @@ static GstClockTime word_time(const CollectCtx *c, double secs)
 /* One buffer of a cue: [a, b) seconds, word `mark` underlined (-1: none); the text as
  * the CLI's SRT writes it (cues/cue_text.c), escaped as markup when the caps are
  * pango-markup (highlight-words). */
-static void cue_part(const wkv_cue_word *q, guint n, double a, double b, int mark, void *user)
+static void cue_part(const cue_word *q, guint n, double a, double b, int mark, void *user)
 {
     GstWhisperWorker *w = user;
     WSeg *s = g_new0(WSeg, 1);
-    s->text = wkv_cue_text(q, n, w->highlight, mark);
+    s->text = cue_text(q, n, w->highlight, mark);
     s->text_only = TRUE;
     place(s, a, b, w->cue_t0, w->cue_limit, w->cue_lateness, w->cue_out);
 }
 
 /* text-unit=cue: a complete cue, its words' texts joined (line breaks included), or
  * with highlight-words its highlighted sub-cues. */
-static void collect_cue(const wkv_cue_word *words, guint n, void *user)
+static void collect_cue(const cue_word *words, guint n, void *user)
 {
     GstWhisperWorker *w = user;
-    wkv_cue_parts(words, n, w->highlight, cue_part, w);
+    cue_parts(words, n, w->highlight, cue_part, w);
 }
 
 static int collect_segment(const wkv_segment *speech_seg, void *user)
@@ -145,7 +145,7 @@ static int collect_segment(const wkv_segment *speech_seg, void *user)
         }
     } else if (w->text_unit == GST_WHISPER_TEXT_UNIT_CUE && w->cut) {
         w->cue_out = c->segs;
-        wkv_cue_cutter_segment(w->cut, seg);
+        cue_cutter_segment(w->cut, seg);
         w->cue_out = NULL;
     }
     return 0;
@@ -163,11 +163,11 @@ static int collect_segment_cb(const wkv_segment *seg, void *user)
 static void cues_begin(GstWhisper *self, GstClockTime t0)
 {
     GstWhisperWorker *w = &self->w;
-    wkv_cue_cutter_free(w->cut);
+    cue_cutter_free(w->cut);
     w->cut = NULL;
     if (w->text_unit != GST_WHISPER_TEXT_UNIT_CUE)
         return;
-    w->cut = wkv_cue_cutter_new(&w->cue_opts, collect_cue, w);
+    w->cut = cue_cutter_new(&w->cue_opts, collect_cue, w);
     w->cue_t0 = t0;
     w->cue_limit = GST_CLOCK_TIME_NONE;
     w->cue_lateness = gst_whisper_props_lateness(self);
@@ -178,7 +178,7 @@ static void cues_begin(GstWhisper *self, GstClockTime t0)
 static GstClockTime cue_hold(const GstWhisperWorker *w)
 {
     double start;
-    if (!w->cut || !wkv_cue_cutter_pending(w->cut, &start))
+    if (!w->cut || !cue_cutter_pending(w->cut, &start))
         return GST_CLOCK_TIME_NONE;
     return w->cue_t0 + gst_whisper_secs_to_ns(start) + w->cue_lateness * GST_MSECOND;
 }
@@ -191,9 +191,9 @@ static void cues_finish(GstWhisper *self)
         return;
     GPtrArray *out = g_ptr_array_new_with_free_func(gst_whisper_seg_free);
     w->cue_out = out;
-    wkv_cue_cutter_finish(w->cut);
+    cue_cutter_finish(w->cut);
     w->cue_out = NULL;
-    wkv_cue_cutter_free(w->cut);
+    cue_cutter_free(w->cut);
     w->cut = NULL;
     gst_whisper_text_push_segments(self, out, GST_CLOCK_TIME_NONE);
     g_ptr_array_unref(out);
@@ -201,7 +201,7 @@ static void cues_finish(GstWhisper *self)
 
 void gst_whisper_worker_forget_cues(GstWhisper *self)
 {
-    wkv_cue_cutter_free(self->w.cut);
+    cue_cutter_free(self->w.cut);
     self->w.cut = NULL;
 }
 

@@ -262,9 +262,9 @@ GST_START_TEST(test_live_words_equal_stream)
 }
 GST_END_TEST
 
-static void oracle_cue(const wkv_cue_word *w, guint n, void *user)
+static void oracle_cue(const cue_word *w, guint n, void *user)
 {
-    gchar *text = wkv_cue_text(w, n, FALSE, -1);
+    gchar *text = cue_text(w, n, FALSE, -1);
     GstClockTime a = after_ns(w[0].start), e = after_ns(w[n - 1].end);
     textseg_add(user, a, e > a ? e - a : 0, text);
     g_free(text);
@@ -293,11 +293,11 @@ GST_START_TEST(test_live_cues_equal_stream)
     seg.words = ws;
     seg.n_words = (int)words->len;
     GPtrArray *want = textseg_array_new();
-    wkv_cue_cut_options co = {42, 2, 0};
-    wkv_cue_cutter *cut = wkv_cue_cutter_new(&co, oracle_cue, want);
-    wkv_cue_cutter_segment(cut, &seg);
-    wkv_cue_cutter_finish(cut);
-    wkv_cue_cutter_free(cut);
+    cue_cut_options co = {42, 2, 0};
+    cue_cutter *cut = cue_cutter_new(&co, oracle_cue, want);
+    cue_cutter_segment(cut, &seg);
+    cue_cutter_finish(cut);
+    cue_cutter_free(cut);
     g_print("live cues: %u cue buffers from the element, %u cues of %u committed words\n",
             got->len, want->len, words->len);
     fail_unless(want->len >= 3, "the oracle needs cues, got %u", want->len);

@@ -29,14 +29,14 @@ static GstClockTime secs_ns(double s)
 typedef struct {
     GPtrArray *words; /* TextSeg: the core's words */
     GPtrArray *cues;  /* TextSeg: the cutter's cues */
-    wkv_cue_cutter *cut;
+    cue_cutter *cut;
     guint n_segments;
 } CoreWords;
 
-static void core_cue(const wkv_cue_word *w, guint n, void *user)
+static void core_cue(const cue_word *w, guint n, void *user)
 {
     CoreWords *c = user;
-    gchar *text = wkv_cue_text(w, n, FALSE, -1);
+    gchar *text = cue_text(w, n, FALSE, -1);
     GstClockTime a = secs_ns(w[0].start), b = secs_ns(w[n - 1].end);
     textseg_add(c->cues, a, b > a ? b - a : 0, text);
     g_free(text);
@@ -50,21 +50,21 @@ static int core_words_cb(const wkv_segment *seg, void *user)
         GstClockTime a = secs_ns(seg->words[k].start), b = secs_ns(seg->words[k].end);
         textseg_add(c->words, a, b > a ? b - a : 0, seg->words[k].word);
     }
-    wkv_cue_cutter_segment(c->cut, seg);
+    cue_cutter_segment(c->cut, seg);
     return 0;
 }
 
 /* The core's words and cues on the first N_SAMPLES of gb0. */
-static CoreWords core_words(const wkv_cue_cut_options *cue)
+static CoreWords core_words(const cue_cut_options *cue)
 {
     CoreWords c = {textseg_array_new(), textseg_array_new(), NULL, 0};
-    c.cut = wkv_cue_cutter_new(cue, core_cue, &c);
+    c.cut = cue_cutter_new(cue, core_cue, &c);
     wkv_options o;
     wkv_options_default(&o);
     o.word_timestamps = 1;
     core_run(micro_en, gb0.samples, N_SAMPLES, &o, core_words_cb, &c);
-    wkv_cue_cutter_finish(c.cut);
-    wkv_cue_cutter_free(c.cut);
+    cue_cutter_finish(c.cut);
+    cue_cutter_free(c.cut);
     return c;
 }
 
@@ -87,7 +87,7 @@ static void assert_forward(GPtrArray *got, const gchar *what)
 
 GST_START_TEST(test_word_buffers_equal_core)
 {
-    wkv_cue_cut_options none = {0, 0, 0};
+    cue_cut_options none = {0, 0, 0};
     CoreWords want = core_words(&none);
     fail_unless(want.words->len > 10, "the core gives %u words", want.words->len);
     WhisperHarness wh;
@@ -142,7 +142,7 @@ GST_END_TEST
 
 static void check_cues(int width, int count, int per_line)
 {
-    wkv_cue_cut_options o = {width, count, per_line};
+    cue_cut_options o = {width, count, per_line};
     CoreWords want = core_words(&o);
     fail_unless(want.cues->len > 1, "the cutter gives %u cues", want.cues->len);
     WhisperHarness wh;
