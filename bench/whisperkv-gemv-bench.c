@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     }
     static const int types[] = {WKV_TYPE_F16, WKV_TYPE_Q8_0, WKV_TYPE_Q5_1, WKV_TYPE_Q5_0,
                                 WKV_TYPE_Q4_1, WKV_TYPE_Q4_0};
-    wkv_pool *pool = threads > 1 ? wkv_pool_new(threads) : NULL;
+    wkv__pool *pool = threads > 1 ? wkv__pool_new(threads) : NULL;
     const size_t n = (size_t)out * (size_t)in;
     uint8_t *w = malloc(n * 2); /* the largest: f16 */
     float *x = malloc((size_t)rows * in * sizeof *x), *y = malloc((size_t)rows * out * sizeof *y);
@@ -56,31 +56,31 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < (size_t)rows * in; i++)
         x[i] = (float)(i % 17) * 0.01f - 0.08f;
     printf("%d x %d weights, %d row(s), %d thread(s), kernels: %s, medians of %d\n", out, in,
-           rows, threads, wkv_gemv_f16_isa(), reps);
+           rows, threads, wkv__gemv_f16_isa(), reps);
     printf("| type | weight MB | ms per product | GB/s of weights |\n|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
         const int type = types[k];
-        size_t bytes = type == WKV_TYPE_F16 ? n * 2 : n / WKV_QK * wkv_quant_block_bytes(type);
+        size_t bytes = type == WKV_TYPE_F16 ? n * 2 : n / WKV_QK * wkv__quant_block_bytes(type);
         if (type != WKV_TYPE_F16) /* valid blocks: finite f16 scales and minima */
             for (size_t b = 0; b < n / WKV_QK; b++) {
-                uint8_t *p = w + b * wkv_quant_block_bytes(type);
+                uint8_t *p = w + b * wkv__quant_block_bytes(type);
                 p[0] = 0x00, p[1] = 0x20, p[2] = 0x00, p[3] = 0x20;
             }
         for (int r = -2; r < reps; r++) { /* two warm-up products */
-            double t0 = wkv_now_ms();
+            double t0 = wkv__now_ms();
             if (type == WKV_TYPE_F16)
-                wkv_gemv_f16(pool, x, rows, in, (const uint16_t *)(void *)w, NULL, out, y, 0);
+                wkv__gemv_f16(pool, x, rows, in, (const uint16_t *)(void *)w, NULL, out, y, 0);
             else
-                wkv_gemv_q(pool, type, x, rows, in, w, NULL, out, y, 0);
+                wkv__gemv_q(pool, type, x, rows, in, w, NULL, out, y, 0);
             if (r >= 0)
-                t[r] = wkv_now_ms() - t0;
+                t[r] = wkv__now_ms() - t0;
         }
         qsort(t, (size_t)reps, sizeof *t, cmp_double);
         double ms = t[reps / 2];
-        printf("| %s | %.1f | %.3f | %.1f |\n", type == WKV_TYPE_F16 ? "f16" : wkv_quant_type_name(type),
+        printf("| %s | %.1f | %.3f | %.1f |\n", type == WKV_TYPE_F16 ? "f16" : wkv__quant_type_name(type),
                (double)bytes / 1e6, ms, (double)bytes / 1e6 / ms);
     }
-    wkv_pool_free(pool);
+    wkv__pool_free(pool);
     free(w);
     free(x);
     free(y);

@@ -72,7 +72,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (!path || !*path)
         path = WKV_FUZZ_VOCAB_DEFAULT;
     char *err = NULL;
-    g_vocab = wkv_model_load_vocab_only(path, &err);
+    g_vocab = wkv__model_load_vocab_only(path, &err);
     if (!g_vocab) {
         fprintf(stderr, "fuzz_tokenize: no vocabulary (set WKV_FUZZ_VOCAB): %s\n",
                 err ? err : path);
@@ -135,7 +135,7 @@ static void check_ids(const uint8_t *p, size_t n)
         if (!t || !valid_utf8((const uint8_t *)t, strlen(t)))
             abort();
         size_t before = strlen(t);
-        wkv_text_strip(t);
+        wkv__text_strip(t);
         if (strlen(t) > before || !valid_utf8((const uint8_t *)t, strlen(t)))
             abort();
         free(t);

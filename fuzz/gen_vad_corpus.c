@@ -61,7 +61,7 @@ static uint16_t to_f16(float f)
     return (uint16_t)(sign | ((e - 112) << 10) | ((x & 0x7fffff) >> 13));
 }
 
-#define defs wkv_vad_tensors
+#define defs wkv__vad_tensors
 
 /* The whole valid file; *rec gets each record's offset. */
 static buf make_file(size_t rec[15])
@@ -74,7 +74,7 @@ static buf make_file(size_t rec[15])
     for (size_t i = 0; i < 3; i++)
         put_i32(&o, version[i]);
     for (size_t i = 0; i < WKV_VAD_N_HEADER; i++)
-        put_i32(&o, wkv_vad_header[i]);
+        put_i32(&o, wkv__vad_header[i]);
     for (int t = 0; t < 15; t++) {
         rec[t] = o.n;
         size_t count = 1;

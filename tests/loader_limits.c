@@ -287,7 +287,7 @@ static void check_bad_weights(void)
             const uint8_t *be = m ? blocks_for(m, "encoder.blocks.0.mlp.0.weight") : NULL;
             float w[32];
             if (be)
-                wkv_row_to_f32(WKV_TYPE_Q8_0, be + 34 * 3, w, 32);
+                wkv__row_to_f32(WKV_TYPE_Q8_0, be + 34 * 3, w, 32);
             CHECK(be && w[0] == (float)q0 * 65504.0f,
                   "q8_0 big scale: element %g, expected %g", be ? w[0] : 0.0,
                   (float)q0 * 65504.0f);

@@ -10,16 +10,16 @@
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN;
- *  - no product fell back to f32 on the way (wkv_compute_fallbacks), and with every
- *    product made to fail (wkv_compute_force_fallback) the fallbacks give the f32
+ *  - no product fell back to f32 on the way (wkv__compute_fallbacks), and with every
+ *    product made to fail (wkv__compute_force_fallback) the fallbacks give the f32
  *    encoder's output bit for bit (under ASan: in the f32 path's widening slots);
- *  - the attention's probabilities in bf16 (wkv_softmax_exp_bf16, every ISA path):
+ *  - the attention's probabilities in bf16 (wkv__softmax_exp_bf16, every ISA path):
  *    each the bf16 rounding of a value within 5e-6 of e^(x - max), the sum within 1e-5
  *    of the exact one (values below the normal floats: under 2^-125), rows of every
  *    length mod 16, -inf keys among them, a row of only -inf all 0;
- *  - the activations' rounding to bf16 (wkv_to_bf16, every ISA path) is wkv_bf16's,
+ *  - the activations' rounding to bf16 (wkv__to_bf16, every ISA path) is wkv__bf16's,
  *    bit for bit, on normal values, NaN, infinities, midpoints and every tail length;
- *    subnormal results 0 or wkv_bf16's.
+ *    subnormal results 0 or wkv__bf16's.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
 #include "net/context.h"
 #include "base/cpu.h"
@@ -52,10 +52,10 @@ static double cross_k_error(const wkv_context *ctx)
 {
     const int T = ctx->cross.n_ctx, d = ctx->cross.n_state;
     float *w = malloc((size_t)d * d * sizeof *w);
-    const float *wk = wkv_mat_f32(&ctx->model->w.dec[0].cross_k, (size_t)d * d, w);
+    const float *wk = wkv__mat_f32(&ctx->model->w.dec[0].cross_k, (size_t)d * d, w);
     float *k = malloc(2 * (size_t)T * d * sizeof *k); /* K, and V when widened */
     const float *enc = wkv_encoder_output(ctx), *kc, *vc;
-    wkv_cross_layer_f32(&ctx->cross, 0, k, NULL, &kc, &vc);
+    wkv__cross_layer_f32(&ctx->cross, 0, k, NULL, &kc, &vc);
     if (kc != k)
         memcpy(k, kc, (size_t)T * d * sizeof *k);
     double num = 0.0, den = 0.0;
@@ -110,37 +110,37 @@ static void check_size(const char *size)
                types[t].bound);
         CHECK(e <= types[t].bound && e > 0.0, "%s %s: relative error %g", size, name, e);
         /* every product ran on the type: an f32 fallback would pass the bound above */
-        CHECK(wkv_compute_fallbacks(ctx->compute) == 0, "%s %s: %d products fell back to f32",
-              size, name, wkv_compute_fallbacks(ctx->compute));
+        CHECK(wkv__compute_fallbacks(ctx->compute) == 0, "%s %s: %d products fell back to f32",
+              size, name, wkv__compute_fallbacks(ctx->compute));
         /* every product failing: the fallbacks (weights widened on demand into the
          * f32 path's slots, f32 softmax) give the f32 encoder bit for bit */
-        wkv_compute_force_fallback(ctx->compute, 1);
+        wkv__compute_force_fallback(ctx->compute, 1);
         CHECK(wkv_encode(ctx, mel) == 0, "%s %s encode, all products failing", size, name);
         size_t diff = 0;
         for (size_t i = 0; i < n_out; i++)
             diff += memcmp(wkv_encoder_output(ctx) + i, ref + i, sizeof *ref) != 0;
-        CHECK(diff == 0 && wkv_compute_fallbacks(ctx->compute) > 0,
+        CHECK(diff == 0 && wkv__compute_fallbacks(ctx->compute) > 0,
               "%s %s, every product failing: %zu of %zu outputs differ from f32 (%d fallbacks)",
-              size, name, diff, n_out, wkv_compute_fallbacks(ctx->compute));
-        wkv_compute_force_fallback(ctx->compute, 0);
+              size, name, diff, n_out, wkv__compute_fallbacks(ctx->compute));
+        wkv__compute_force_fallback(ctx->compute, 0);
         CHECK(wkv_encode(ctx, mel) == 0, "%s %s encode again", size, name);
         /* the half cache holds the compute type's f32 results rounded: the last
          * layer's are still in the stage (kv_cache.h) */
-        const wkv_cross_kv *c = &ctx->cross;
+        const wkv__cross_kv *c = &ctx->cross;
         const size_t nd = (size_t)c->n_ctx * c->n_state;
         size_t off = 0;
-        for (int kv = 0; wkv_cross_half(c) && kv < 2; kv++) {
-            const uint16_t *h = kv ? wkv_cross_v16(c, c->n_layer - 1) : wkv_cross_k16(c, c->n_layer - 1);
+        for (int kv = 0; wkv__cross_half(c) && kv < 2; kv++) {
+            const uint16_t *h = kv ? wkv__cross_v16(c, c->n_layer - 1) : wkv__cross_k16(c, c->n_layer - 1);
             for (size_t i = 0; i < nd; i++)
-                off += h[i] != wkv_f32_to_f16(ctx->enc_mlp[kv * nd + i]);
+                off += h[i] != wkv__f32_to_f16(ctx->enc_mlp[kv * nd + i]);
         }
-        CHECK(wkv_cross_half(c) && off == 0, "%s %s: half cross cache %d, %zu values not the "
-              "rounded results", size, name, wkv_cross_half(c), off);
+        CHECK(wkv__cross_half(c) && off == 0, "%s %s: half cross cache %d, %zu values not the "
+              "rounded results", size, name, wkv__cross_half(c), off);
         /* no second copy of the encoder: the type's scratch (one layer's converted
          * weights, the convolutions', attention's K/V, the parts' buffers) stays below
          * all layers converted; at base only, where six layers outweigh the fixed
          * buffers (tiny's four do not) */
-        size_t scratch = wkv_compute_scratch_bytes(ctx->compute);
+        size_t scratch = wkv__compute_scratch_bytes(ctx->compute);
         size_t dd = (size_t)hp->n_audio_state * hp->n_audio_state;
         size_t whole = (size_t)hp->n_audio_layer * 12 * dd *
                        (types[t].type == WKV_COMPUTE_BF16 ? 2 : 1);
@@ -159,7 +159,7 @@ static void check_size(const char *size)
               "%s without oneDNN: rc %d, %s", name, rc, err ? err : "(no error)");
 #endif
     }
-    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0 && !wkv_cross_half(&ctx->cross),
+    CHECK(wkv_context_set_compute_type(ctx, WKV_COMPUTE_F32, &err) == 0 && !wkv__cross_half(&ctx->cross),
           "back to f32, with an f32 cross cache");
     CHECK(wkv_encode(ctx, mel) == 0 &&
               memcmp(wkv_encoder_output(ctx), ref, n_out * sizeof *ref) == 0,
@@ -193,7 +193,7 @@ static void check_softmax_bf16(void)
     float x[N_MAX];
     uint16_t q[N_MAX];
     unsigned seed = 12345;
-    for (int isa = WKV_ISA_SCALAR; isa <= wkv_bf16_isa(); isa++) {
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv__bf16_isa(); isa++) {
         double worst = 0.0, worst_sum = 0.0;
         for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
             for (int spread = 0; spread < 3; spread++) {
@@ -211,7 +211,7 @@ static void check_softmax_bf16(void)
                 double exact_sum = 0.0;
                 for (int i = 0; i < n; i++)
                     exact_sum += exp((double)x[i] - m);
-                float sum = wkv_softmax_exp_bf16_isa(isa, x, n, q);
+                float sum = wkv__softmax_exp_bf16_isa(isa, x, n, q);
                 double es = fabs(sum - exact_sum) / exact_sum;
                 worst_sum = es > worst_sum ? es : worst_sum;
                 CHECK(es <= 1e-5, "isa %d, n %d: sum %.9g, exact %.9g", isa, n, sum, exact_sum);
@@ -234,7 +234,7 @@ static void check_softmax_bf16(void)
         for (int i = 0; i < 20; i++)
             x[i] = -INFINITY;
         q[5] = 1;
-        float zero = wkv_softmax_exp_bf16_isa(isa, x, 20, q);
+        float zero = wkv__softmax_exp_bf16_isa(isa, x, 20, q);
         int all0 = zero == 0.0f;
         for (int i = 0; i < 20; i++)
             all0 = all0 && q[i] == 0;
@@ -276,15 +276,15 @@ static void check_to_bf16(void)
     x[6] = float_of(0x7f7fffffu); /* rounds up to inf */
     x[7] = float_of(0x00000123u); /* subnormal */
     const float scales[] = {1.0f, 0.125f, 3.0f};
-    for (int isa = WKV_ISA_SCALAR; isa <= wkv_bf16_isa(); isa++)
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv__bf16_isa(); isa++)
         for (size_t si = 0; si < sizeof scales / sizeof *scales; si++)
             for (int n = N - 16; n <= N; n++) { /* every tail length */
                 memset(q, 0xa5, sizeof q);
-                wkv_to_bf16_isa(isa, x, (size_t)n, scales[si], q);
+                wkv__to_bf16_isa(isa, x, (size_t)n, scales[si], q);
                 int bad = 0, first = -1;
                 for (int i = 0; i < n; i++) {
                     const float v = scales[si] * x[i];
-                    const uint16_t want = wkv_bf16(v);
+                    const uint16_t want = wkv__bf16(v);
                     const int sub = (bits_of(v) & 0x7f800000u) == 0;
                     const int ok = q[i] == want || (sub && (q[i] & 0x7fff) == 0) ||
                                    (isnan(v) && (q[i] & 0x7fc0) == 0x7fc0);
@@ -292,10 +292,10 @@ static void check_to_bf16(void)
                         first = i;
                     bad += !ok;
                 }
-                CHECK(bad == 0, "isa %d, scale %g, n %d: %d of %d differ from wkv_bf16 (first "
+                CHECK(bad == 0, "isa %d, scale %g, n %d: %d of %d differ from wkv__bf16 (first "
                       "x[%d] = %a: 0x%04x, want 0x%04x)", isa, scales[si], n, bad, n, first,
                       first >= 0 ? x[first] : 0.0f, first >= 0 ? q[first] : 0,
-                      first >= 0 ? wkv_bf16(scales[si] * x[first]) : 0);
+                      first >= 0 ? wkv__bf16(scales[si] * x[first]) : 0);
                 CHECK(n == N || q[n] == 0xa5a5, "isa %d, n %d: wrote past n", isa, n);
             }
 }

@@ -9,8 +9,8 @@
  *  - the half cache's values are the f32 projections rounded to nearest (2^-11
  *    relative each, 2^-25 absolute below half's normal range), and it takes half the
  *    bytes (wkv_context_memory);
- *  - wkv_attention_f16 with 20 heads (rows split into groups of the step path) equals
- *    wkv_attention on the widened K and V within 1e-5 relative, and exactly where the
+ *  - wkv__attention_f16 with 20 heads (rows split into groups of the step path) equals
+ *    wkv__attention on the widened K and V within 1e-5 relative, and exactly where the
  *    two take the same path;
  *  - the half self cache (check_self_half): half the bytes, its values the f32 rows
  *    rounded, steps close to a pass and to the f32 cache, slot copies exact.
@@ -52,14 +52,14 @@ static run decode_all(wkv_context *ctx, const int *seq, int n_vocab)
     for (int i = 0; i < STEPS; i++)
         CHECK(wkv_decode(ctx, seq + i, 1, r.steps + (size_t)i * n_vocab) == 0, "step %d", i);
     /* BATCH sequences continuing the same prefix with different tokens */
-    CHECK(wkv_self_kv_reserve(&ctx->self, BATCH) == 0, "reserve");
+    CHECK(wkv__self_kv_reserve(&ctx->self, BATCH) == 0, "reserve");
     int slots[BATCH], toks[BATCH];
     for (int s = 0; s < BATCH; s++) {
         slots[s] = s;
         toks[s] = seq[s + 2];
-        wkv_self_kv_copy(&ctx->self, s, 0, 0);
+        wkv__self_kv_copy(&ctx->self, s, 0, 0);
     }
-    CHECK(wkv_decoder_batch(ctx, slots, toks, BATCH, r.batch) == 0, "batch");
+    CHECK(wkv__decoder_batch(ctx, slots, toks, BATCH, r.batch) == 0, "batch");
     wkv_decode_reset(ctx);
     CHECK(wkv_decode(ctx, seq, STEPS, r.pass) == 0, "pass");
     return r;
@@ -137,7 +137,7 @@ static void check_decoder(const char *path)
     wkv_context *a = f.a, *b = f.b;
     const int *seq = f.seq;
     const float *mel = f.mel;
-    CHECK(wkv_cross_kv_set_f16(&b->cross, 1) == 0 && wkv_cross_half(&b->cross) && !b->cross.k,
+    CHECK(wkv__cross_kv_set_f16(&b->cross, 1) == 0 && wkv__cross_half(&b->cross) && !b->cross.k,
           "a half cache");
     const size_t n = (size_t)a->cross.n_layer * a->cross.n_ctx * a->cross.n_state;
     check_bytes_saved(&f, n, "cross");
@@ -150,12 +150,12 @@ static void check_decoder(const char *path)
         float *f = kv ? a->cross.v : a->cross.k;
         const uint16_t *h = kv ? b->cross.v16 : b->cross.k16;
         for (size_t i = 0; i < n; i++) {
-            const float r = wkv_f16_to_f32(wkv_f32_to_f16(f[i]));
+            const float r = wkv__f16_to_f32(wkv__f32_to_f16(f[i]));
             /* half's normal range: 2^-11 relative; below it, 2^-25 absolute */
             const float e = fabsf(f[i]) >= 0x1p-14f ? fabsf((r - f[i]) / f[i])
                                                     : fabsf(r - f[i]) * 0x1p14f;
             worst = e > worst ? e : worst;
-            differ += wkv_f16_to_f32(h[i]) != r;
+            differ += wkv__f16_to_f32(h[i]) != r;
             f[i] = r;
         }
     }
@@ -182,7 +182,7 @@ static void check_decoder(const char *path)
     /* the alignment pass: sot, notimestamps, 8 text tokens, eot over 100 frames */
     int *pairs = NULL, n_pairs = 0, al[11];
     char *herr = NULL;
-    CHECK(wkv_heads_resolve(model, "default", &pairs, &n_pairs, NULL, &herr) == 0, "heads: %s",
+    CHECK(wkv__heads_resolve(model, "default", &pairs, &n_pairs, NULL, &herr) == 0, "heads: %s",
           herr ? herr : "");
     al[0] = sp->sot;
     al[1] = sp->notimestamps;
@@ -192,8 +192,8 @@ static void check_decoder(const char *path)
     const int F = 100, rows = 11 - 1 - 1;
     float *ma = malloc((size_t)rows * F * sizeof *ma), *mb = malloc((size_t)rows * F * sizeof *mb);
     float pa[16], pb[16];
-    CHECK(wkv_align_matrix(a, pairs, n_pairs, al, 11, 1, F, ma, pa) == 0 &&
-              wkv_align_matrix(b, pairs, n_pairs, al, 11, 1, F, mb, pb) == 0,
+    CHECK(wkv__align_matrix(a, pairs, n_pairs, al, 11, 1, F, ma, pa) == 0 &&
+              wkv__align_matrix(b, pairs, n_pairs, al, 11, 1, F, mb, pb) == 0,
           "alignment pass");
     int finite = 1, varied = 0;
     for (int i = 0; i < rows * F; i++) {
@@ -229,7 +229,7 @@ static void check_self_half(const char *path)
     wkv_context *a = f.a, *b = f.b;
     const int *seq = f.seq;
     const float *mel = f.mel;
-    CHECK(wkv_self_kv_set_f16(&b->self, 1) == 0 && wkv_self_half(&b->self) && !b->self.k,
+    CHECK(wkv__self_kv_set_f16(&b->self, 1) == 0 && wkv__self_half(&b->self) && !b->self.k,
           "a half self cache");
     check_bytes_saved(&f, (size_t)b->self.n_slots * b->self.n_layer * b->self.n_ctx * d,
                       "self");
@@ -245,10 +245,10 @@ static void check_self_half(const char *path)
               "step %d", i);
     int differ = 0;
     for (int kv = 0; kv < 2; kv++) {
-        const float *f = kv ? wkv_self_v(&a->self, 0, 0) : wkv_self_k(&a->self, 0, 0);
-        const uint16_t *h = kv ? wkv_self_v16(&b->self, 0, 0) : wkv_self_k16(&b->self, 0, 0);
+        const float *f = kv ? wkv__self_v(&a->self, 0, 0) : wkv__self_k(&a->self, 0, 0);
+        const uint16_t *h = kv ? wkv__self_v16(&b->self, 0, 0) : wkv__self_k16(&b->self, 0, 0);
         for (size_t i = 0; i < (size_t)STEPS * d; i++)
-            differ += h[i] != wkv_f32_to_f16(f[i]);
+            differ += h[i] != wkv__f32_to_f16(f[i]);
     }
     printf("half self cache: %d of %d layer-0 values not the f32 ones rounded\n", differ,
            2 * STEPS * d);
@@ -270,18 +270,18 @@ static void check_self_half(const char *path)
     printf("half self cache: steps against f32 %.3g, a pass against steps %.3g (relative)\n",
            e_f32, e_pass);
     /* slots copied in half (all, then above a shared prefix) continue alike */
-    CHECK(wkv_self_kv_reserve(&b->self, BATCH) == 0 && wkv_self_half(&b->self), "reserve");
+    CHECK(wkv__self_kv_reserve(&b->self, BATCH) == 0 && wkv__self_half(&b->self), "reserve");
     int slots[BATCH], toks[BATCH];
     for (int s = 0; s < BATCH; s++) {
         slots[s] = s;
         toks[s] = seq[3];
-        wkv_self_kv_copy(&b->self, s, 0, 0);
+        wkv__self_kv_copy(&b->self, s, 0, 0);
     }
     for (int j = 0; j < 3; j++) /* slot 2 goes its own way, then takes slot 0's end back */
-        CHECK(wkv_decoder_batch(b, (int[]){2}, seq + 4 + j, 1, NULL) == 0, "slot 2 alone");
-    wkv_self_kv_copy(&b->self, 2, 0, STEPS - 2);
+        CHECK(wkv__decoder_batch(b, (int[]){2}, seq + 4 + j, 1, NULL) == 0, "slot 2 alone");
+    wkv__self_kv_copy(&b->self, 2, 0, STEPS - 2);
     float *batch = malloc((size_t)BATCH * V * sizeof *batch);
-    CHECK(wkv_decoder_batch(b, slots, toks, BATCH, batch) == 0, "batch");
+    CHECK(wkv__decoder_batch(b, slots, toks, BATCH, batch) == 0, "batch");
     int same = 1;
     for (int s = 1; s < BATCH; s++)
         same &= memcmp(batch, batch + (size_t)s * V, (size_t)V * sizeof *batch) == 0;
@@ -293,7 +293,7 @@ static void check_self_half(const char *path)
     fixture_close(&f);
 }
 
-/* wkv_attention_f16 against wkv_attention on the same values, 20 heads. */
+/* wkv__attention_f16 against wkv__attention on the same values, 20 heads. */
 static void check_attention(void)
 {
     const int d = 640, n_head = 20, n_kv = 1500;
@@ -303,26 +303,26 @@ static void check_attention(void)
     float *q = malloc(8 * (size_t)d * sizeof *q), *scores = malloc(64 * (size_t)n_kv * 4 * sizeof *scores);
     float *o1 = malloc(8 * (size_t)d * sizeof *o1), *o2 = malloc(8 * (size_t)d * sizeof *o2);
     for (size_t i = 0; i < nd; i++) {
-        k16[i] = wkv_f32_to_f16(frand());
-        v16[i] = wkv_f32_to_f16(frand());
-        k[i] = wkv_f16_to_f32(k16[i]);
-        v[i] = wkv_f16_to_f32(v16[i]);
+        k16[i] = wkv__f32_to_f16(frand());
+        v16[i] = wkv__f32_to_f16(frand());
+        k[i] = wkv__f16_to_f32(k16[i]);
+        v[i] = wkv__f16_to_f32(v16[i]);
     }
     for (int i = 0; i < 8 * d; i++)
         q[i] = 4.0f * frand();
-    wkv_pool *pool = wkv_pool_new(2);
+    wkv__pool *pool = wkv__pool_new(2);
     for (int threads = 1; threads <= 2; threads++)
         for (int n_q = 1; n_q <= 8; n_q++) {
-            wkv_pool *p = threads == 2 ? pool : NULL;
+            wkv__pool *p = threads == 2 ? pool : NULL;
             /* taken exactly where the vector kernels run; elsewhere the decoder widens
-             * rows, and wkv_attention_f16 may not be called (the AVX2 kernel would be) */
-            const int ok = wkv_attention_f16_ok(n_q, n_head, d);
-            CHECK(ok == (wkv_gemv_isa() != WKV_ISA_SCALAR), "n_q %d: taken %d on isa %d", n_q,
-                  ok, wkv_gemv_isa());
+             * rows, and wkv__attention_f16 may not be called (the AVX2 kernel would be) */
+            const int ok = wkv__attention_f16_ok(n_q, n_head, d);
+            CHECK(ok == (wkv__gemv_isa() != WKV_ISA_SCALAR), "n_q %d: taken %d on isa %d", n_q,
+                  ok, wkv__gemv_isa());
             if (!ok)
                 continue;
-            wkv_attention(p, q, k, v, n_q, n_kv, d, n_head, -1, scores, o1);
-            wkv_attention_f16(p, q, k16, v16, n_q, n_kv, d, n_head, scores, o2);
+            wkv__attention(p, q, k, v, n_q, n_kv, d, n_head, -1, scores, o1);
+            wkv__attention_f16(p, q, k16, v16, n_q, n_kv, d, n_head, scores, o2);
             double e = tu_rel_err(o2, o1, (size_t)n_q * d);
             int same_path = n_q * n_head <= 64;
             if (threads == 2 && (n_q == 1 || n_q == 8))
@@ -330,9 +330,9 @@ static void check_attention(void)
             CHECK(same_path ? e == 0.0 : e <= 1e-5, "%d rows, %d threads: relative %g", n_q,
                   threads, e);
         }
-    CHECK(!wkv_attention_f16_ok(9, n_head, d) && !wkv_attention_f16_ok(1, 65, 65 * 64) &&
-              !wkv_attention_f16_ok(1, 8, 8 * 24), "limits (9 rows, 65 heads, head size 24)");
-    wkv_pool_free(pool);
+    CHECK(!wkv__attention_f16_ok(9, n_head, d) && !wkv__attention_f16_ok(1, 65, 65 * 64) &&
+              !wkv__attention_f16_ok(1, 8, 8 * 24), "limits (9 rows, 65 heads, head size 24)");
+    wkv__pool_free(pool);
     free(k16);
     free(v16);
     free(k);

@@ -6,7 +6,7 @@
  * d x 4d, the vocabulary projection) plus odd ones (one block, 37 output rows, rows of
  * 3 blocks), with 1 ... 9 input rows (a greedy step, beams, more than one kernel pass),
  * with and without bias, overwriting and accumulating, on 1 and 2 threads: the output
- * is compared with a double-precision product of wkv_row_to_f32's weights, as
+ * is compared with a double-precision product of wkv__row_to_f32's weights, as
  * max |y - ref| / max |ref| <= 1e-5.  Weights are random blocks: random codes (every
  * bit pattern is a valid block), random f16 scales and minima of both signs. */
 #include "kernels/gemv_q.h"
@@ -46,7 +46,7 @@ static float uniform(float lo, float hi)
 
 static void put_half(uint8_t *p, float v)
 {
-    uint16_t h = wkv_f32_to_f16(v);
+    uint16_t h = wkv__f32_to_f16(v);
     p[0] = (uint8_t)(h & 0xff);
     p[1] = (uint8_t)(h >> 8);
 }
@@ -54,8 +54,8 @@ static void put_half(uint8_t *p, float v)
 /* n_blocks random blocks of `type` */
 static void random_blocks(int type, uint8_t *w, size_t n_blocks)
 {
-    const size_t bb = wkv_quant_block_bytes(type);
-    const int m_at = wkv_qtype_of(type)->m; /* the minimum's offset, or -1 */
+    const size_t bb = wkv__quant_block_bytes(type);
+    const int m_at = wkv__qtype_of(type)->m; /* the minimum's offset, or -1 */
     for (size_t b = 0; b < n_blocks; b++, w += bb) {
         for (size_t i = 0; i < bb; i++)
             w[i] = (uint8_t)next_u32();
@@ -79,9 +79,9 @@ static const shape SHAPES[] = {
 };
 
 /* One (type, shape): reference per rows, then every kernel, pool and mode. */
-static void check_shape(int type, const shape *s, wkv_pool *pool2)
+static void check_shape(int type, const shape *s, wkv__pool *pool2)
 {
-    const size_t nb = (size_t)s->in / WKV_QK, bb = wkv_quant_block_bytes(type);
+    const size_t nb = (size_t)s->in / WKV_QK, bb = wkv__quant_block_bytes(type);
     const size_t n_w = (size_t)s->out * (size_t)s->in;
     const int R = s->max_rows;
     uint8_t *w = malloc((size_t)s->out * nb * bb);
@@ -96,7 +96,7 @@ static void check_shape(int type, const shape *s, wkv_pool *pool2)
         goto done;
     }
     random_blocks(type, w, (size_t)s->out * nb);
-    wkv_row_to_f32(type, w, wf, (size_t)s->out * (size_t)s->in);
+    wkv__row_to_f32(type, w, wf, (size_t)s->out * (size_t)s->in);
     for (size_t i = 0; i < (size_t)R * s->in; i++)
         x[i] = uniform(-1, 1);
     for (int j = 0; j < s->out; j++)
@@ -114,13 +114,13 @@ static void check_shape(int type, const shape *s, wkv_pool *pool2)
     double worst = 0;
     const char *worst_at = "";
     static char where[160];
-    for (int isa = WKV_ISA_SCALAR; isa <= wkv_gemv_isa(); isa++)
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv__gemv_isa(); isa++)
         for (int rows = 1; rows <= R; rows++)
             for (int mode = 0; mode < 3; mode++) { /* plain, + bias, accumulate + bias */
-                wkv_pool *pool = (rows + mode) % 2 ? pool2 : NULL;
+                wkv__pool *pool = (rows + mode) % 2 ? pool2 : NULL;
                 const size_t ny = (size_t)rows * s->out;
                 memcpy(y, y0, ny * sizeof *y);
-                wkv_gemv_q_isa(isa, pool, type, x, rows, s->in, w, mode ? bias : NULL, s->out,
+                wkv__gemv_q_isa(isa, pool, type, x, rows, s->in, w, mode ? bias : NULL, s->out,
                                y, mode == 2);
                 double num = 0, den = 0;
                 for (int r = 0; r < rows; r++)
@@ -137,9 +137,9 @@ static void check_shape(int type, const shape *s, wkv_pool *pool2)
                     worst_at = where;
                 }
                 CHECK(e <= 1e-5, "%s %dx%d, isa %d, %d rows, mode %d: relative error %.3g",
-                      wkv_quant_type_name(type), s->out, s->in, isa, rows, mode, e);
+                      wkv__quant_type_name(type), s->out, s->in, isa, rows, mode, e);
             }
-    printf("  %-5s %6d x %-5d rows 1..%d: worst %.2e (%s)\n", wkv_quant_type_name(type),
+    printf("  %-5s %6d x %-5d rows 1..%d: worst %.2e (%s)\n", wkv__quant_type_name(type),
            s->out, s->in, R, worst, worst_at);
 done:
     free(w);
@@ -158,10 +158,10 @@ static void check_refusals(void)
 {
     uint8_t w[34 * 4] = {0};
     float x[64] = {0}, y[4] = {1, 2, 3, 4};
-    wkv_gemv_q(NULL, WKV_TYPE_Q8_0, x, 1, 48, w, NULL, 2, y, 0);
+    wkv__gemv_q(NULL, WKV_TYPE_Q8_0, x, 1, 48, w, NULL, 2, y, 0);
     CHECK(y[0] == 1 && y[1] == 2, "a refused call wrote its output");
     const int bad[] = {WKV_TYPE_F16, WKV_TYPE_F32, WKV_TYPE_MAX + 1, 4, -1};
-    printf("refusals: wkv_gemv_q on %zu wrong types, each must abort (messages follow)\n",
+    printf("refusals: wkv__gemv_q on %zu wrong types, each must abort (messages follow)\n",
            sizeof bad / sizeof *bad);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fflush(NULL);
@@ -169,17 +169,17 @@ static void check_refusals(void)
         if (pid == 0) {
             struct rlimit no_core = {0, 0};
             setrlimit(RLIMIT_CORE, &no_core);
-            wkv_gemv_q(NULL, bad[i], x, 1, 32, w, NULL, 2, y, 0);
+            wkv__gemv_q(NULL, bad[i], x, 1, 32, w, NULL, 2, y, 0);
             _exit(0); /* ran: the test fails */
         }
         int st = 0;
         CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
-              "wkv_gemv_q on type %d did not abort", bad[i]);
+              "wkv__gemv_q on type %d did not abort", bad[i]);
     }
 }
 
 typedef struct {
-    wkv_widen *w;
+    wkv__widen *w;
     const float *got[4][WKV_WIDEN_MAX];
 } widen_race;
 
@@ -189,36 +189,36 @@ static void widen_get_part(void *arg, int part, int n_parts)
     widen_race *r = arg;
     (void)n_parts;
     for (int i = 0; i < r->w->n; i++)
-        r->got[part][i] = wkv_widen_get(r->w, (i + part) % r->w->n);
+        r->got[part][i] = wkv__widen_get(r->w, (i + part) % r->w->n);
 }
 
-/* widen.c: matrices widened over 1, 2 and 3 pool parts (wkv_widen_all), or on first
- * need from every part at once (wkv_widen_get), are wkv_mat_f32's values bit for
+/* widen.c: matrices widened over 1, 2 and 3 pool parts (wkv__widen_all), or on first
+ * need from every part at once (wkv__widen_get), are wkv__mat_f32's values bit for
  * bit; stored f32 ones stay in place.  f16 with counts that are not whole blocks of
  * 32, every block type. */
 static void check_widen(void)
 {
     int types[WKV_WIDEN_MAX], n_types = 0; /* every type of the table */
     for (int t = 0; t <= WKV_TYPE_MAX && n_types < WKV_WIDEN_MAX; t++)
-        if (wkv_qtype_of(t))
+        if (wkv__qtype_of(t))
             types[n_types++] = t;
     const size_t counts[] = {37 * 64, 32 * 3 + 5, 96 * 96};
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     int checked = 0;
     for (int threads = 1; threads <= 3; threads++) {
-        wkv_pool *pool = wkv_pool_new(threads);
+        wkv__pool *pool = wkv__pool_new(threads);
         for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
             for (int get = 0; get < 2; get++) {
                 const int n = n_types;
-                wkv_mat mats[WKV_WIDEN_MAX];
+                wkv__mat mats[WKV_WIDEN_MAX];
                 uint8_t *store[WKV_WIDEN_MAX];
                 float *want[WKV_WIDEN_MAX], *slots = malloc(n * counts[c] * sizeof(float));
-                wkv_widen w;
-                wkv_widen_init(&w, n, &lock);
+                wkv__widen w;
+                wkv__widen_init(&w, n, &lock);
                 for (int i = 0; i < n; i++) {
-                    const size_t be = (size_t)wkv_qtype_of(types[i])->block_elems;
+                    const size_t be = (size_t)wkv__qtype_of(types[i])->block_elems;
                     size_t count = counts[c] / be * be;
-                    size_t bytes = wkv_type_bytes(types[i], count);
+                    size_t bytes = wkv__type_bytes(types[i], count);
                     store[i] = malloc(bytes + 1);
                     if (types[i] == WKV_TYPE_F16 || types[i] == WKV_TYPE_F32)
                         for (size_t k = 0; k < count; k++) {
@@ -230,27 +230,27 @@ static void check_widen(void)
                         }
                     else
                         random_blocks(types[i], store[i], count / WKV_QK);
-                    mats[i] = (wkv_mat){types[i], store[i]};
+                    mats[i] = (wkv__mat){types[i], store[i]};
                     want[i] = malloc(count * sizeof(float));
-                    const float *f = wkv_mat_f32(&mats[i], count, want[i]);
+                    const float *f = wkv__mat_f32(&mats[i], count, want[i]);
                     if (f != want[i])
                         memcpy(want[i], f, count * sizeof(float));
-                    wkv_widen_set(&w, i, &mats[i], count, slots + (size_t)i * counts[c]);
+                    wkv__widen_set(&w, i, &mats[i], count, slots + (size_t)i * counts[c]);
                 }
                 widen_race race = {&w, {{NULL}}};
                 if (get)
-                    wkv_pool_run(pool, widen_get_part, &race);
+                    wkv__pool_run(pool, widen_get_part, &race);
                 else
-                    wkv_widen_all(&w, pool);
+                    wkv__widen_all(&w, pool);
                 for (int i = 0; i < n; i++) {
-                    const float *got = get ? wkv_widen_get(&w, i) : w.f32[i];
+                    const float *got = get ? wkv__widen_get(&w, i) : w.f32[i];
                     CHECK(got != NULL && !memcmp(got, want[i], w.count[i] * sizeof(float)),
-                          "widen %s, type %d, %zu values, %d threads: not wkv_mat_f32's values",
+                          "widen %s, type %d, %zu values, %d threads: not wkv__mat_f32's values",
                           get ? "on first need" : "over the pool", types[i], w.count[i], threads);
                     CHECK((types[i] == WKV_TYPE_F32) == (got == (const float *)store[i]),
                           "widen type %d: stored f32 must stay in place, others in their slot",
                           types[i]);
-                    for (int p = 0; get && p < wkv_pool_parts(pool); p++)
+                    for (int p = 0; get && p < wkv__pool_parts(pool); p++)
                         CHECK(race.got[p][(i - p % n + n) % n] == got,
                               "part %d saw another copy of matrix %d", p, i);
                     free(store[i]);
@@ -259,22 +259,22 @@ static void check_widen(void)
                 }
                 free(slots);
             }
-        wkv_pool_free(pool);
+        wkv__pool_free(pool);
     }
-    printf("widen: %d matrices equal wkv_mat_f32's values\n", checked);
+    printf("widen: %d matrices equal wkv__mat_f32's values\n", checked);
 }
 
-/* wkv_row_to_f32 reads any alignment (a tensor's data in the file follows its name):
+/* wkv__row_to_f32 reads any alignment (a tensor's data in the file follows its name):
  * every type from an odd address gives the bits it gives from an aligned one; f16 over
  * more than one of its 512-value chunks. */
 static void check_unaligned(void)
 {
     const size_t count = 32 * 40; /* 1280 values */
     for (int t = 0; t <= WKV_TYPE_MAX; t++) {
-        const wkv_qtype *q = wkv_qtype_of(t);
+        const wkv__qtype *q = wkv__qtype_of(t);
         if (!q)
             continue;
-        const size_t bytes = wkv_type_bytes(t, count);
+        const size_t bytes = wkv__type_bytes(t, count);
         uint8_t *a = malloc(bytes + 16);
         float *f0 = malloc(count * sizeof *f0), *f1 = malloc(count * sizeof *f1);
         if (!a || !f0 || !f1) {
@@ -290,9 +290,9 @@ static void check_unaligned(void)
                     else
                         put_half(a + 2 * k, v);
                 }
-            wkv_row_to_f32(t, a, f0, count);
+            wkv__row_to_f32(t, a, f0, count);
             memmove(a + 1, a, bytes);
-            wkv_row_to_f32(t, a + 1, f1, count);
+            wkv__row_to_f32(t, a + 1, f1, count);
             CHECK(!memcmp(f0, f1, count * sizeof *f0), "%s from an odd address differs", q->name);
         }
         free(a);
@@ -303,15 +303,15 @@ static void check_unaligned(void)
 
 int main(void)
 {
-    printf("kernels up to isa %d (0 portable, 1 AVX2, 2 AVX-512)\n", wkv_gemv_isa());
+    printf("kernels up to isa %d (0 portable, 1 AVX2, 2 AVX-512)\n", wkv__gemv_isa());
     check_refusals(); /* forks: before any pool thread exists */
-    wkv_pool *pool2 = wkv_pool_new(2);
+    wkv__pool *pool2 = wkv__pool_new(2);
     for (int t = 0; t <= WKV_TYPE_MAX; t++)
-        for (size_t s = 0; wkv_qtype_of(t) && wkv_qtype_of(t)->code_bits &&
+        for (size_t s = 0; wkv__qtype_of(t) && wkv__qtype_of(t)->code_bits &&
                            s < sizeof SHAPES / sizeof *SHAPES; s++)
             check_shape(t, &SHAPES[s], pool2);
     check_widen();
     check_unaligned();
-    wkv_pool_free(pool2);
+    wkv__pool_free(pool2);
     return tu_finish("gemv_q");
 }

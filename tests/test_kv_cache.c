@@ -54,9 +54,9 @@ static void check_arena(wkv_model *model, const float *win_a, const float *win_b
     wkv_context *used = wkv_context_new(model, 2, NULL), *fresh = wkv_context_new(model, 2, NULL);
     float *lu = malloc((size_t)n_vocab * sizeof *lu), *lf = malloc((size_t)n_vocab * sizeof *lf);
     CHECK(wkv_encode(used, win_a) == 0 && wkv_decode(used, seq, 12, lu) == 0, "window A");
-    CHECK(wkv_decoder_logits_at(used, 11, lu) == 0, "the pass's last row, right after it");
+    CHECK(wkv__decoder_logits_at(used, 11, lu) == 0, "the pass's last row, right after it");
     CHECK(wkv_encode(used, win_b) == 0 && wkv_encode(fresh, win_b) == 0, "window B");
-    CHECK(wkv_decoder_logits_at(used, 11, lu) != 0,
+    CHECK(wkv__decoder_logits_at(used, 11, lu) != 0,
           "after an encode the last pass's rows (overwritten) are still served");
     int differ = 0;
     for (int i = 0; i < STEPS; i++) {

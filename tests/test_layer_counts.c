@@ -94,7 +94,7 @@ static void check(int n_audio_layer, int n_text_layer)
     free(mel);
 
     int *pairs = NULL, n_pairs = 0;
-    CHECK(wkv_heads_resolve(m, "default", &pairs, &n_pairs, NULL, NULL) == 0, "heads");
+    CHECK(wkv__heads_resolve(m, "default", &pairs, &n_pairs, NULL, NULL) == 0, "heads");
     int first = n_text_layer / 2, bad = 0;
     for (int i = 0; i < n_pairs; i++)
         bad += pairs[2 * i] < first || pairs[2 * i] >= n_text_layer;

@@ -626,7 +626,7 @@ static void check_malformed(void)
         char path[512];
         path_in(path, sizeof path, "vocab.bin");
         gen_write_file(path, base, lay.vocab_end);
-        wkv_model *m = wkv_model_load_vocab_only(path, &err);
+        wkv_model *m = wkv__model_load_vocab_only(path, &err);
         CHECK(m != NULL, "vocab-only load: %s", err ? err : "?");
         if (m) {
             CHECK(m->n_tokens == 50257 && m->arena == NULL && m->w.enc == NULL,
@@ -815,7 +815,7 @@ static void check_shared_vocab(const char *rel, int n_vocab, int n_state, int n_
     char path[4096];
     snprintf(path, sizeof path, "%s", tu_shared_path(rel));
     char *err = NULL;
-    wkv_model *m = wkv_model_load_vocab_only(path, &err);
+    wkv_model *m = wkv__model_load_vocab_only(path, &err);
     CHECK(m != NULL, "%s: vocab-only load: %s", rel, err ? err : "?");
     free(err);
     err = NULL;
@@ -889,7 +889,7 @@ static void check_shared(void)
     free(err);
     err = NULL;
     wkv_model *m = wkv_model_load(out, &err);
-    wkv_model *v = wkv_model_load_vocab_only(src, NULL);
+    wkv_model *v = wkv__model_load_vocab_only(src, NULL);
     CHECK(m != NULL && v != NULL, "vocab-from model: %s", err ? err : "?");
     if (m && v) {
         CHECK(m->hp.n_vocab == 51865 && m->n_tokens == v->n_tokens, "vocab-from: n_vocab");

@@ -128,7 +128,7 @@ static void test_frame_counts(const float *filters, int n_mels)
         pcm[i] = (float)(0.3 * sin(0.05 * (double)i));
     for (int t = 0; t < 6; t++) {
         char *err = NULL;
-        wkv_mel *mel = wkv_mel_compute_filters(filters, n_mels, ns[t] ? pcm : NULL, ns[t], 2, &err);
+        wkv_mel *mel = wkv__mel_compute_filters(filters, n_mels, ns[t] ? pcm : NULL, ns[t], 2, &err);
         CHECK(mel != NULL, "n=%zu: %s", ns[t], err ? err : "?");
         free(err);
         if (!mel)
@@ -147,7 +147,7 @@ static void test_frame_counts(const float *filters, int n_mels)
         wkv_mel_free(mel);
     }
     char *err = NULL;
-    CHECK(wkv_mel_compute_filters(NULL, 80, pcm, 10, 1, &err) == NULL && err, "NULL filters");
+    CHECK(wkv__mel_compute_filters(NULL, 80, pcm, 10, 1, &err) == NULL && err, "NULL filters");
     free(err);
     err = NULL;
     CHECK(wkv_mel_compute(NULL, pcm, 10, 1, &err) == NULL && err, "NULL model");
@@ -162,7 +162,7 @@ static void test_hand_cases(const float *ident)
      * gives x[-k] = x[k] = 0), so |X[k]|^2 = 1 in every bin.  Frame 1 starts 40
      * samples before it: |X[k]|^2 = w[40]^2. */
     float one = 1.0f;
-    wkv_mel *mel = wkv_mel_compute_filters(ident, NBINS, &one, 1, 1, NULL);
+    wkv_mel *mel = wkv__mel_compute_filters(ident, NBINS, &one, 1, 1, NULL);
     CHECK(mel != NULL, "impulse");
     if (mel) {
         double w40 = 0.5 - 0.5 * cos(2.0 * M_PI * 40.0 / 400.0); /* 0.0954915 */
@@ -183,7 +183,7 @@ static void test_hand_cases(const float *ident)
      * X[k] = 2 w (-1)^k cos(pi k / 200), power 4 w^2 cos^2(pi k / 200), which is 0 at
      * k = 100.  Repeating the edge sample instead would give w^2 in every bin. */
     float two[2] = {0.0f, 1.0f};
-    mel = wkv_mel_compute_filters(ident, NBINS, two, 2, 1, NULL);
+    mel = wkv__mel_compute_filters(ident, NBINS, two, 2, 1, NULL);
     CHECK(mel != NULL, "two samples");
     if (mel) {
         double w = hann(199), e = 0;
@@ -208,7 +208,7 @@ static void test_naive_dft(const float *ident)
         float *pcm = malloc(sizeof(float) * n);
         for (size_t i = 0; i < n; i++)
             pcm[i] = (float)(urand() - 0.5);
-        wkv_mel *mel = wkv_mel_compute_filters(ident, NBINS, pcm, n, 1, NULL);
+        wkv_mel *mel = wkv__mel_compute_filters(ident, NBINS, pcm, n, 1, NULL);
         CHECK(mel != NULL, "naive n=%zu", n);
         if (!mel) {
             free(pcm);
@@ -239,8 +239,8 @@ static void test_nonfinite(const float *filters, int n_mels)
     a[12345] = -INFINITY;
     a[n - 1] = NAN;
     b[100] = b[5000] = b[12345] = b[n - 1] = 0.0f;
-    wkv_mel *ma = wkv_mel_compute_filters(filters, n_mels, a, n, 2, NULL);
-    wkv_mel *mb = wkv_mel_compute_filters(filters, n_mels, b, n, 2, NULL);
+    wkv_mel *ma = wkv__mel_compute_filters(filters, n_mels, a, n, 2, NULL);
+    wkv_mel *mb = wkv__mel_compute_filters(filters, n_mels, b, n, 2, NULL);
     CHECK(ma && mb, "non-finite input");
     if (ma && mb) {
         size_t cnt = (size_t)n_mels * (size_t)ma->n_frames;
@@ -264,9 +264,9 @@ static void test_threads(const float *filters, int n_mels)
     for (size_t i = 0; i < n; i++)
         pcm[i] = (float)(0.3 * sin(0.002 * (double)i * (1.0 + (double)i / n)) +
                          0.05 * (urand() - 0.5));
-    wkv_mel *m1 = wkv_mel_compute_filters(filters, n_mels, pcm, n, 1, NULL);
+    wkv_mel *m1 = wkv__mel_compute_filters(filters, n_mels, pcm, n, 1, NULL);
     for (int t = 2; t <= 5; t += 3) {
-        wkv_mel *mt = wkv_mel_compute_filters(filters, n_mels, pcm, n, t, NULL);
+        wkv_mel *mt = wkv__mel_compute_filters(filters, n_mels, pcm, n, t, NULL);
         CHECK(m1 && mt, "threads");
         if (m1 && mt)
             CHECK(mt->n_frames == m1->n_frames && mt->max == m1->max &&
@@ -309,7 +309,7 @@ static void test_window_norm(const float *filters, int n_mels)
         pcm[i] = i < 29 * 16000 ? (float)(0.6 * sin(2 * M_PI * 440 * t) + 0.2 * (urand() - 0.5))
                             : (float)(2e-3 * sin(2 * M_PI * 1000 * t) + 1e-4 * (urand() - 0.5));
     }
-    wkv_mel *mel = wkv_mel_compute_filters(filters, n_mels, pcm, n, 2, NULL);
+    wkv_mel *mel = wkv__mel_compute_filters(filters, n_mels, pcm, n, 2, NULL);
     CHECK(mel != NULL, "70 s");
     free(pcm);
     if (!mel)
@@ -395,9 +395,9 @@ static void test_speed(const float *filters, int n_mels)
     for (int t = 1; t <= 2; t++) {
         double best = 1e30;
         for (int rep = 0; rep < 3; rep++) {
-            double t0 = wkv_now_ms();
-            wkv_mel *mel = wkv_mel_compute_filters(filters, n_mels, pcm, n, t, NULL);
-            double dt = wkv_now_ms() - t0;
+            double t0 = wkv__now_ms();
+            wkv_mel *mel = wkv__mel_compute_filters(filters, n_mels, pcm, n, t, NULL);
+            double dt = wkv__now_ms() - t0;
             CHECK(mel != NULL, "speed");
             wkv_mel_free(mel);
             if (dt < best)
@@ -429,7 +429,7 @@ static void test_reference(const char *dir, const char *wav_rel)
     CHECK(ref && nref == (size_t)n_mels * 3000, "%s: %zu floats", path, nref);
     if (filters && rc == 0 && ref && nref == (size_t)n_mels * 3000) {
         char *e = NULL;
-        wkv_mel *mel = wkv_mel_compute_filters(filters, n_mels, wav.samples, wav.n, 2, &e);
+        wkv_mel *mel = wkv__mel_compute_filters(filters, n_mels, wav.samples, wav.n, 2, &e);
         CHECK(mel != NULL, "%s", e ? e : "?");
         free(e);
         if (mel) {
@@ -451,7 +451,7 @@ static void test_reference(const char *dir, const char *wav_rel)
                 CHECK(m2 && m2->n_frames == mel->n_frames && m2->max == mel->max &&
                           !memcmp(m2->data, mel->data,
                                   sizeof(float) * (size_t)n_mels * (size_t)mel->n_frames),
-                      "%s: wkv_mel_compute differs from wkv_mel_compute_filters (%s)", dir,
+                      "%s: wkv_mel_compute differs from wkv__mel_compute_filters (%s)", dir,
                       e ? e : "");
                 free(e);
                 wkv_mel_free(m2);
@@ -489,9 +489,9 @@ static void test_wav_files(void)
         int n_mels = 0;
         filters = read_filters(tu_shared_path("testvectors/micro-en/model.bin"), &n_mels);
         if (filters) {
-            double t0 = wkv_now_ms();
-            wkv_mel *mel = wkv_mel_compute_filters(filters, n_mels, w.samples, w.n, 1, NULL);
-            double dt = wkv_now_ms() - t0;
+            double t0 = wkv__now_ms();
+            wkv_mel *mel = wkv__mel_compute_filters(filters, n_mels, w.samples, w.n, 1, NULL);
+            double dt = wkv__now_ms() - t0;
             CHECK(mel && mel->n_frames == (int64_t)(w.n + 480000) / 160, "gb0 mel");
             if (mel)
                 printf("mel: gb0 (%.1f s, %lld frames), 1 thread: %.1f ms = %.2f ms per 30 s\n",

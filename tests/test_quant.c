@@ -61,9 +61,9 @@ static wkv_model *load_built(const gen_params *p, const char *name, uint8_t **da
         CHECK(0, "%s: cannot write %s", name, path);
         return NULL;
     }
-    double t0 = wkv_now_ms();
+    double t0 = wkv__now_ms();
     wkv_model *m = wkv_model_load(path, &err);
-    double t1 = wkv_now_ms();
+    double t1 = wkv__now_ms();
     CHECK(m != NULL, "%s: load failed: %s", name, err ? err : "?");
     if (m)
         printf("  %-16s %8.1f MB file, loaded in %.0f ms\n", name, (double)size / 1e6,
@@ -166,7 +166,7 @@ static void check_weights(const wkv_model *fm, const wkv_model *qm, const uint8_
             CHECK(blocks >= qm->arenaq && blocks + t->data_bytes <= qm->arenaq + qm->arenaq_bytes &&
                       memcmp(blocks, data + t->data_off, t->data_bytes) == 0,
                   "%s: blocks differ from the file's or lie outside the arena", t->name);
-            wkv_row_to_f32(t->type, blocks, wide, count);
+            wkv__row_to_f32(t->type, blocks, wide, count);
             st->n_kept += count;
             st->kept_bytes += t->data_bytes;
             got = wide;
@@ -344,24 +344,24 @@ static void check_tables(const qcase *cases, size_t n_cases)
 {
     int n_core = 0, n_gen = 0;
     for (int t = 0; t <= WKV_TYPE_MAX; t++) {
-        const wkv_qtype *q = wkv_qtype_of(t);
+        const wkv__qtype *q = wkv__qtype_of(t);
         if (!q)
             continue;
         n_core++;
-        const wkv_qtype *byf = wkv_qtype_of_ftype(q->ftype);
+        const wkv__qtype *byf = wkv__qtype_of_ftype(q->ftype);
         CHECK(q->type == t && byf && byf->type == t, "%s: row %d says type %d, ftype %d",
               q->name, t, q->type, q->ftype);
         CHECK(gen_ftype_parse(q->name) == q->ftype, "%s: ftype %d in the core, %d in genlib",
               q->name, q->ftype, gen_ftype_parse(q->name));
         if (q->block_elems == 1) {
-            CHECK(gen_quant_type(q->ftype) < 0 && !wkv_quant_block_bytes(t) &&
+            CHECK(gen_quant_type(q->ftype) < 0 && !wkv__quant_block_bytes(t) &&
                       q->block_bytes == (t == WKV_TYPE_F32 ? 4 : 2) && !q->code_bits,
                   "%s: not an f32/f16 row", q->name);
             continue;
         }
         CHECK(q->block_elems == WKV_QK && gen_quant_type(q->ftype) == t &&
                   gen_quant_block_bytes(t) == (size_t)q->block_bytes &&
-                  wkv_quant_block_bytes(t) == (size_t)q->block_bytes,
+                  wkv__quant_block_bytes(t) == (size_t)q->block_bytes,
               "%s: type %d, %d bytes a block in the core; genlib: type %d, %zu bytes", q->name,
               t, q->block_bytes, gen_quant_type(q->ftype), gen_quant_block_bytes(t));
         size_t c = 0;
@@ -372,13 +372,13 @@ static void check_tables(const qcase *cases, size_t n_cases)
     for (int f = 0; f < 1000; f++)
         if (gen_ftype_name(f)) {
             n_gen++;
-            const wkv_qtype *q = wkv_qtype_of_ftype(f);
+            const wkv__qtype *q = wkv__qtype_of_ftype(f);
             CHECK(q && strcmp(q->name, gen_ftype_name(f)) == 0,
                   "genlib's ftype %d (%s) is not in the core's table", f, gen_ftype_name(f));
         }
     CHECK(n_core == n_gen, "%d types in the core's table, %d in genlib's", n_core, n_gen);
     char list[160];
-    wkv_qtype_list(list, sizeof list, WKV_QLIST_NAMES);
+    wkv__qtype_list(list, sizeof list, WKV_QLIST_NAMES);
     CHECK(strcmp(list, "f32, f16, q4_0, q4_1, q5_0, q5_1 or q8_0") == 0,
           "the table's types are now %s: update the places quant.h says spell them out "
           "(the element's model blurb, tools/outputs.sh, the docs) and this check", list);

@@ -3,13 +3,13 @@
  *
  * For q8_0, q5_0 and q4_0 a micro model is generated (tests/genlib.c) and loaded: its
  * decoder matrices stay in their blocks.  A twin of it shares every tensor except
- * those, which it gets as f32 arrays dequantized by wkv_row_to_f32 (the path before
+ * those, which it gets as f32 arrays dequantized by wkv__row_to_f32 (the path before
  * the block kernels: the typed views say f32, so the decoder runs sgemm on them).
  * Both encode the reference mel of micro-en and decode each token sequence of its
  * expected.json ("sequences", the reference test's): token by token (one row through
  * the block kernels), in one pass (a prompt: the rows of the sequence, > 8 of them
  * widened to f32 by the decoder, up to 8 through the kernels) and as beams
- * (wkv_decoder_batch: every sequence's next token at once); the logits of every step
+ * (wkv__decoder_batch: every sequence's next token at once); the logits of every step
  * are compared as max |l - l'| / max |l'|. */
 #include "genlib.h"
 #include "net/context.h"
@@ -64,18 +64,18 @@ typedef struct {
     int n_bufs;
 } twin;
 
-static int dequantized_view(twin *t, wkv_mat *v, size_t count)
+static int dequantized_view(twin *t, wkv__mat *v, size_t count)
 {
-    if (!wkv_quant_block_bytes(v->type))
+    if (!wkv__quant_block_bytes(v->type))
         return 0; /* not kept in blocks: nothing to widen */
     float *f = malloc(count * sizeof *f);
     if (!f || t->n_bufs == (int)(sizeof t->bufs / sizeof *t->bufs)) {
         free(f);
         return -1;
     }
-    wkv_row_to_f32(v->type, v->data, f, count);
+    wkv__row_to_f32(v->type, v->data, f, count);
     t->bufs[t->n_bufs++] = f;
-    *v = (wkv_mat){WKV_TYPE_F32, f};
+    *v = (wkv__mat){WKV_TYPE_F32, f};
     return 0;
 }
 
@@ -84,15 +84,15 @@ static int make_twin(const wkv_model *q, twin *t)
     memset(t, 0, sizeof *t);
     t->m = *q;
     const size_t d = (size_t)q->hp.n_text_state;
-    wkv_layer *dec = malloc((size_t)q->hp.n_text_layer * sizeof *dec);
+    wkv__layer *dec = malloc((size_t)q->hp.n_text_layer * sizeof *dec);
     if (!dec || q->hp.n_text_layer > 64)
         return -1;
     memcpy(dec, q->w.dec, (size_t)q->hp.n_text_layer * sizeof *dec);
     t->m.w.dec = dec;
     int rc = dequantized_view(t, &t->m.w.tok, (size_t)q->hp.n_vocab * d);
     for (int l = 0; l < q->hp.n_text_layer; l++) {
-        wkv_layer *L = &dec[l];
-        wkv_mat *sq[] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->cross_q,
+        wkv__layer *L = &dec[l];
+        wkv__mat *sq[] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->cross_q,
                          &L->cross_o};
         for (int i = 0; i < 6; i++)
             rc |= dequantized_view(t, sq[i], d * d);
@@ -139,8 +139,8 @@ static float *run(const wkv_model *m, const float *mel, const sequence *s, int n
     }
     wkv_decode_reset(ctx);
     float *beam = malloc((size_t)nb * nv * sizeof *beam);
-    int brc = rc == 0 && beam && wkv_self_kv_reserve(&ctx->self, nb) == 0
-                  ? wkv_decoder_batch(ctx, slots, toks, nb, beam) : -1;
+    int brc = rc == 0 && beam && wkv__self_kv_reserve(&ctx->self, nb) == 0
+                  ? wkv__decoder_batch(ctx, slots, toks, nb, beam) : -1;
     CHECK(brc == 0, "batched decoding failed");
     if (brc == 0)
         for (int k = 0; k < n_seq; k++, o += nv)
@@ -180,7 +180,7 @@ int main(void)
         CHECK(q != NULL, "%s: %s", types[ti], err ? err : "?");
         twin t;
         if (q && make_twin(q, &t) == 0) {
-            CHECK(wkv_quant_block_bytes(q->w.tok.type) && wkv_quant_block_bytes(q->w.dec[0].mlp2.type),
+            CHECK(wkv__quant_block_bytes(q->w.tok.type) && wkv__quant_block_bytes(q->w.dec[0].mlp2.type),
                   "%s: the decoder's matrices are not kept in blocks", types[ti]);
             size_t n1 = 0, n2 = 0;
             float *a = run(q, mel, seq, n_seq, &n1), *b = run(&t.m, mel, seq, n_seq, &n2);

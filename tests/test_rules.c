@@ -1,7 +1,7 @@
 /* rules: the reference's logit filters (core/decode/rules.c; openai/whisper's
  * decoding.py SuppressBlank, SuppressTokens, ApplyTimestampRules) on crafted logits.
  * Each case states, token by token, which ids must stay finite; the filters are
- * configured by wkv_rules_init from wkv_options exactly as the search does, so a rule
+ * configured by wkv__rules_init from wkv_options exactly as the search does, so a rule
  * switched off there fails here too.  Random-weight models almost never put
  * the mass where these rules bite (a leading " ", a first timestamp past 1 s), so the
  * reference vectors alone cannot tell.
@@ -34,9 +34,9 @@ typedef int (*allowed_fn)(const fixture *f, int id, const void *arg);
 static void expect(const fixture *f, const wkv_options *o, const int *sampled, int n,
                    allowed_fn allowed, const void *arg, const char *what)
 {
-    wkv_rules r;
-    wkv_rules_init(&r, o, 3);
-    wkv_rules_apply(f->m, &r, sampled, n, f->logits);
+    wkv__rules r;
+    wkv__rules_init(&r, o, 3);
+    wkv__rules_apply(f->m, &r, sampled, n, f->logits);
     int wrong = 0, first = -1, kept = 0;
     for (int id = 0; id < f->n_vocab; id++) {
         int want = allowed(f, id, arg) && !f->suppressed[id] &&
@@ -206,11 +206,11 @@ static void scores(fixture *f)
 {
     fill(f, 0.0f);
     f->logits[7] = logf(3.0f);
-    double lp = wkv_logprob(f->logits, f->n_vocab, 7);
+    double lp = wkv__logprob(f->logits, f->n_vocab, 7);
     double x = (double)f->logits[7];
     double want = x - log(exp(x) + (f->n_vocab - 1));
     CHECK(fabs(lp - want) < 1e-9, "logprob %.12f, want %.12f", lp, want);
-    CHECK(fabs(wkv_prob(f->logits, f->n_vocab, 7) - exp(want)) < 1e-12, "prob");
+    CHECK(fabs(wkv__prob(f->logits, f->n_vocab, 7) - exp(want)) < 1e-12, "prob");
     /* spread logits (-100 .. 0 below the best, a third suppressed): the vectorized
      * exp against a long double sum of libm's expl */
     uint32_t r = 12345;
@@ -225,19 +225,19 @@ static void scores(fixture *f)
     for (int i = 0; i < f->n_vocab; i++)
         sum += expl((long double)f->logits[i] - mx);
     const double want2 = (double)((long double)f->logits[5] - mx - logl(sum));
-    const double lp2 = wkv_logprob(f->logits, f->n_vocab, 5);
+    const double lp2 = wkv__logprob(f->logits, f->n_vocab, 5);
     CHECK(fabs(lp2 - want2) < 1e-12, "spread logits: logprob %.15f, want %.15f", lp2, want2);
-    CHECK(wkv_compression_ratio("") == 0.0, "empty text");
+    CHECK(wkv__compression_ratio("") == 0.0, "empty text");
     char rep[401];
     memset(rep, 'a', 400);
     rep[400] = 0;
-    CHECK(wkv_compression_ratio(rep) > 2.4, "400 x 'a' compresses: %.2f",
-          wkv_compression_ratio(rep));
-    CHECK(wkv_compression_ratio("The quick brown fox") < 2.4, "a short sentence: %.2f",
-          wkv_compression_ratio("The quick brown fox"));
+    CHECK(wkv__compression_ratio(rep) > 2.4, "400 x 'a' compresses: %.2f",
+          wkv__compression_ratio(rep));
+    CHECK(wkv__compression_ratio("The quick brown fox") < 2.4, "a short sentence: %.2f",
+          wkv__compression_ratio("The quick brown fox"));
 }
 
-/* wkv_argmax2 (blocks' maxima, then one block scanned) against one scan with >, the
+/* wkv__argmax2 (blocks' maxima, then one block scanned) against one scan with >, the
  * greedy step's choice and margin: sizes around a block's and the blocks' count,
  * duplicated maxima (the first one wins, margin 0), NaN and -inf among the logits, the
  * maximum first or last, +-0 as the maximum, all -inf, all NaN. */
@@ -291,7 +291,7 @@ static void argmax(void)
             default: break;
             }
             float m1, m2;
-            const int want = scan_argmax2(x, n, &m1), got = wkv_argmax2(x, n, &m2);
+            const int want = scan_argmax2(x, n, &m1), got = wkv__argmax2(x, n, &m2);
             const int ok = got == want && (m1 == m2 || (isnan(m1) && isnan(m2)));
             if (!ok && wrong++ < 3)
                 fprintf(stderr, "argmax2: n %d, case %d: %d margin %g, the scan %d margin %g\n", n,
@@ -301,7 +301,7 @@ static void argmax(void)
     printf("argmax2: %d cases, %d differ from the scan\n", cases, wrong);
 }
 
-/* Sampling at temperature (wkv_sample_softmax) against a long double walk of expl's
+/* Sampling at temperature (wkv__sample_softmax) against a long double walk of expl's
  * weights: for u over [0, 1) the same token, unless u * total lies within 1e-12 of the
  * total from a boundary between the two answers; never a token of weight 0. */
 static void sampling(void)
@@ -345,7 +345,7 @@ static void sampling(void)
                     lo = mid + 1;
             }
             const int want = lo;
-            int got = wkv_sample_softmax(x, N, T, u);
+            int got = wkv__sample_softmax(x, N, T, u);
             int ok = got == want;
             if (!ok && got >= 0 && got < N && isfinite(x[got])) {
                 int a = got < want ? got : want, b = got < want ? want : got;
@@ -366,10 +366,10 @@ static void sampling(void)
     for (int i = 0; i < 40; i++)
         x[i] = -INFINITY;
     x[33] = 1.0f;
-    CHECK(wkv_sample_softmax(x, 40, 0.7, 0.0) == 33 && wkv_sample_softmax(x, 40, 0.7, 0.999) == 33,
+    CHECK(wkv__sample_softmax(x, 40, 0.7, 0.0) == 33 && wkv__sample_softmax(x, 40, 0.7, 0.999) == 33,
           "sampling: the one finite token");
     x[33] = -INFINITY;
-    CHECK(wkv_sample_softmax(x, 40, 0.7, 0.5) == 0, "sampling: all -inf gives 0");
+    CHECK(wkv__sample_softmax(x, 40, 0.7, 0.5) == 0, "sampling: all -inf gives 0");
 }
 
 /* Pieces of a window's tokens (segments.c): cut after every two consecutive
@@ -389,8 +389,8 @@ static void pieces(int tb)
             /* a copy of exactly n tokens, so that a tool sees any read past them */
             int *t = malloc((size_t)n * sizeof *t);
             memcpy(t, runs[r], (size_t)n * sizeof *t);
-            wkv_piece *p = NULL;
-            int np = wkv_split_pieces(t, n, tb, &p);
+            wkv__piece *p = NULL;
+            int np = wkv__split_pieces(t, n, tb, &p);
             CHECK(np >= 1 && np <= n, "run %d, %d tokens: %d pieces", r, n, np);
             int at = 0;
             for (int i = 0; i < np; i++) {
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fixture f = {.m = m, .n_vocab = m->hp.n_vocab, .tb = m->sp.timestamp_begin,
-                 .eot = m->sp.eot, .space = wkv_vocab_find(m, " ", 1)};
+                 .eot = m->sp.eot, .space = wkv__vocab_find(m, " ", 1)};
     f.suppressed = calloc((size_t)f.n_vocab, 1);
     f.logits = malloc((size_t)f.n_vocab * sizeof *f.logits);
     CHECK(f.space == 220, "\" \" is id %d", f.space);

@@ -28,7 +28,7 @@ static void check_pick(void)
         const char *core;
         int dnnl;
         const char *override;
-        wkv_gemm_lib want;
+        wkv__gemm_lib want;
     } cases[] = {
         /* the case that motivated it: OpenBLAS's SSE3 kernels on an AVX-512 CPU */
         {"Prescott", 3, NULL, WKV_GEMM_ONEDNN},
@@ -52,7 +52,7 @@ static void check_pick(void)
         {"SkylakeX", 2, "", WKV_GEMM_OPENBLAS},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        wkv_gemm_lib got = wkv_gemm_pick(cases[i].core, cases[i].dnnl, cases[i].override);
+        wkv__gemm_lib got = wkv__gemm_pick(cases[i].core, cases[i].dnnl, cases[i].override);
         CHECK(got == cases[i].want, "pick(%s, %d, %s) = %d, want %d",
               cases[i].core ? cases[i].core : "NULL", cases[i].dnnl,
               cases[i].override ? cases[i].override : "NULL", (int)got, (int)cases[i].want);
@@ -64,16 +64,16 @@ static void check_pick(void)
                   {"Sandybridge", 1}, {"Prescott", 0}, {"Nehalem", 0}, {"Core2", 0},
                   {"unknown", 0}, {NULL, 0}};
     for (size_t i = 0; i < sizeof levels / sizeof *levels; i++)
-        CHECK(wkv_openblas_core_level(levels[i].core) == levels[i].level, "level of %s: %d",
-              levels[i].core ? levels[i].core : "NULL", wkv_openblas_core_level(levels[i].core));
+        CHECK(wkv__openblas_core_level(levels[i].core) == levels[i].level, "level of %s: %d",
+              levels[i].core ? levels[i].core : "NULL", wkv__openblas_core_level(levels[i].core));
 }
 
 /* What this process chose, against the rule on this machine's facts. */
 static void check_chosen(void)
 {
     const char *override = getenv("WHISPERKV_GEMM");
-    const wkv_gemm_lib want = wkv_gemm_pick(wkv_blas_corename(), wkv_onednn_level(), override);
-    CHECK(wkv_gemm_chosen() == want, "chose %d, the rule says %d", (int)wkv_gemm_chosen(),
+    const wkv__gemm_lib want = wkv__gemm_pick(wkv_blas_corename(), wkv__onednn_level(), override);
+    CHECK(wkv__gemm_chosen() == want, "chose %d, the rule says %d", (int)wkv__gemm_chosen(),
           (int)want);
     const char *lib = wkv_f32_gemm_library(), *kern = wkv_f32_gemm_kernels();
     CHECK(!strcmp(lib, want == WKV_GEMM_ONEDNN ? "oneDNN" : "OpenBLAS") ||
@@ -87,7 +87,7 @@ static void check_chosen(void)
         CHECK(!wkv_f32_gemm_slow(), "f32 products on %s %s, older than the CPU", lib, kern);
 #endif
     printf("f32 products: %s (%s); OpenBLAS's kernels %s, oneDNN's level %d\n", lib, kern,
-           wkv_blas_corename(), wkv_onednn_level());
+           wkv_blas_corename(), wkv__onednn_level());
 }
 
 static float rnd(uint32_t *rng)
@@ -109,7 +109,7 @@ static int next_row(int i, int m, int step)
 }
 
 /* c = alpha a op(b) + beta c0 in double; max |got - want| / (max |want| + 1). */
-static double product_err(wkv_gemm_lib lib, const shape *s)
+static double product_err(wkv__gemm_lib lib, const shape *s)
 {
     uint32_t rng = (uint32_t)(s->m * 7919 + s->n * 104729 + s->k);
     const int lda = s->k + s->pad, ldb = (s->trans_b ? s->k : s->n) + s->pad,
@@ -145,10 +145,10 @@ static double product_err(wkv_gemm_lib lib, const shape *s)
     if (!pad_before)
         goto out;
     memcpy(pad_before, c, sizeof(float) * (size_t)s->m * ldc);
-    if (s->m == 1 && s->trans_b && lib == wkv_gemm_chosen())
-        wkv_sgemv(s->n, s->k, s->alpha, b, ldb, a, s->beta, c); /* y = alpha W x + beta y */
+    if (s->m == 1 && s->trans_b && lib == wkv__gemm_chosen())
+        wkv__sgemv(s->n, s->k, s->alpha, b, ldb, a, s->beta, c); /* y = alpha W x + beta y */
     else
-        wkv_sgemm_lib(lib, s->trans_b, s->m, s->n, s->k, s->alpha, a, lda, b, ldb, s->beta, c,
+        wkv__sgemm_lib(lib, s->trans_b, s->m, s->n, s->k, s->alpha, a, lda, b, ldb, s->beta, c,
                       ldc);
     err = 0.0;
     for (int i = 0; i < s->m; i = next_row(i, s->m, step)) {
@@ -189,7 +189,7 @@ static void check_products(void)
         {1, 1, 1536, 384, 1.0f, 1.0f, 0},
         {1, 1, 7, 5, 1.0f, 0.0f, 2},
     };
-    const wkv_gemm_lib libs[] = {WKV_GEMM_OPENBLAS, WKV_GEMM_ONEDNN};
+    const wkv__gemm_lib libs[] = {WKV_GEMM_OPENBLAS, WKV_GEMM_ONEDNN};
     for (int l = 0; l < 2; l++) {
 #ifndef WKV_HAVE_DNNL
         if (libs[l] == WKV_GEMM_ONEDNN)

@@ -508,12 +508,12 @@ static void test_word_agreement(void)
             cur[n] = (wkv_word){cases[c].cur[n], n * 0.5, n * 0.5 + 0.4, 0.5f};
             n++;
         }
-        int got = wkv_words_agree(prev, 4, cur, n);
+        int got = wkv__words_agree(prev, 4, cur, n);
         CHECK(got == cases[c].want, "agreement, %s: %d words, expected %d", cases[c].what, got,
               cases[c].want);
     }
     wkv_word one = {" the", 0, 0.4, 0.5f};
-    CHECK(wkv_words_agree(prev, 0, &one, 1) == 0, "agreement with no previous words");
+    CHECK(wkv__words_agree(prev, 0, &one, 1) == 0, "agreement with no previous words");
     /* forced: every word up to the last one starting at or before the horizon */
     wkv_word w[4] = {{" a", 0.0, 0.3, 1}, {" b", 0.3, 0.6, 1}, {" c", 0.6, 0.6, 1},
                      {" d", 1.2, 1.5, 1}};
@@ -522,16 +522,16 @@ static void test_word_agreement(void)
         int want;
     } due[] = {{-0.1, 0}, {0.0, 1}, {0.59, 2}, {0.6, 3}, {1.19, 3}, {5.0, 4}};
     for (size_t c = 0; c < sizeof due / sizeof *due; c++)
-        CHECK(wkv_words_due(w, 4, due[c].horizon) == due[c].want,
+        CHECK(wkv__words_due(w, 4, due[c].horizon) == due[c].want,
               "words due at %.2f: %d, expected %d", due[c].horizon,
-              wkv_words_due(w, 4, due[c].horizon), due[c].want);
+              wkv__words_due(w, 4, due[c].horizon), due[c].want);
     /* finals: a commit of 4 words, 2 agreed, over pieces 0 0 0 1 is three finals:
      * " a b" agreed, " c" forced (same piece), " d" forced (next piece) */
     int piece[4] = {0, 0, 0, 1}, tok[8] = {10, 11, 12, 13, 14, 15, 16, 17},
         off[5] = {0, 2, 3, 5, 8};
-    wkv_run_words rw = {.w = w, .piece = piece, .tok = tok, .tok_off = off, .n = 4};
+    wkv__run_words rw = {.w = w, .piece = piece, .tok = tok, .tok_off = off, .n = 4};
     wkv_stream_segment proto = {.run_base = 16000, .committed_at = 9.0}, fin[4];
-    int nf = wkv_run_words_finals(&rw, 2, 4, 1.0, &proto, fin);
+    int nf = wkv__run_words_finals(&rw, 2, 4, 1.0, &proto, fin);
     static const struct {
         const char *text;
         int forced, w0, nw;

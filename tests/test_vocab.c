@@ -12,8 +12,8 @@
 static void check_specials(void)
 {
     /* the ids of openai/whisper's tokenizer.py for each vocabulary size */
-    wkv_specials en = wkv_specials_for(51864), mu = wkv_specials_for(51865),
-                 v3 = wkv_specials_for(51866);
+    wkv_specials en = wkv__specials_for(51864), mu = wkv__specials_for(51865),
+                 v3 = wkv__specials_for(51866);
     CHECK(en.eot == 50256 && en.sot == 50257 && en.lang_begin == 50258 && en.n_langs == 99 &&
               en.translate == 50357 && en.transcribe == 50358 && en.startoflm == 50359 &&
               en.startofprev == 50360 && en.nospeech == 50361 && en.notimestamps == 50362 &&
@@ -35,11 +35,11 @@ static void check_text(const wkv_model *m)
 {
     int ids[8];
     /* "Hello world" and " hello" in the GPT-2 ranks */
-    int n = wkv_bpe_encode(m, "Hello", 5, ids, 8);
+    int n = wkv__bpe_encode(m, "Hello", 5, ids, 8);
     CHECK(n == 1 && ids[0] == 15496, "BPE 'Hello' -> %d tokens, first %d", n, ids[0]);
-    n = wkv_bpe_encode(m, " world", 6, ids, 8);
+    n = wkv__bpe_encode(m, " world", 6, ids, 8);
     CHECK(n == 1 && ids[0] == 995, "BPE ' world' -> %d, %d", n, ids[0]);
-    n = wkv_bpe_encode(m, " hello", 6, ids, 8);
+    n = wkv__bpe_encode(m, " hello", 6, ids, 8);
     CHECK(n == 1 && ids[0] == 23748, "BPE ' hello' -> %d, %d", n, ids[0]);
 
     /* the pre-tokenizer: contractions, " ?letters", " ?numbers", " ?other", and white
@@ -88,7 +88,7 @@ static void check_utf8(const wkv_model *m)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         int toks[8], n = 0;
         for (size_t i = 0; i < cases[c].n; i++) {
-            int id = wkv_vocab_find(m, cases[c].in + i, 1);
+            int id = wkv__vocab_find(m, cases[c].in + i, 1);
             CHECK(id >= 0, "byte %02x has a token", (unsigned char)cases[c].in[i]);
             toks[n++] = id;
         }
@@ -97,9 +97,9 @@ static void check_utf8(const wkv_model *m)
         free(t);
     }
     char s1[] = " \t\xc2\xa0 text \xe3\x80\x80\n";
-    CHECK(strcmp(wkv_text_strip(s1), "text") == 0, "strip unicode spaces: '%s'", s1);
+    CHECK(strcmp(wkv__text_strip(s1), "text") == 0, "strip unicode spaces: '%s'", s1);
     char s2[] = "   ";
-    CHECK(strcmp(wkv_text_strip(s2), "") == 0, "strip all");
+    CHECK(strcmp(wkv__text_strip(s2), "") == 0, "strip all");
 }
 
 /* The strings the reference's non_speech_tokens looks at; the last seven are the
@@ -147,7 +147,7 @@ static void check_suppress(const char *file, int n_non_speech, long sum, int mul
     char *err = NULL;
     char path[4096];
     snprintf(path, sizeof path, "%s", tu_shared_path(file));
-    wkv_model *m = wkv_model_load_vocab_only(path, &err);
+    wkv_model *m = wkv__model_load_vocab_only(path, &err);
     CHECK(m != NULL, "%s: %s", file, err ? err : "");
     free(err);
     if (!m)
@@ -155,7 +155,7 @@ static void check_suppress(const char *file, int n_non_speech, long sum, int mul
     CHECK(wkv_model_is_multilingual(m) == multilingual, "%s multilingual flag", file);
     const wkv_specials *sp = wkv_model_specials(m);
     int n_ns;
-    const int *ns = wkv_non_speech_tokens(m, &n_ns);
+    const int *ns = wkv__non_speech_tokens(m, &n_ns);
     long s = 0;
     for (int i = 0; i < n_ns; i++)
         s += ns[i];
@@ -172,7 +172,7 @@ static void check_suppress(const char *file, int n_non_speech, long sum, int mul
         for (int space = 0; space < 2; space++) {
             char buf[32];
             int len = snprintf(buf, sizeof buf, "%s%s", space ? " " : "", SYMBOLS[sidx]);
-            int id = wkv_vocab_find(m, buf, (size_t)len);
+            int id = wkv__vocab_find(m, buf, (size_t)len);
             CHECK(id < 0 || contains(ns, n_ns, id), "%s: '%s' is token %d, not listed", file,
                   buf, id);
         }

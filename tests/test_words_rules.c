@@ -47,18 +47,18 @@ static void test_matrix(void)
     if (want && mel && ctx && n_want == (size_t)rows * cols) {
         int *pairs, n_pairs;
         float *a = malloc(n_want * sizeof *a), *probs = malloc((size_t)L * sizeof *probs);
-        CHECK(wkv_heads_resolve(m, "default", &pairs, &n_pairs, NULL, NULL) == 0, "heads");
+        CHECK(wkv__heads_resolve(m, "default", &pairs, &n_pairs, NULL, NULL) == 0, "heads");
         CHECK(wkv_encode(ctx, mel) == 0, "encode");
-        int rc = wkv_align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, cols, a, probs);
-        CHECK(rc == 0, "wkv_align_matrix");
+        int rc = wkv__align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, cols, a, probs);
+        CHECK(rc == 0, "wkv__align_matrix");
         double err = rc == 0 ? tu_max_abs_err(a, want, n_want) : 1e9;
         CHECK(err < 2e-3, "matrix max abs error %g", err);
         printf("words_matrix %d x %d: max abs error %.3g\n", rows, cols, err);
 
         /* the window's words before the heuristics */
-        wkv_aword *w;
+        wkv__aword *w;
         int nw;
-        rc = wkv_align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1, L - n_sot - 2,
+        rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1, L - n_sot - 2,
                               (int)json_object_get_int_member(win, "num_frames"), 0, &w, &nw,
                               NULL);
         JsonArray *raw = json_object_get_array_member(win, "raw_words");
@@ -74,26 +74,26 @@ static void test_matrix(void)
                   "raw word %d '%s' %.2f-%.2f p %g", i, w[i].text, w[i].start, w[i].end,
                   (double)w[i].probability);
         }
-        wkv_awords_free(w, nw);
+        wkv__awords_free(w, nw);
 
         /* windows of 2 frames (one audio position: NaN after standardization) and of
          * 1 frame (none): every word at -0.02 s, as the reference's DTW gives */
         for (int frames = 1; frames <= 2; frames++) {
-            rc = wkv_align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1,
+            rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1,
                                   L - n_sot - 2, frames, 0, &w, &nw, NULL);
             int all = rc == 0 && nw == (int)json_array_get_length(raw);
             for (int i = 0; all && i < nw; i++)
                 all = w[i].start == -0.02 && w[i].end == -0.02;
             CHECK(all, "%d-frame window: %d words, all at -0.02 s", frames, nw);
-            wkv_awords_free(w, nw);
+            wkv__awords_free(w, nw);
         }
         /* more text than the decoder holds: no words, no failure */
         int *longer = calloc(500, sizeof *longer);
         for (int i = 0; i < 500; i++)
             longer[i] = seq[n_sot + 1 + i % (L - n_sot - 2)];
-        rc = wkv_align_window(ctx, pairs, n_pairs, seq, n_sot, longer, 500, 3000, 0, &w, &nw, NULL);
+        rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, longer, 500, 3000, 0, &w, &nw, NULL);
         CHECK(rc == 0 && nw == 0, "500 text tokens: rc %d, %d words", rc, nw);
-        wkv_awords_free(w, nw);
+        wkv__awords_free(w, nw);
         free(longer);
         free(pairs);
         free(a);
@@ -125,8 +125,8 @@ static void expect_name(const wkv_model *m, const char *spec, const char *want)
 
 static void test_heads(void)
 {
-    wkv_model *en = wkv_model_load_vocab_only(tu_shared_path("models/for-tests-ggml-tiny.en.bin"), NULL);
-    wkv_model *multi = wkv_model_load_vocab_only(tu_shared_path("models/for-tests-ggml-tiny.bin"), NULL);
+    wkv_model *en = wkv__model_load_vocab_only(tu_shared_path("models/for-tests-ggml-tiny.en.bin"), NULL);
+    wkv_model *multi = wkv__model_load_vocab_only(tu_shared_path("models/for-tests-ggml-tiny.bin"), NULL);
     CHECK(en && multi, "the tiny headers");
     if (en && multi) {
         expect_name(en, "auto", "tiny.en");
@@ -141,11 +141,11 @@ static void test_heads(void)
         expect_name(en, "1.0,", NULL);
         expect_name(en, "x", NULL);
         int *p, n;
-        CHECK(wkv_heads_resolve(en, "3.5,1.0,3.5", &p, &n, NULL, NULL) == 0 && n == 2 &&
+        CHECK(wkv__heads_resolve(en, "3.5,1.0,3.5", &p, &n, NULL, NULL) == 0 && n == 2 &&
                   p[0] == 1 && p[1] == 0 && p[2] == 3 && p[3] == 5,
               "explicit heads sorted, duplicates dropped");
         free(p);
-        CHECK(wkv_heads_resolve(en, "default", &p, &n, NULL, NULL) == 0 &&
+        CHECK(wkv__heads_resolve(en, "default", &p, &n, NULL, NULL) == 0 &&
                   n == 2 * en->hp.n_text_head && p[0] == en->hp.n_text_layer / 2,
               "default: every head of the last half of the layers (%d)", n);
         free(p);
@@ -167,16 +167,16 @@ static void test_heads(void)
 }
 
 /* A word of one token `id` with its text and times. */
-static wkv_aword word(const char *text, int id, double start, double end)
+static wkv__aword word(const char *text, int id, double start, double end)
 {
-    wkv_aword w = {strdup(text), malloc(sizeof(int)), 1, start, end, 0.5f};
+    wkv__aword w = {strdup(text), malloc(sizeof(int)), 1, start, end, 0.5f};
     w.tokens[0] = id;
     return w;
 }
 
 static void test_punctuation(void)
 {
-    wkv_aword *w = malloc(6 * sizeof *w);
+    wkv__aword *w = malloc(6 * sizeof *w);
     w[0] = word(" (", 1, 0.0, 0.2);
     w[1] = word(" Hello", 2, 0.2, 0.6);
     w[2] = word(",", 3, 0.6, 0.7);
@@ -184,8 +184,8 @@ static void test_punctuation(void)
     w[4] = word("!", 5, 1.0, 1.1);
     w[5] = word(")", 6, 1.1, 1.2);
     /* speech until 10.5 s: the rules for the first words after a pause stay out */
-    wkv_wseg seg = {.start = 10.0, .end = 11.2, .n_text = 6};
-    int rc = wkv_add_word_timestamps(&seg, 1, w, 6, 10.0, 10.5, NULL, NULL);
+    wkv__wseg seg = {.start = 10.0, .end = 11.2, .n_text = 6};
+    int rc = wkv__add_word_timestamps(&seg, 1, w, 6, 10.0, 10.5, NULL, NULL);
     CHECK(rc == 0 && seg.n_words == 2, "merged into 2 words, got %d", seg.n_words);
     if (rc == 0 && seg.n_words == 2) {
         CHECK(!strcmp(seg.words[0].text, " ( Hello,") && seg.words[0].n_tokens == 3,
@@ -200,14 +200,14 @@ static void test_punctuation(void)
               "times %.2f-%.2f, %.2f-%.2f, segment %.2f-%.2f", seg.words[0].start,
               seg.words[0].end, seg.words[1].start, seg.words[1].end, seg.start, seg.end);
     }
-    wkv_wsegs_clear(&seg, 1);
+    wkv__wsegs_clear(&seg, 1);
 }
 
 /* A segment [start, end] of one word: confident and 0.5 s long, or anomalous
  * (probability 0.01, 0.05 s: score 1 + 1.245). */
-static wkv_wseg one_word_segment(double start, int anomalous)
+static wkv__wseg one_word_segment(double start, int anomalous)
 {
-    wkv_wseg g = {.start = start, .end = start + (anomalous ? 0.05 : 0.5), .n_words = 1};
+    wkv__wseg g = {.start = start, .end = start + (anomalous ? 0.05 : 0.5), .n_words = 1};
     g.words = calloc(1, sizeof *g.words);
     g.words[0] = word(anomalous ? " uh" : " word", 7, g.start, g.end);
     g.words[0].probability = anomalous ? 0.01f : 0.9f;
@@ -216,33 +216,33 @@ static wkv_wseg one_word_segment(double start, int anomalous)
 
 static void test_hallucinations(void)
 {
-    wkv_words_state st = {.hallucination_threshold = 2.0f, .last_speech = 0.0,
+    wkv__words_state st = {.hallucination_threshold = 2.0f, .last_speech = 0.0,
                           .content_frames = 12000};
     /* speech at 0.5 s, an anomalous word alone at 10 s: dropped from it on, the next
      * window starting at 10 s */
-    wkv_wseg segs[3] = {one_word_segment(0.5, 0), one_word_segment(10.0, 1)};
+    wkv__wseg segs[3] = {one_word_segment(0.5, 0), one_word_segment(10.0, 1)};
     int n = 2;
     int64_t next = 0;
-    int drop = wkv_skip_hallucinations(&st, segs, &n, 0, 3000, 0, &next);
+    int drop = wkv__skip_hallucinations(&st, segs, &n, 0, 3000, 0, &next);
     CHECK(!drop && n == 1 && next == 1000, "isolated anomaly: drop %d, %d segments, seek %lld",
           drop, n, (long long)next);
-    wkv_wsegs_clear(segs, n);
+    wkv__wsegs_clear(segs, n);
     /* the same anomaly followed by speech 1 s later: kept */
     segs[0] = one_word_segment(0.5, 0);
     segs[1] = one_word_segment(10.0, 1);
     segs[2] = one_word_segment(11.0, 0);
     n = 3;
-    drop = wkv_skip_hallucinations(&st, segs, &n, 0, 3000, 0, &next);
+    drop = wkv__skip_hallucinations(&st, segs, &n, 0, 3000, 0, &next);
     CHECK(!drop && n == 3 && next == 1150, "anomaly between speech: drop %d, %d segments, "
           "seek %lld (after the last word)", drop, n, (long long)next);
-    wkv_wsegs_clear(segs, n);
+    wkv__wsegs_clear(segs, n);
     /* a window opening with an anomaly 5 s in: skipped up to it */
     segs[0] = one_word_segment(105.0, 1);
     segs[1] = one_word_segment(107.0, 0);
     n = 2;
-    drop = wkv_skip_hallucinations(&st, segs, &n, 10000, 2000, 0, &next);
+    drop = wkv__skip_hallucinations(&st, segs, &n, 10000, 2000, 0, &next);
     CHECK(drop && next == 10500, "leading anomaly: drop %d, seek %lld", drop, (long long)next);
-    wkv_wsegs_clear(segs, n);
+    wkv__wsegs_clear(segs, n);
 }
 
 static int count_segment(const wkv_segment *s, void *user)

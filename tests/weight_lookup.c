@@ -11,7 +11,7 @@ typedef struct {
     size_t off;
 } slot_name;
 
-#define LS(n, f) {n, offsetof(wkv_layer, f)}
+#define LS(n, f) {n, offsetof(wkv__layer, f)}
 static const slot_name LAYER_SLOTS[] = {
     LS("attn_ln.weight", attn_ln_w),        LS("attn_ln.bias", attn_ln_b),
     LS("attn.query.weight", attn_q_w),      LS("attn.query.bias", attn_q_b),
@@ -26,7 +26,7 @@ static const slot_name LAYER_SLOTS[] = {
     LS("mlp.0.weight", mlp0_w),             LS("mlp.0.bias", mlp0_b),
     LS("mlp.2.weight", mlp2_w),             LS("mlp.2.bias", mlp2_b),
 };
-#define WS(n, f) {n, offsetof(wkv_weights, f)}
+#define WS(n, f) {n, offsetof(wkv__weights, f)}
 static const slot_name GLOBAL_SLOTS[] = {
     WS("encoder.conv1.weight", conv1_w),
     WS("encoder.conv1.bias", conv1_b),
@@ -43,7 +43,7 @@ static const slot_name GLOBAL_SLOTS[] = {
 
 /* The block a "encoder.blocks.N." / "decoder.blocks.N." name is in, and where the
  * rest of the name starts; NULL for other names. */
-static const wkv_layer *block_of(const wkv_model *m, const char *name, const char **rest)
+static const wkv__layer *block_of(const wkv_model *m, const char *name, const char **rest)
 {
     int layer, n = 0;
     char part[16];
@@ -60,14 +60,14 @@ const float *weight_for(const wkv_model *m, const char *name)
         if (strcmp(name, GLOBAL_SLOTS[i].name) == 0)
             return *(float *const *)(const void *)((const char *)&m->w + GLOBAL_SLOTS[i].off);
     const char *rest;
-    const wkv_layer *l = block_of(m, name, &rest);
+    const wkv__layer *l = block_of(m, name, &rest);
     for (size_t i = 0; l && i < sizeof LAYER_SLOTS / sizeof *LAYER_SLOTS; i++)
         if (strcmp(rest, LAYER_SLOTS[i].name) == 0)
             return *(float *const *)(const void *)((const char *)l + LAYER_SLOTS[i].off);
     return NULL;
 }
 
-const wkv_mat *mat_for(const wkv_model *m, const char *name)
+const wkv__mat *mat_for(const wkv_model *m, const char *name)
 {
     static const slot_name mats[] = {
         LS("attn.query.weight", attn_q),       LS("attn.key.weight", attn_k),
@@ -83,21 +83,21 @@ const wkv_mat *mat_for(const wkv_model *m, const char *name)
     if (strcmp(name, "encoder.conv2.weight") == 0)
         return &m->w.conv2;
     const char *rest;
-    const wkv_layer *l = block_of(m, name, &rest);
+    const wkv__layer *l = block_of(m, name, &rest);
     for (size_t i = 0; l && i < sizeof mats / sizeof *mats; i++)
         if (strcmp(rest, mats[i].name) == 0)
-            return (const wkv_mat *)(const void *)((const char *)l + mats[i].off);
+            return (const wkv__mat *)(const void *)((const char *)l + mats[i].off);
     return NULL;
 }
 
 const uint16_t *half_for(const wkv_model *m, const char *name)
 {
-    const wkv_mat *v = mat_for(m, name);
+    const wkv__mat *v = mat_for(m, name);
     return v && v->type == WKV_TYPE_F16 ? v->data : NULL;
 }
 
 const uint8_t *blocks_for(const wkv_model *m, const char *name)
 {
-    const wkv_mat *v = mat_for(m, name);
-    return v && wkv_quant_block_bytes(v->type) ? v->data : NULL;
+    const wkv__mat *v = mat_for(m, name);
+    return v && wkv__quant_block_bytes(v->type) ? v->data : NULL;
 }

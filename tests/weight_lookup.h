@@ -7,9 +7,9 @@
 
 /* The f32 pointer of a tensor, or NULL (unknown name, or kept as f16). */
 const float *weight_for(const wkv_model *m, const char *name);
-/* The typed view of a decoder matrix (wkv_layer's attn_q ... mlp2, the token
+/* The typed view of a decoder matrix (wkv__layer's attn_q ... mlp2, the token
  * embedding's tok), or NULL for any other name. */
-const wkv_mat *mat_for(const wkv_model *m, const char *name);
+const wkv__mat *mat_for(const wkv_model *m, const char *name);
 /* The f16 copy of a decoder matrix (f16 files keep those in m->arena16 and set their
  * f32 pointer to NULL), or NULL. */
 const uint16_t *half_for(const wkv_model *m, const char *name);

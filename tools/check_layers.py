@@ -9,7 +9,9 @@
      other through symbols, directly or in a longer circle (files that are one module
      belong in one file, or behind one header with one file behind it);
   4. no core file is over 600 lines;
-  5. docs/architecture.md names every file under core/ and no file that is not there.
+  5. docs/architecture.md names every file under core/ and no file that is not there;
+  6. with a build directory: names say what is public: every global symbol of the core
+     named wkv_ is declared in include/ (the API); the core's own are named wkv__.
 
 usage: check_layers.py SOURCE_ROOT [BUILD_DIR]
 Prints what is wrong and exits 1, or prints a summary and exits 0.
@@ -150,6 +152,14 @@ def main():
                     errors.append('core/%s: calls %s (core/%s), but %s does not use %s' %
                                   (f, s, g, layer, gl))
         n_edges = sum(len(v) for v in deps.values())
+        public = set()
+        for h in glob.glob(os.path.join(root, 'include', '*.h')):
+            public |= set(re.findall(r'\b(wkv_\w+)\b', open(h).read()))
+        for f, (d, _) in sorted(syms.items()):
+            for s in sorted(d):
+                if s.startswith('wkv_') and not s.startswith('wkv__') and s not in public:
+                    errors.append('core/%s: %s is not public (include/): name it wkv__%s' %
+                                  (f, s, s[4:]))
         c = find_cycle(deps)
         if c:
             errors.append('files in a circle (through the symbols they call): ' +
@@ -177,9 +187,10 @@ def main():
                 order.append(k)
                 done.add(k)
     print('check_layers: %d layers (%s), %d files, %d layered includes%s; no circle, '
-          'none over %d lines, docs/architecture.md lists them all' %
+          'none over %d lines, docs/architecture.md lists them all%s' %
           (len(uses), ' < '.join(order), len(files), n_includes,
-           ', %d file dependencies by symbol' % n_edges if build else '', MAX_LINES))
+           ', %d file dependencies by symbol' % n_edges if build else '', MAX_LINES,
+           ', every wkv_ symbol public' if build else ''))
     return 0
 
 

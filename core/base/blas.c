@@ -26,7 +26,7 @@ int openblas_get_num_threads(void);
 char *openblas_get_corename(void);
 #endif
 
-void wkv_blas_single_threaded(void)
+void wkv__blas_single_threaded(void)
 {
 #ifdef WKV_HAVE_OPENBLAS
     if (openblas_get_num_threads() != 1)

@@ -4,6 +4,6 @@
 
 /* Makes OpenBLAS run every call on its calling thread: the contexts' pools do the
  * splitting, so each context uses exactly its own `threads`. */
-void wkv_blas_single_threaded(void);
+void wkv__blas_single_threaded(void);
 
 #endif

@@ -63,12 +63,12 @@ static int isa(void)
     return v > ISA_AVX512 ? ISA_AVX512 : v;
 }
 
-int wkv_bf16_isa(void)
+int wkv__bf16_isa(void)
 {
     return isa_full();
 }
 
-int wkv_gemv_isa(void)
+int wkv__gemv_isa(void)
 {
     return isa();
 }

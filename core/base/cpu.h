@@ -25,10 +25,10 @@
 /* The best kernel set this CPU and OS support (detected once), shared by the f16 and
  * quantized kernels and the f16 conversions. */
 enum { WKV_ISA_SCALAR, WKV_ISA_AVX2, WKV_ISA_AVX512, WKV_ISA_AVX512_BF16 };
-int wkv_gemv_isa(void);
+int wkv__gemv_isa(void);
 /* WKV_ISA_AVX512_BF16 when the CPU also converts f32 to bf16 itself (AVX512_BF16's
- * vcvtneps2bf16: ops.c's and compute.c's roundings), else wkv_gemv_isa(); the gemv
+ * vcvtneps2bf16: ops.c's and compute.c's roundings), else wkv__gemv_isa(); the gemv
  * kernels never use it. */
-int wkv_bf16_isa(void);
+int wkv__bf16_isa(void);
 
 #endif

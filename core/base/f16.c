@@ -10,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-float wkv_f16_to_f32(uint16_t h)
+float wkv__f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
@@ -37,7 +37,7 @@ float wkv_f16_to_f32(uint16_t h)
     return f;
 }
 
-uint16_t wkv_f32_to_f16(float f)
+uint16_t wkv__f32_to_f16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
@@ -76,7 +76,7 @@ static T512 void f16_to_f32_512(const uint16_t *src, float *dst, size_t n)
         _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(
                                       (const __m256i *)(const void *)(src + i))));
     for (; i < n; i++)
-        dst[i] = wkv_f16_to_f32(src[i]);
+        dst[i] = wkv__f16_to_f32(src[i]);
 }
 
 static T512 void f32_to_f16_512(const float *src, uint16_t *dst, size_t n)
@@ -87,7 +87,7 @@ static T512 void f32_to_f16_512(const float *src, uint16_t *dst, size_t n)
                             _mm512_cvtps_ph(_mm512_loadu_ps(src + i),
                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     for (; i < n; i++)
-        dst[i] = wkv_f32_to_f16(src[i]);
+        dst[i] = wkv__f32_to_f16(src[i]);
 }
 
 static T256 void f16_to_f32_256(const uint16_t *src, float *dst, size_t n)
@@ -97,7 +97,7 @@ static T256 void f16_to_f32_256(const uint16_t *src, float *dst, size_t n)
         _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
                                       (const __m128i *)(const void *)(src + i))));
     for (; i < n; i++)
-        dst[i] = wkv_f16_to_f32(src[i]);
+        dst[i] = wkv__f16_to_f32(src[i]);
 }
 
 static T256 void f32_to_f16_256(const float *src, uint16_t *dst, size_t n)
@@ -108,32 +108,32 @@ static T256 void f32_to_f16_256(const float *src, uint16_t *dst, size_t n)
                          _mm256_cvtps_ph(_mm256_loadu_ps(src + i),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     for (; i < n; i++)
-        dst[i] = wkv_f32_to_f16(src[i]);
+        dst[i] = wkv__f32_to_f16(src[i]);
 }
 #endif /* WKV_X86 */
 
-void wkv_f16_to_f32_row(const uint16_t *src, float *dst, size_t n)
+void wkv__f16_to_f32_row(const uint16_t *src, float *dst, size_t n)
 {
-    switch (wkv_gemv_isa()) {
+    switch (wkv__gemv_isa()) {
 #ifdef WKV_X86
     case WKV_ISA_AVX512: f16_to_f32_512(src, dst, n); return;
     case WKV_ISA_AVX2: f16_to_f32_256(src, dst, n); return;
 #endif
     default:
         for (size_t i = 0; i < n; i++)
-            dst[i] = wkv_f16_to_f32(src[i]);
+            dst[i] = wkv__f16_to_f32(src[i]);
     }
 }
 
-void wkv_f32_to_f16_row(const float *src, uint16_t *dst, size_t n)
+void wkv__f32_to_f16_row(const float *src, uint16_t *dst, size_t n)
 {
-    switch (wkv_gemv_isa()) {
+    switch (wkv__gemv_isa()) {
 #ifdef WKV_X86
     case WKV_ISA_AVX512: f32_to_f16_512(src, dst, n); return;
     case WKV_ISA_AVX2: f32_to_f16_256(src, dst, n); return;
 #endif
     default:
         for (size_t i = 0; i < n; i++)
-            dst[i] = wkv_f32_to_f16(src[i]);
+            dst[i] = wkv__f32_to_f16(src[i]);
     }
 }

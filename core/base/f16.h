@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-float wkv_f16_to_f32(uint16_t h);
-uint16_t wkv_f32_to_f16(float f);
+float wkv__f16_to_f32(uint16_t h);
+uint16_t wkv__f32_to_f16(float f);
 /* n halves to floats (exact). */
-void wkv_f16_to_f32_row(const uint16_t *src, float *dst, size_t n);
+void wkv__f16_to_f32_row(const uint16_t *src, float *dst, size_t n);
 /* n floats to halves, round to nearest even. */
-void wkv_f32_to_f16_row(const float *src, uint16_t *dst, size_t n);
+void wkv__f32_to_f16_row(const float *src, uint16_t *dst, size_t n);
 
 #endif

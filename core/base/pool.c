@@ -21,7 +21,7 @@
 
 #define SPIN_MS 0.2 /* longer than the gaps inside a step and between steps */
 
-struct wkv_pool {
+struct wkv__pool {
     int n;                    /* parts = workers + 1 */
     pthread_t *tid;
     pthread_mutex_t lock;
@@ -29,12 +29,12 @@ struct wkv_pool {
     atomic_uint generation;   /* bumped for every job */
     atomic_int remaining;     /* worker parts of the current job not finished */
     atomic_int quit;
-    wkv_task_fn fn;
+    wkv__task_fn fn;
     void *arg;
 };
 
 typedef struct {
-    wkv_pool *pool;
+    wkv__pool *pool;
     int part;
 } worker_arg;
 
@@ -57,7 +57,7 @@ static int spin_until(atomic_uint *gen, unsigned not, atomic_int *count, atomic_
             return 1;
         cpu_relax();
         if ((i & 63) == 0) { /* the clock every 64 pauses: a few microseconds */
-            double t = wkv_now_ms();
+            double t = wkv__now_ms();
             if (!t0)
                 t0 = t;
             else if (t - t0 > SPIN_MS)
@@ -70,7 +70,7 @@ static void *worker(void *p)
 {
     worker_arg wa = *(worker_arg *)p;
     free(p);
-    wkv_pool *pool = wa.pool;
+    wkv__pool *pool = wa.pool;
     unsigned seen = 0;
     for (;;) {
         if (!spin_until(&pool->generation, seen, NULL, &pool->quit)) {
@@ -92,9 +92,9 @@ static void *worker(void *p)
     return NULL;
 }
 
-wkv_pool *wkv_pool_new(int n_threads)
+wkv__pool *wkv__pool_new(int n_threads)
 {
-    wkv_pool *pool = calloc(1, sizeof *pool);
+    wkv__pool *pool = calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
     pool->n = 1;
@@ -121,7 +121,7 @@ wkv_pool *wkv_pool_new(int n_threads)
     return pool;
 }
 
-void wkv_pool_free(wkv_pool *pool)
+void wkv__pool_free(wkv__pool *pool)
 {
     if (!pool)
         return;
@@ -138,7 +138,7 @@ void wkv_pool_free(wkv_pool *pool)
     free(pool);
 }
 
-void wkv_pool_run(wkv_pool *pool, wkv_task_fn fn, void *arg)
+void wkv__pool_run(wkv__pool *pool, wkv__task_fn fn, void *arg)
 {
     if (!pool || pool->n == 1) {
         fn(arg, 0, 1);
@@ -160,7 +160,7 @@ void wkv_pool_run(wkv_pool *pool, wkv_task_fn fn, void *arg)
     }
 }
 
-int wkv_pool_parts(const wkv_pool *pool)
+int wkv__pool_parts(const wkv__pool *pool)
 {
     return pool ? pool->n : 1;
 }

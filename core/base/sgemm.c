@@ -36,7 +36,7 @@
 /* declared by OpenBLAS's cblas.h, but not by every CBLAS */
 char *openblas_get_corename(void);
 
-int wkv_openblas_core_level(const char *name)
+int wkv__openblas_core_level(const char *name)
 {
     static const struct {
         const char *core;
@@ -53,7 +53,7 @@ int wkv_openblas_core_level(const char *name)
     return 0; /* Prescott, Nehalem, Core2, ... or unknown: SSE */
 }
 
-wkv_gemm_lib wkv_gemm_pick(const char *openblas_core, int onednn_level, const char *override)
+wkv__gemm_lib wkv__gemm_pick(const char *openblas_core, int onednn_level, const char *override)
 {
     if (override && !strcasecmp(override, "openblas"))
         return WKV_GEMM_OPENBLAS;
@@ -61,14 +61,14 @@ wkv_gemm_lib wkv_gemm_pick(const char *openblas_core, int onednn_level, const ch
         return WKV_GEMM_OPENBLAS;
     if (override && !strcasecmp(override, "onednn"))
         return WKV_GEMM_ONEDNN;
-    return onednn_level >= wkv_openblas_core_level(openblas_core) ? WKV_GEMM_ONEDNN
+    return onednn_level >= wkv__openblas_core_level(openblas_core) ? WKV_GEMM_ONEDNN
                                                                    : WKV_GEMM_OPENBLAS;
 }
 
 #ifdef WKV_HAVE_DNNL
 /* oneDNN's ISA on the same scale.  Its values are bit sets: each level's bits contain
  * the one below (avx2_vnni is avx2 plus a bit, avx512_mic is not avx512_core). */
-int wkv_onednn_level(void)
+int wkv__onednn_level(void)
 {
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core)
@@ -80,7 +80,7 @@ int wkv_onednn_level(void)
     return 0;
 }
 #else
-int wkv_onednn_level(void)
+int wkv__onednn_level(void)
 {
     return -1;
 }
@@ -96,20 +96,20 @@ static const char *openblas_core(void)
 }
 
 static pthread_once_t choice_once = PTHREAD_ONCE_INIT;
-static wkv_gemm_lib choice; /* written once under choice_once, constant afterwards */
+static wkv__gemm_lib choice; /* written once under choice_once, constant afterwards */
 
 static void choose(void)
 {
-    choice = wkv_gemm_pick(openblas_core(), wkv_onednn_level(), getenv("WHISPERKV_GEMM"));
+    choice = wkv__gemm_pick(openblas_core(), wkv__onednn_level(), getenv("WHISPERKV_GEMM"));
 }
 
-wkv_gemm_lib wkv_gemm_chosen(void)
+wkv__gemm_lib wkv__gemm_chosen(void)
 {
     pthread_once(&choice_once, choose);
     return choice;
 }
 
-void wkv_sgemm_lib(wkv_gemm_lib lib, int trans_b, int m, int n, int k, float alpha,
+void wkv__sgemm_lib(wkv__gemm_lib lib, int trans_b, int m, int n, int k, float alpha,
                    const float *a, int lda, const float *b, int ldb, float beta, float *c,
                    int ldc)
 {
@@ -133,19 +133,19 @@ void wkv_sgemm_lib(wkv_gemm_lib lib, int trans_b, int m, int n, int k, float alp
                 alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void wkv_sgemm(int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+void wkv__sgemm(int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc)
 {
-    wkv_sgemm_lib(wkv_gemm_chosen(), trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    wkv__sgemm_lib(wkv__gemm_chosen(), trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void wkv_sgemv(int m, int n, float alpha, const float *w, int ldw, const float *x, float beta,
+void wkv__sgemv(int m, int n, float alpha, const float *w, int ldw, const float *x, float beta,
                float *y)
 {
     /* oneDNN has no gemv: a one-row product with w transposed, 1.1 - 5x faster than
      * OpenBLAS's Prescott sgemv on the decoder's shapes; on OpenBLAS its own sgemv */
-    if (wkv_gemm_chosen() == WKV_GEMM_ONEDNN)
-        wkv_sgemm_lib(WKV_GEMM_ONEDNN, 1, 1, m, n, alpha, x, n, w, ldw, beta, y, m);
+    if (wkv__gemm_chosen() == WKV_GEMM_ONEDNN)
+        wkv__sgemm_lib(WKV_GEMM_ONEDNN, 1, 1, m, n, alpha, x, n, w, ldw, beta, y, m);
     else
         cblas_sgemv(CblasRowMajor, CblasNoTrans, m, n, alpha, w, ldw, x, 1, beta, y, 1);
 }
@@ -154,7 +154,7 @@ void wkv_sgemv(int m, int n, float alpha, const float *w, int ldw, const float *
 
 const char *wkv_f32_gemm_library(void)
 {
-    if (wkv_gemm_chosen() == WKV_GEMM_ONEDNN)
+    if (wkv__gemm_chosen() == WKV_GEMM_ONEDNN)
         return "oneDNN";
 #ifdef WKV_HAVE_OPENBLAS
     return "OpenBLAS";
@@ -190,7 +190,7 @@ static const char *onednn_isa_name(void)
 const char *wkv_f32_gemm_kernels(void)
 {
 #ifdef WKV_HAVE_DNNL
-    if (wkv_gemm_chosen() == WKV_GEMM_ONEDNN)
+    if (wkv__gemm_chosen() == WKV_GEMM_ONEDNN)
         return onednn_isa_name();
 #endif
     const char *core = openblas_core();
@@ -203,16 +203,16 @@ static int cpu_level(void)
 {
     if (wkv_cpu_has_avx512())
         return 3;
-    return wkv_gemv_isa() >= WKV_ISA_AVX2 ? 2 : 0;
+    return wkv__gemv_isa() >= WKV_ISA_AVX2 ? 2 : 0;
 }
 
 int wkv_f32_gemm_slow(void)
 {
     /* the chosen library runs kernels of an older ISA than the CPU has */
-    if (wkv_gemm_chosen() == WKV_GEMM_ONEDNN)
+    if (wkv__gemm_chosen() == WKV_GEMM_ONEDNN)
         return 0;
 #ifdef WKV_HAVE_OPENBLAS
-    return wkv_openblas_core_level(openblas_core()) < cpu_level();
+    return wkv__openblas_core_level(openblas_core()) < cpu_level();
 #else
     return 0;
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-char *wkv_strdup_printf(const char *fmt, ...)
+char *wkv__strdup_printf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -26,7 +26,7 @@ char *wkv_strdup_printf(const char *fmt, ...)
     return s;
 }
 
-void wkv_set_error(char **error, const char *fmt, ...)
+void wkv__set_error(char **error, const char *fmt, ...)
 {
     if (!error)
         return;
@@ -44,14 +44,14 @@ void wkv_set_error(char **error, const char *fmt, ...)
     *error = s;
 }
 
-double wkv_now_ms(void)
+double wkv__now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-void *wkv_alloc_zeroed(size_t bytes)
+void *wkv__alloc_zeroed(size_t bytes)
 {
     return calloc(1, bytes ? bytes : 1);
 }

@@ -4,9 +4,9 @@
 
 #include <stddef.h>
 
-char *wkv_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void wkv_set_error(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double wkv_now_ms(void);
+char *wkv__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void wkv__set_error(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double wkv__now_ms(void);
 /* A context's buffers, zeroed.  Their pages become resident when first written, not
  * here: an earlier version wrote them at once to make the resident size final at
  * creation, but GCC compiles malloc + memset(0) into calloc, so it never did; and
@@ -15,9 +15,9 @@ double wkv_now_ms(void);
  * writes every encoder buffer, and the decoder's activations share their arena
  * (context.h), so a stream's resident size is reached in its first window but for
  * a half self-KV cache's rows (an f32 one is written when its slots are made). */
-void *wkv_alloc_zeroed(size_t bytes);
+void *wkv__alloc_zeroed(size_t bytes);
 
 /* Python's str.strip() on UTF-8 text, in place; returns s. */
-char *wkv_text_strip(char *s);
+char *wkv__text_strip(char *s);
 
 #endif

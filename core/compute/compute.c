@@ -25,7 +25,7 @@
 WKV_CLONES
 static float quantize_row_clones(const float *x, int n, int8_t *q)
 {
-    const float amax = wkv_absmax_lanes(x, n);
+    const float amax = wkv__absmax_lanes(x, n);
     float s = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     const float magic = 12582912.0f;
     for (int i = 0; i < n; i++)
@@ -42,7 +42,7 @@ static float quantize_row_clones(const float *x, int n, int8_t *q)
 __attribute__((target("avx512f"))) static float quantize_row_512(const float *x, int n,
                                                                  int8_t *q)
 {
-    const float amax = wkv_absmax_lanes(x, n);
+    const float amax = wkv__absmax_lanes(x, n);
     const float s = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     const __m512 vi = _mm512_set1_ps(inv);
     int i = 0;
@@ -58,14 +58,14 @@ __attribute__((target("avx512f"))) static float quantize_row_512(const float *x,
     return s;
 }
 
-float wkv_compute_quantize_row(const float *x, int n, int8_t *q)
+float wkv__compute_quantize_row(const float *x, int n, int8_t *q)
 {
-    if (wkv_gemv_isa() >= WKV_ISA_AVX512)
+    if (wkv__gemv_isa() >= WKV_ISA_AVX512)
         return quantize_row_512(x, n, q);
     return quantize_row_clones(x, n, q);
 }
 #else
-float wkv_compute_quantize_row(const float *x, int n, int8_t *q)
+float wkv__compute_quantize_row(const float *x, int n, int8_t *q)
 {
     return quantize_row_clones(x, n, q);
 }
@@ -97,19 +97,19 @@ static void dequant_in_place_clones(float *o, int n, float sr, const float *scal
     }
 }
 
-void wkv_compute_dequant_in_place(float *o, int n, float sr, const float *scale, const float *b)
+void wkv__compute_dequant_in_place(float *o, int n, float sr, const float *scale, const float *b)
 {
     dequant_in_place_clones(o, n, sr, scale, b);
 }
 
 /* Row r (of `in` values) of a stored matrix as f32: in place, or widened into buf. */
-static const float *stored_row(const wkv_mat *m, int r, int in, float *buf)
+static const float *stored_row(const wkv__mat *m, int r, int in, float *buf)
 {
     if (m->type == WKV_TYPE_F32)
         return (const float *)m->data + (size_t)r * in;
     const size_t n = (size_t)in;
-    const uint8_t *src = (const uint8_t *)m->data + wkv_type_bytes(m->type, (size_t)r * n);
-    wkv_row_to_f32(m->type, src, buf, n);
+    const uint8_t *src = (const uint8_t *)m->data + wkv__type_bytes(m->type, (size_t)r * n);
+    wkv__row_to_f32(m->type, src, buf, n);
     return buf;
 }
 
@@ -121,9 +121,9 @@ static void convert_rows(cweight *cw, wkv_compute_type type, int r0, int r1, flo
     for (int r = r0; r < r1; r++) {
         const float *f = stored_row(&cw->src, r, cw->in, row);
         if (type == WKV_COMPUTE_BF16)
-            wkv_to_bf16(f, (size_t)cw->in, 1.0f, (uint16_t *)cw->q + (size_t)r * cw->in);
+            wkv__to_bf16(f, (size_t)cw->in, 1.0f, (uint16_t *)cw->q + (size_t)r * cw->in);
         else
-            cw->scale[r] = wkv_compute_quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
+            cw->scale[r] = wkv__compute_quantize_row(f, cw->in, (int8_t *)cw->q + (size_t)r * cw->in);
     }
 }
 
@@ -146,7 +146,7 @@ static void prim_free(cprim *p)
     memset(p, 0, sizeof *p);
 }
 
-static int prim_init(const wkv_compute *c, cprim *p, const cshape *sh)
+static int prim_init(const wkv__compute *c, cprim *p, const cshape *sh)
 {
     const dnnl_data_type_t in_t = sh->i8 ? dnnl_s8 : dnnl_bf16, out_t = sh->i8 ? dnnl_s32 : dnnl_f32;
     dnnl_memory_desc_t src_md, wei_md, bia_md, dst_md;
@@ -196,13 +196,13 @@ static int prim_init(const wkv_compute *c, cprim *p, const cshape *sh)
 }
 
 /* The linear layer's shape: the model's n x k rows are B column-major. */
-static cshape linear_shape(const wkv_compute *c, int m, int k, int n, int bias, int acc)
+static cshape linear_shape(const wkv__compute *c, int m, int k, int n, int bias, int acc)
 {
     int i8 = c->type == WKV_COMPUTE_INT8;
     return (cshape){m, k, n, i8 ? 0 : bias, i8 ? 0 : acc, i8, 1, k, n};
 }
 
-static cprim *prim_get(const wkv_compute *c, cpart *pt, const cshape *sh)
+static cprim *prim_get(const wkv__compute *c, cpart *pt, const cshape *sh)
 {
     for (int i = 0; i < pt->n_prims; i++)
         if (!memcmp(&pt->prims[i].sh, sh, sizeof *sh))
@@ -216,7 +216,7 @@ static cprim *prim_get(const wkv_compute *c, cpart *pt, const cshape *sh)
     return p;
 }
 
-int wkv_compute_grow(void **buf, size_t *have, size_t need)
+int wkv__compute_grow(void **buf, size_t *have, size_t need)
 {
     if (need <= *have)
         return 0;
@@ -228,22 +228,22 @@ int wkv_compute_grow(void **buf, size_t *have, size_t need)
     return 0;
 }
 
-int wkv_compute_grow_elems(void **buf, size_t *have, size_t n, size_t elt)
+int wkv__compute_grow_elems(void **buf, size_t *have, size_t n, size_t elt)
 {
     size_t bytes = *have * elt;
-    if (wkv_compute_grow(buf, &bytes, n * elt) != 0)
+    if (wkv__compute_grow(buf, &bytes, n * elt) != 0)
         return -1;
     *have = bytes / elt;
     return 0;
 }
 
-int wkv_compute_grow_floats(float **buf, size_t *have, size_t n)
+int wkv__compute_grow_floats(float **buf, size_t *have, size_t n)
 {
-    return wkv_compute_grow_elems((void **)buf, have, n, sizeof(float));
+    return wkv__compute_grow_elems((void **)buf, have, n, sizeof(float));
 }
 
 /* Runs one matmul of shape sh on this part's stream (bias may be NULL). */
-int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
+int wkv__compute_exec(const wkv__compute *c, cpart *pt, const cshape *sh, const void *src,
                 const void *wei, const float *bias, void *dst)
 {
     if (c->force_fallback)
@@ -279,19 +279,19 @@ int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const vo
 
 /* The flags' work on a finished output row r (n values): GELU, then its conversion
  * into row r of qx (the next call's x; qx already has room for it). */
-static void finish_row(const wkv_compute *c, cpart *pt, float *o, int n, int r, int flags)
+static void finish_row(const wkv__compute *c, cpart *pt, float *o, int n, int r, int flags)
 {
     if (flags & WKV_LIN_GELU)
-        wkv_gelu(o, (size_t)n);
+        wkv__gelu(o, (size_t)n);
     if (!(flags & WKV_LIN_KEEP))
         return;
     if (c->type == WKV_COMPUTE_INT8)
-        pt->row_scale[r] = wkv_compute_quantize_row(o, n, (int8_t *)pt->qx + (size_t)r * n);
+        pt->row_scale[r] = wkv__compute_quantize_row(o, n, (int8_t *)pt->qx + (size_t)r * n);
     else
-        wkv_to_bf16(o, (size_t)n, 1.0f, (uint16_t *)pt->qx + (size_t)r * n);
+        wkv__to_bf16(o, (size_t)n, 1.0f, (uint16_t *)pt->qx + (size_t)r * n);
 }
 
-static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *x, int rows,
+static int run(const wkv__compute *c, cpart *pt, const cweight *cw, const float *x, int rows,
                const float *b, float *out, int accumulate, int flags)
 {
     const int k = cw->in, n = cw->n, i8 = c->type == WKV_COMPUTE_INT8;
@@ -301,15 +301,15 @@ static int run(const wkv_compute *c, cpart *pt, const cweight *cw, const float *
     if ((flags & WKV_LIN_SAME_X) && pt->qx_rows == rows && pt->qx_k == k)
         goto convert_done;
     pt->qx_rows = 0;
-    if (wkv_compute_grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
+    if (wkv__compute_grow(&pt->qx, &pt->qx_bytes, (size_t)rows * k * elt) != 0)
         return -1;
     if (i8) {
-        if (wkv_compute_grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
+        if (wkv__compute_grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
             return -1;
         for (int r = 0; r < rows; r++)
-            pt->row_scale[r] = wkv_compute_quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
+            pt->row_scale[r] = wkv__compute_quantize_row(x + (size_t)r * k, k, (int8_t *)pt->qx + (size_t)r * k);
     } else {
-        wkv_to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
+        wkv__to_bf16(x, (size_t)rows * k, 1.0f, pt->qx);
     }
     pt->qx_rows = rows, pt->qx_k = k;
 convert_done:
@@ -317,13 +317,13 @@ convert_done:
         /* the s32 products of WKV_ACC_ROWS rows at a time, added to out (else they go
          * into `out` itself, the same size, and are dequantized in place) */
         const int blk = rows < WKV_ACC_ROWS ? rows : WKV_ACC_ROWS;
-        if (wkv_compute_grow_elems((void **)&pt->acc, &pt->acc_n, (size_t)blk * n,
+        if (wkv__compute_grow_elems((void **)&pt->acc, &pt->acc_n, (size_t)blk * n,
                                    sizeof(int32_t)) != 0)
             return -1;
         for (int r0 = 0; r0 < rows; r0 += blk) {
             const int m = rows - r0 < blk ? rows - r0 : blk;
             cshape sh = linear_shape(c, m, k, n, 0, 1);
-            if (wkv_compute_exec(c, pt, &sh, (const int8_t *)pt->qx + (size_t)r0 * k, cw->q, NULL,
+            if (wkv__compute_exec(c, pt, &sh, (const int8_t *)pt->qx + (size_t)r0 * k, cw->q, NULL,
                      pt->acc) != 0)
                 return -1;
             for (int r = 0; r < m; r++)
@@ -333,20 +333,20 @@ convert_done:
         return 0;
     }
     cshape sh = linear_shape(c, rows, k, n, b != NULL, accumulate);
-    if (wkv_compute_exec(c, pt, &sh, pt->qx, cw->q, b, out) != 0)
+    if (wkv__compute_exec(c, pt, &sh, pt->qx, cw->q, b, out) != 0)
         return -1;
     if (flags & WKV_LIN_KEEP) {
         /* x's copy is no longer needed: qx becomes the output rows' */
         pt->qx_rows = 0;
-        if (wkv_compute_grow(&pt->qx, &pt->qx_bytes, (size_t)rows * n * elt) != 0)
+        if (wkv__compute_grow(&pt->qx, &pt->qx_bytes, (size_t)rows * n * elt) != 0)
             return -1;
-        if (i8 && wkv_compute_grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
+        if (i8 && wkv__compute_grow_floats(&pt->row_scale, &pt->rows_n, (size_t)rows) != 0)
             return -1;
     }
     for (int r = 0; r < rows; r++) {
         float *o = out + (size_t)r * n;
         if (i8)
-            wkv_compute_dequant_in_place(o, n, pt->row_scale[r], cw->scale, b);
+            wkv__compute_dequant_in_place(o, n, pt->row_scale[r], cw->scale, b);
         finish_row(c, pt, o, n, r, flags);
     }
     if (flags & WKV_LIN_KEEP)
@@ -354,7 +354,7 @@ convert_done:
     return 0;
 }
 
-const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in)
+const wkv__cweight *wkv__compute_weight(const wkv__compute *c, const void *key, int n, int in)
 {
     for (int i = 0; c && i < c->n_w; i++)
         if (c->w[i].src.data == key && c->w[i].n == n && c->w[i].in == in)
@@ -363,25 +363,25 @@ const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int
 }
 
 typedef struct {
-    wkv_compute *c;
+    wkv__compute *c;
     int count;
 } convert_job;
 
 static void convert_part(void *arg, int part, int n_parts)
 {
     convert_job *j = arg;
-    wkv_compute *c = j->c;
+    wkv__compute *c = j->c;
     for (int i = 0; i < j->count; i++) {
         cweight *cw = &c->slot[i];
         int r0, r1;
-        wkv_pool_share(cw->n, part, n_parts, &r0, &r1);
+        wkv__pool_share(cw->n, part, n_parts, &r0, &r1);
         if (cw->src.data)
             convert_rows(cw, c->type, r0, r1, c->parts[part].wrow);
     }
 }
 
-void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
-                         const int *n, const int *in, const wkv_cweight **cw)
+void wkv__compute_convert(wkv__compute *c, wkv__pool *pool, int count, const wkv__mat *const *src,
+                         const int *n, const int *in, const wkv__cweight **cw)
 {
     if (count > WKV_COMPUTE_SLOTS)
         count = WKV_COMPUTE_SLOTS;
@@ -390,21 +390,21 @@ void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_ma
         size_t need = (size_t)n[i] * (size_t)in[i];
         int fits = src[i]->data && n[i] > 0 && in[i] > 0 && in[i] <= c->max_in &&
                    need <= c->cap[i] && (size_t)n[i] <= c->cap_rows[i] &&
-                   in[i] % wkv_qtype_must(src[i]->type, "wkv_compute_convert")->block_elems == 0;
-        s->src = fits ? *src[i] : (wkv_mat){0};
+                   in[i] % wkv__qtype_must(src[i]->type, "wkv__compute_convert")->block_elems == 0;
+        s->src = fits ? *src[i] : (wkv__mat){0};
         s->n = fits ? n[i] : 0;
         s->in = fits ? in[i] : 0;
         cw[i] = fits ? s : NULL;
     }
     /* one row buffer per part: the pool may not have more parts than were made */
     convert_job j = {c, count};
-    if (wkv_pool_parts(pool) <= c->n_parts)
-        wkv_pool_run(pool, convert_part, &j);
+    if (wkv__pool_parts(pool) <= c->n_parts)
+        wkv__pool_run(pool, convert_part, &j);
     else
         convert_part(&j, 0, 1);
 }
 
-size_t wkv_compute_scratch_bytes(const wkv_compute *c)
+size_t wkv__compute_scratch_bytes(const wkv__compute *c)
 {
     if (!c)
         return 0;
@@ -427,8 +427,8 @@ size_t wkv_compute_scratch_bytes(const wkv_compute *c)
     return bytes;
 }
 
-int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
+int wkv__compute_linear(wkv__compute *c, int part, const float *x, int r0, int r1, int in,
+                       const wkv__cweight *w, const float *b, int n, float *out, int accumulate,
                        int flags)
 {
     if (r1 <= r0)
@@ -443,7 +443,7 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
     return -1;
 }
 
-int wkv_compute_fallbacks(const wkv_compute *c)
+int wkv__compute_fallbacks(const wkv__compute *c)
 {
     int n = 0;
     for (int p = 0; c && p < c->n_parts; p++)
@@ -451,13 +451,13 @@ int wkv_compute_fallbacks(const wkv_compute *c)
     return n;
 }
 
-void wkv_compute_force_fallback(wkv_compute *c, int on)
+void wkv__compute_force_fallback(wkv__compute *c, int on)
 {
     if (c)
         c->force_fallback = on;
 }
 
-void wkv_compute_free(wkv_compute *c)
+void wkv__compute_free(wkv__compute *c)
 {
     if (!c)
         return;
@@ -493,16 +493,16 @@ void wkv_compute_free(wkv_compute *c)
     free(c);
 }
 
-wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
+wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
                              char **error)
 {
     if (type != WKV_COMPUTE_BF16 && type != WKV_COMPUTE_INT8) {
-        wkv_set_error(error, "compute type %s runs without oneDNN", wkv_compute_type_name(type));
+        wkv__set_error(error, "compute type %s runs without oneDNN", wkv_compute_type_name(type));
         return NULL;
     }
     const wkv_hparams *hp = &m->hp;
     const int d = hp->n_audio_state;
-    wkv_compute *c = calloc(1, sizeof *c);
+    wkv__compute *c = calloc(1, sizeof *c);
     if (!c)
         goto oom;
     c->type = type;
@@ -546,13 +546,13 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
         convert_rows(&c->w[i], type, 0, c->w[i].n, c->parts[0].wrow);
     }
     if (dnnl_engine_create(&c->engine, dnnl_cpu, 0) != dnnl_success) {
-        wkv_set_error(error, "oneDNN: no CPU engine");
+        wkv__set_error(error, "oneDNN: no CPU engine");
         goto fail;
     }
     for (int p = 0; p < c->n_parts; p++)
         if (dnnl_stream_create(&c->parts[p].stream, c->engine, dnnl_stream_default_flags) !=
             dnnl_success) {
-            wkv_set_error(error, "oneDNN: cannot create a stream");
+            wkv__set_error(error, "oneDNN: cannot create a stream");
             goto fail;
         }
     /* a primitive of the encoder's shape now: a CPU without the instructions the type
@@ -561,16 +561,16 @@ wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_pa
     cshape sh = linear_shape(c, 16, d, d, 1, 1);
     if (prim_init(c, &probe, &sh) != 0) {
         const dnnl_version_t *v = dnnl_version();
-        wkv_set_error(error, "oneDNN %d.%d has no %s matmul on this CPU",
+        wkv__set_error(error, "oneDNN %d.%d has no %s matmul on this CPU",
                       v->major, v->minor, wkv_compute_type_name(type));
         goto fail;
     }
     prim_free(&probe);
     return c;
 oom:
-    wkv_set_error(error, "out of memory converting the encoder weights to %s",
+    wkv__set_error(error, "out of memory converting the encoder weights to %s",
                   wkv_compute_type_name(type));
 fail:
-    wkv_compute_free(c);
+    wkv__compute_free(c);
     return NULL;
 }

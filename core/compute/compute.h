@@ -1,5 +1,5 @@
 /* The encoder's linear layers on another compute type than f32 (oneDNN bf16/int8).
- * A context that uses one holds a wkv_compute: a scratch for one layer's weights in
+ * A context that uses one holds a wkv__compute: a scratch for one layer's weights in
  * that type (converted from the file's storage just before the layer runs, so no
  * second copy of the model exists), the two convolutions' small matrices converted
  * once, and per pool part a oneDNN stream, primitives and buffers, so the parts run
@@ -10,19 +10,19 @@
 #include "model/model.h"
 #include "base/pool.h"
 
-typedef struct wkv_compute wkv_compute;
+typedef struct wkv__compute wkv__compute;
 
 /* For BF16 or INT8 (NULL with *error set otherwise, or when oneDNN is missing). */
-wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
+wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
                              char **error);
-void wkv_compute_free(wkv_compute *c);
+void wkv__compute_free(wkv__compute *c);
 /* A weight matrix in the compute type's form (bf16, or int8 with per-row scales). */
-typedef struct wkv_cweight wkv_cweight;
-/* The convolution matrix stored at `key` (wkv_mat.data), n outputs x in inputs, in
+typedef struct wkv__cweight wkv__cweight;
+/* The convolution matrix stored at `key` (wkv__mat.data), n outputs x in inputs, in
  * the type's form, or NULL when the compute type has none (the caller runs that
  * product in f32). */
-const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in);
-/* How many matrices one wkv_compute_convert can hold: an encoder layer's six. */
+const wkv__cweight *wkv__compute_weight(const wkv__compute *c, const void *key, int n, int in);
+/* How many matrices one wkv__compute_convert can hold: an encoder layer's six. */
 #define WKV_COMPUTE_SLOTS 6
 /* Converts count (<= WKV_COMPUTE_SLOTS) stored matrices, src[i] of n[i] outputs x
  * in[i] inputs, into the scratch, over the pool's parts (each a share of every
@@ -30,12 +30,12 @@ const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int
  * slot (the caller runs that product in f32).  The copies are valid until the next
  * call: one layer's products at a time.  The same values as a conversion of the
  * whole model once, so results do not depend on when the weights were converted. */
-void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
-                         const int *n, const int *in, const wkv_cweight **cw);
+void wkv__compute_convert(wkv__compute *c, wkv__pool *pool, int count, const wkv__mat *const *src,
+                         const int *n, const int *in, const wkv__cweight **cw);
 /* Bytes the compute type keeps besides the model: the layer scratch, the
  * convolutions' copies, attention's bf16 keys and values, the parts' buffers. */
-size_t wkv_compute_scratch_bytes(const wkv_compute *c);
-/* wkv_compute_linear's flags. */
+size_t wkv__compute_scratch_bytes(const wkv__compute *c);
+/* wkv__compute_linear's flags. */
 enum {
     /* x's rows are the ones this part's previous call converted (WKV_LIN_KEEP, or the
      * x of a call on the same rows), unchanged since: their bf16/int8 copy is reused
@@ -47,13 +47,13 @@ enum {
     WKV_LIN_KEEP = 4,
 };
 /* out[r][0..n) (+)= x[r] . w^T + b for rows r0 .. r1 of x (in columns), like
- * wkv_linear_rows, on w's converted copy, then the flags' row work; run by pool part
+ * wkv__linear_rows, on w's converted copy, then the flags' row work; run by pool part
  * `part` only.  0, or -1 when oneDNN failed and the caller must compute these rows in
- * f32 (wkv_linear_rows, and the GELU it asked for) itself: the f32 values need not
+ * f32 (wkv__linear_rows, and the GELU it asked for) itself: the f32 values need not
  * exist until then.  The f32 output rows are always written (GELU included), so a
  * later call's fallback has them. */
-int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
+int wkv__compute_linear(wkv__compute *c, int part, const float *x, int r0, int r1, int in,
+                       const wkv__cweight *w, const float *b, int n, float *out, int accumulate,
                        int flags);
 
 /* Attention's two products: q . K^T in bf16, or on int8 in s8 with one scale per head
@@ -63,19 +63,19 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
  * scores (nq x T) = scale * q (nq rows of stride d, head h's hd columns) . K_h^T;
  * context: the softmax of each row of the scores p (nq x T, left as they are: the
  * exponentials go to bf16; 1 / sum in inv[i]), then out (nq x hd, row stride d) =
- * exp(p) . V_h, unnormalized.  Both return 0, or -1 (counted, wkv_compute_fallbacks)
+ * exp(p) . V_h, unnormalized.  Both return 0, or -1 (counted, wkv__compute_fallbacks)
  * when the caller must compute in f32 instead, from its unchanged inputs. */
-void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d);
-int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
+void wkv__compute_kv_rows(wkv__compute *c, const float *k, const float *v, int r0, int r1, int d);
+int wkv__compute_scores(wkv__compute *c, int part, const float *q, int nq, int d, int hd, int h,
                        int T, float scale, float *scores);
-int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
+int wkv__compute_context(wkv__compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out);
 /* How many products the parts have left to f32 since c was made (oneDNN failed): 0
  * in a healthy run, which tests hold it to, since the f32 fallback's results would
  * pass any accuracy check on their own. */
-int wkv_compute_fallbacks(const wkv_compute *c);
+int wkv__compute_fallbacks(const wkv__compute *c);
 /* Tests: with on, every product of c fails as if oneDNN had, so each caller runs its
  * f32 fallback (which must then give the f32 path's values). */
-void wkv_compute_force_fallback(wkv_compute *c, int on);
+void wkv__compute_force_fallback(wkv__compute *c, int on);
 
 #endif

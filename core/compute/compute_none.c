@@ -5,44 +5,44 @@
 #include "base/util.h"
 #include "model/model.h"
 
-wkv_compute *wkv_compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
+wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
                              char **error)
 {
     (void)m;
     (void)n_parts;
-    wkv_set_error(error, "compute type %s needs oneDNN (libdnnl), which this build of "
+    wkv__set_error(error, "compute type %s needs oneDNN (libdnnl), which this build of "
                          "whisperkv was made without (meson -Ddnnl=enabled)",
                   wkv_compute_type_name(type));
     return NULL;
 }
 
-void wkv_compute_free(wkv_compute *c)
+void wkv__compute_free(wkv__compute *c)
 {
     (void)c;
 }
 
-const wkv_cweight *wkv_compute_weight(const wkv_compute *c, const void *key, int n, int in)
+const wkv__cweight *wkv__compute_weight(const wkv__compute *c, const void *key, int n, int in)
 {
     (void)c, (void)key, (void)n, (void)in;
     return NULL;
 }
 
-void wkv_compute_convert(wkv_compute *c, wkv_pool *pool, int count, const wkv_mat *const *src,
-                         const int *n, const int *in, const wkv_cweight **cw)
+void wkv__compute_convert(wkv__compute *c, wkv__pool *pool, int count, const wkv__mat *const *src,
+                         const int *n, const int *in, const wkv__cweight **cw)
 {
     (void)c, (void)pool, (void)src, (void)n, (void)in;
     for (int i = 0; i < count; i++)
         cw[i] = NULL;
 }
 
-size_t wkv_compute_scratch_bytes(const wkv_compute *c)
+size_t wkv__compute_scratch_bytes(const wkv__compute *c)
 {
     (void)c;
     return 0;
 }
 
-int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1, int in,
-                       const wkv_cweight *w, const float *b, int n, float *out, int accumulate,
+int wkv__compute_linear(wkv__compute *c, int part, const float *x, int r0, int r1, int in,
+                       const wkv__cweight *w, const float *b, int n, float *out, int accumulate,
                        int flags)
 {
     (void)c, (void)part, (void)x, (void)r0, (void)r1, (void)in, (void)w, (void)b, (void)n;
@@ -50,23 +50,23 @@ int wkv_compute_linear(wkv_compute *c, int part, const float *x, int r0, int r1,
     return -1;
 }
 
-int wkv_compute_fallbacks(const wkv_compute *c)
+int wkv__compute_fallbacks(const wkv__compute *c)
 {
     (void)c;
     return 0;
 }
 
-void wkv_compute_force_fallback(wkv_compute *c, int on)
+void wkv__compute_force_fallback(wkv__compute *c, int on)
 {
     (void)c, (void)on;
 }
 
-void wkv_compute_kv_rows(wkv_compute *c, const float *k, const float *v, int r0, int r1, int d)
+void wkv__compute_kv_rows(wkv__compute *c, const float *k, const float *v, int r0, int r1, int d)
 {
     (void)c, (void)k, (void)v, (void)r0, (void)r1, (void)d;
 }
 
-int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, int hd, int h,
+int wkv__compute_scores(wkv__compute *c, int part, const float *q, int nq, int d, int hd, int h,
                        int T, float scale, float *scores)
 {
     (void)c, (void)part, (void)q, (void)nq, (void)d, (void)hd, (void)h, (void)T, (void)scale;
@@ -74,7 +74,7 @@ int wkv_compute_scores(wkv_compute *c, int part, const float *q, int nq, int d, 
     return -1;
 }
 
-int wkv_compute_context(wkv_compute *c, int part, const float *p, int nq, int T, int d, int hd,
+int wkv__compute_context(wkv__compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out)
 {
     (void)c, (void)part, (void)p, (void)nq, (void)T, (void)d, (void)hd, (void)h, (void)inv;

@@ -12,8 +12,8 @@
 
 /* One encoder weight matrix (n x in, row-major, as the model stores it) as the type
  * needs: bf16, or int8 with one scale per output row (channel). */
-typedef struct wkv_cweight {
-    wkv_mat src;
+typedef struct wkv__cweight {
+    wkv__mat src;
     int n, in;
     void *q;       /* uint16_t bf16 or int8_t, n x in */
     float *scale;  /* int8: n */
@@ -51,7 +51,7 @@ typedef struct {
     float *row_scale; /* int8: per row */
     float *dense;     /* attention: a query block's context rows, dense */
     size_t dense_n;
-    int fallbacks;    /* products this part left to f32 (wkv_compute_fallbacks) */
+    int fallbacks;    /* products this part left to f32 (wkv__compute_fallbacks) */
     void *scratch;    /* the scratchpad of its primitives (the largest they need) */
     size_t scratch_bytes;
     int32_t *acc;     /* int8: s32 products */
@@ -60,13 +60,13 @@ typedef struct {
     float *wrow;       /* a stored weight row widened to f32 (conversion) */
 } cpart;
 
-struct wkv_compute {
+struct wkv__compute {
     wkv_compute_type type;
     dnnl_engine_t engine;
     cweight w[2]; /* the convolutions (stored f16 or f32, small): converted once */
     int n_w;
     /* the layer scratch: slot i holds up to cap[i] weights (and as many rows' scales)
-     * of the matrix wkv_compute_convert last put there */
+     * of the matrix wkv__compute_convert last put there */
     cweight slot[WKV_COMPUTE_SLOTS];
     size_t cap[WKV_COMPUTE_SLOTS], cap_rows[WKV_COMPUTE_SLOTS];
     int max_in; /* the widest stored row a conversion reads */
@@ -84,21 +84,21 @@ struct wkv_compute {
     float *k_scale;
     size_t kv_elems; /* each: n_audio_ctx x d */
     int T, hd;
-    int force_fallback;  /* tests: every product fails (wkv_compute_force_fallback) */
+    int force_fallback;  /* tests: every product fails (wkv__compute_force_fallback) */
 };
 
 /* *buf with room for need bytes (realloc: contents kept), *have counting them; -1 when
  * out of memory (the buffer unchanged). */
-int wkv_compute_grow(void **buf, size_t *have, size_t need);
+int wkv__compute_grow(void **buf, size_t *have, size_t need);
 /* The same in elements of elt bytes (*have counting elements), and in floats. */
-int wkv_compute_grow_elems(void **buf, size_t *have, size_t n, size_t elt);
-int wkv_compute_grow_floats(float **buf, size_t *have, size_t n);
+int wkv__compute_grow_elems(void **buf, size_t *have, size_t n, size_t elt);
+int wkv__compute_grow_floats(float **buf, size_t *have, size_t n);
 /* Runs one matmul of shape sh on this part's stream (bias may be NULL); 0 or -1. */
-int wkv_compute_exec(const wkv_compute *c, cpart *pt, const cshape *sh, const void *src,
+int wkv__compute_exec(const wkv__compute *c, cpart *pt, const cshape *sh, const void *src,
                      const void *wei, const float *bias, void *dst);
 /* q = round(x / s), s = max|x| / 127 (0 for an all-zero row), returned. */
-float wkv_compute_quantize_row(const float *x, int n, int8_t *q);
+float wkv__compute_quantize_row(const float *x, int n, int8_t *q);
 /* o = a * sr * scale + b over the s32 products in o itself (b may be NULL). */
-void wkv_compute_dequant_in_place(float *o, int n, float sr, const float *scale, const float *b);
+void wkv__compute_dequant_in_place(float *o, int n, float sr, const float *scale, const float *b);
 
 #endif

@@ -9,14 +9,14 @@
 #include <string.h>
 #include <zlib.h>
 
-double wkv_logprob(const float *logits, int n, int token)
+double wkv__logprob(const float *logits, int n, int token)
 {
-    return (double)logits[token] - wkv_log_sum_exp(logits, n);
+    return (double)logits[token] - wkv__log_sum_exp(logits, n);
 }
 
-double wkv_prob(const float *logits, int n, int token)
+double wkv__prob(const float *logits, int n, int token)
 {
-    return exp(wkv_logprob(logits, n, token));
+    return exp(wkv__logprob(logits, n, token));
 }
 
 /* The most likely token (the first of equal maxima, as a scan with > finds it; NaN
@@ -32,7 +32,7 @@ static int argmax2_clones(const float *x, int n, float *margin)
     float bm[NB], b1 = -INFINITY, b2 = -INFINITY;
     int nb = 0, kb = 0;
     for (int i = 0; i < n; i += bs, nb++)
-        bm[nb] = wkv_max_lanes(x + i, n - i < bs ? n - i : bs);
+        bm[nb] = wkv__max_lanes(x + i, n - i < bs ? n - i : bs);
     for (int k = 0; k < nb; k++)
         if (bm[k] > b1) {
             b1 = bm[k];
@@ -50,14 +50,14 @@ static int argmax2_clones(const float *x, int n, float *margin)
     for (int k = 0; k < nb; k++)
         if (k != kb && bm[k] > b2)
             b2 = bm[k];
-    const float lo = wkv_max_lanes(x + k0, best - k0), hi = wkv_max_lanes(x + best + 1, k1 - best - 1);
+    const float lo = wkv__max_lanes(x + k0, best - k0), hi = wkv__max_lanes(x + best + 1, k1 - best - 1);
     b2 = lo > b2 ? lo : b2;
     b2 = hi > b2 ? hi : b2;
     *margin = b1 - b2;
     return best;
 }
 
-int wkv_argmax2(const float *x, int n, float *margin)
+int wkv__argmax2(const float *x, int n, float *margin)
 {
     return argmax2_clones(x, n, margin);
 }
@@ -66,10 +66,10 @@ int wkv_argmax2(const float *x, int n, float *margin)
 WKV_CLONES
 static float max_clones(const float *x, int n)
 {
-    return wkv_max_lanes(x, n);
+    return wkv__max_lanes(x, n);
 }
 
-void wkv_rules_init(wkv_rules *r, const wkv_options *o, int sample_begin)
+void wkv__rules_init(wkv__rules *r, const wkv_options *o, int sample_begin)
 {
     r->sample_begin = sample_begin;
     r->timestamps = o->timestamps;
@@ -83,7 +83,7 @@ static void forbid(float *logits, int from, int to)
         logits[i] = -INFINITY;
 }
 
-void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
+void wkv__rules_apply(const wkv_model *m, const wkv__rules *r, const int *sampled,
                      int n_sampled, float *logits)
 {
     const wkv_specials *sp = &m->sp;
@@ -91,7 +91,7 @@ void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
 
     /* SuppressBlank: no leading " " or eot */
     if (r->suppress_blank && n_sampled == 0) {
-        int space = wkv_vocab_find(m, " ", 1);
+        int space = wkv__vocab_find(m, " ", 1);
         if (space >= 0)
             logits[space] = -INFINITY;
         logits[sp->eot] = -INFINITY;
@@ -136,11 +136,11 @@ void wkv_rules_apply(const wkv_model *m, const wkv_rules *r, const int *sampled,
      * the others wait).  The two differ only where the sides are within a double's
      * rounding, or where a text logit is NaN (the reference's sum is then NaN and it
      * never samples a timestamp; here NaN text logits are skipped as by the max). */
-    if (wkv_log_sum_exp(logits + tb, n_vocab - tb) > (double)max_clones(logits, tb))
+    if (wkv__log_sum_exp(logits + tb, n_vocab - tb) > (double)max_clones(logits, tb))
         forbid(logits, 0, tb);
 }
 
-double wkv_compression_ratio(const char *text)
+double wkv__compression_ratio(const char *text)
 {
     size_t n = strlen(text);
     if (n == 0)

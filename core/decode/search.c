@@ -54,7 +54,7 @@ static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
         out[n++] = sp->startofprev;
         for (int i = 0; i < n_prompt; i++) {
             if (prompt[i] < 0 || prompt[i] >= m->hp.n_vocab) {
-                wkv_set_error(error, "prompt token %d out of range", prompt[i]);
+                wkv__set_error(error, "prompt token %d out of range", prompt[i]);
                 return -1;
             }
             out[n++] = prompt[i];
@@ -66,7 +66,7 @@ static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
         const char *lang = o->language ? o->language : "en";
         int lt = wkv_lang_token(m, lang);
         if (lt < 0) {
-            wkv_set_error(error, "unknown language '%s'%s", lang,
+            wkv__set_error(error, "unknown language '%s'%s", lang,
                           strcmp(lang, "auto") == 0
                               ? " (detect it first: wkv_detect_language)"
                               : "");
@@ -83,7 +83,7 @@ static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
 /* log_softmax of a whole row, in place (double accumulation). */
 static void log_softmax(float *x, int n)
 {
-    float lse = (float)wkv_log_sum_exp(x, n);
+    float lse = (float)wkv__log_sum_exp(x, n);
     for (int i = 0; i < n; i++)
         x[i] -= lse;
 }
@@ -93,7 +93,7 @@ typedef struct {
     wkv_context *ctx;
     const wkv_model *m;
     const wkv_options *o;
-    wkv_rules rules;
+    wkv__rules rules;
     int n_init, sample_len, n_vocab, n_ctx, eot;
 } search;
 
@@ -110,12 +110,12 @@ static int greedy(search *s, float *logits, wkv_window_result *res)
     double sum_lp = 0;
     int n = 0;
     for (int step = 0; step < s->sample_len; step++) {
-        wkv_rules_apply(s->m, &s->rules, res->tokens, n, logits);
+        wkv__rules_apply(s->m, &s->rules, res->tokens, n, logits);
         float margin;
-        int tok = wkv_argmax2(logits, s->n_vocab, &margin);
+        int tok = wkv__argmax2(logits, s->n_vocab, &margin);
         s->ctx->step_margins[step] = margin;
         s->ctx->n_steps = step + 1;
-        sum_lp += wkv_logprob(logits, s->n_vocab, tok);
+        sum_lp += wkv__logprob(logits, s->n_vocab, tok);
         if (tok == s->eot)
             break;
         res->tokens[n++] = tok;
@@ -146,7 +146,7 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
     wkv_context *ctx = s->ctx;
     const int N = s->o->beam_size, V = s->n_vocab, L = s->sample_len;
     const int max_cand = (int)lround(N * (s->o->patience > 0 ? s->o->patience : 1.0));
-    if (wkv_self_kv_reserve(&ctx->self, 2 * N) != 0)
+    if (wkv__self_kv_reserve(&ctx->self, 2 * N) != 0)
         return -1;
     float *logits = malloc((size_t)N * V * sizeof *logits);
     int *seq = malloc((size_t)N * (L + 1) * sizeof *seq), *nseq = malloc((size_t)N * (L + 1) * sizeof *nseq);
@@ -165,7 +165,7 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
     /* all beams start as the prompt in slot 0; the others copy it once */
     for (int b = 0; b < N; b++) {
         slot[b] = b;
-        wkv_self_kv_copy(&ctx->self, b, 0, 0);
+        wkv__self_kv_copy(&ctx->self, b, 0, 0);
         memcpy(logits + (size_t)b * V, first_logits, (size_t)V * sizeof *logits);
     }
     int n_fin = 0, len = 0;
@@ -174,7 +174,7 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
         int n_c = 0;
         for (int b = 0; b < N; b++) {
             float *lg = logits + (size_t)b * V;
-            wkv_rules_apply(s->m, &s->rules, seq + (size_t)b * (L + 1), len, lg);
+            wkv__rules_apply(s->m, &s->rules, seq + (size_t)b * (L + 1), len, lg);
             log_softmax(lg, V);
             /* identical prefixes (all of them at the first step) give identical
              * candidates: the reference's dict keeps one, at its first place */
@@ -269,7 +269,7 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
             while (used[free_slot])
                 free_slot++;
             used[free_slot] = 1;
-            wkv_self_kv_copy(&ctx->self, free_slot, src, s->n_init);
+            wkv__self_kv_copy(&ctx->self, free_slot, src, s->n_init);
             nslot[i] = free_slot;
         }
         len++;
@@ -280,7 +280,7 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
             break;
         for (int b = 0; b < N; b++)
             last[b] = seq[(size_t)b * (L + 1) + len - 1];
-        if (wkv_decoder_batch(ctx, slot, last, N, logits) != 0)
+        if (wkv__decoder_batch(ctx, slot, last, N, logits) != 0)
             goto out;
     }
     /* finalize: not enough finished, so the live beams count, best first */
@@ -346,7 +346,7 @@ static uint64_t splitmix64(uint64_t *state)
 /* A token drawn from softmax(logits / T). */
 static int sample_token(const float *logits, int n, double temperature, uint64_t *rng)
 {
-    return wkv_sample_softmax(logits, n, temperature,
+    return wkv__sample_softmax(logits, n, temperature,
                               (double)(splitmix64(rng) >> 11) / 9007199254740992.0);
 }
 
@@ -356,7 +356,7 @@ static int sampling(search *s, float *first_logits, wkv_window_result *res, doub
 {
     wkv_context *ctx = s->ctx;
     const int B = s->o->best_of > 0 ? s->o->best_of : 1, V = s->n_vocab, L = s->sample_len;
-    if (wkv_self_kv_reserve(&ctx->self, B) != 0)
+    if (wkv__self_kv_reserve(&ctx->self, B) != 0)
         return -1;
     float *logits = malloc((size_t)B * V * sizeof *logits);
     int *seq = malloc((size_t)B * (L + 1) * sizeof *seq), *len = calloc((size_t)B, sizeof *len);
@@ -368,7 +368,7 @@ static int sampling(search *s, float *first_logits, wkv_window_result *res, doub
         goto out;
     uint64_t rng = s->o->seed ^ (uint64_t)llround(temperature * 1000.0) * 0x2545f4914f6cdd1dull;
     for (int b = 0; b < B; b++) {
-        wkv_self_kv_copy(&ctx->self, b, 0, 0);
+        wkv__self_kv_copy(&ctx->self, b, 0, 0);
         memcpy(logits + (size_t)b * V, first_logits, (size_t)V * sizeof *logits);
     }
     for (int step = 0; step < L; step++) {
@@ -377,9 +377,9 @@ static int sampling(search *s, float *first_logits, wkv_window_result *res, doub
             if (done[b])
                 continue;
             float *lg = logits + (size_t)b * V;
-            wkv_rules_apply(s->m, &s->rules, seq + (size_t)b * (L + 1), len[b], lg);
+            wkv__rules_apply(s->m, &s->rules, seq + (size_t)b * (L + 1), len[b], lg);
             int tok = sample_token(lg, V, temperature, &rng);
-            sum[b] += wkv_logprob(lg, V, tok);
+            sum[b] += wkv__logprob(lg, V, tok);
             if (tok == s->eot) {
                 done[b] = 1;
                 continue;
@@ -395,7 +395,7 @@ static int sampling(search *s, float *first_logits, wkv_window_result *res, doub
         if (n_live == 0)
             break;
         /* decode the live candidates; their logits land in rows 0..n_live-1 */
-        if (wkv_decoder_batch(ctx, slots, toks, n_live, logits) != 0)
+        if (wkv__decoder_batch(ctx, slots, toks, n_live, logits) != 0)
             goto out;
         for (int i = n_live - 1; i >= 0; i--)
             if (slots[i] != i)
@@ -433,11 +433,11 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     memset(res, 0, sizeof *res);
     ctx->n_steps = 0;
     if (!ctx->cross.valid) {
-        wkv_set_error(error, "wkv_decode_window: no window encoded");
+        wkv__set_error(error, "wkv_decode_window: no window encoded");
         return -1;
     }
     if (o->beam_size > 32 || o->best_of > 32 || o->beam_size < 0) {
-        wkv_set_error(error, "beam size %d / best_of %d out of range (0..32)", o->beam_size,
+        wkv__set_error(error, "beam size %d / best_of %d out of range (0..32)", o->beam_size,
                       o->best_of);
         return -1;
     }
@@ -448,7 +448,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     res->tokens = malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
     if (n_init < 0 || !res->tokens) {
         if (init && n_init >= 0)
-            wkv_set_error(error, "out of memory");
+            wkv__set_error(error, "out of memory");
         free(init);
         wkv_window_result_clear(res);
         return -1;
@@ -460,20 +460,20 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
         .n_init = n_init, .sample_len = sample_len, .n_vocab = n_vocab, .n_ctx = n_ctx,
         .eot = m->sp.eot,
     };
-    wkv_rules_init(&s.rules, o, n_init);
+    wkv__rules_init(&s.rules, o, n_init);
     float *logits = ctx->logits;
     wkv_decode_reset(ctx);
     int rc = wkv_decode(ctx, init, n_init, logits);
     free(init);
     if (rc != 0) {
-        wkv_set_error(error, "decoder failed on the initial tokens");
+        wkv__set_error(error, "decoder failed on the initial tokens");
         wkv_window_result_clear(res);
         return -1;
     }
     /* no_speech_prob: raw logits at the sot position of the first pass */
     float *sot_logits = malloc((size_t)n_vocab * sizeof *sot_logits);
-    if (sot_logits && wkv_decoder_logits_at(ctx, sot_index, sot_logits) == 0)
-        res->no_speech_prob = wkv_prob(sot_logits, n_vocab, m->sp.nospeech);
+    if (sot_logits && wkv__decoder_logits_at(ctx, sot_index, sot_logits) == 0)
+        res->no_speech_prob = wkv__prob(sot_logits, n_vocab, m->sp.nospeech);
     free(sot_logits);
 
     double t = o->temperature > 0 ? o->temperature : 0.0;
@@ -484,7 +484,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     else
         rc = greedy(&s, logits, res);
     if (rc != 0) {
-        wkv_set_error(error, "decoder failed");
+        wkv__set_error(error, "decoder failed");
         wkv_window_result_clear(res);
         return -1;
     }
@@ -492,12 +492,12 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     res->temperature = t;
     res->text = wkv_tokens_to_text(m, res->tokens, res->n_tokens, 0);
     if (!res->text) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         wkv_window_result_clear(res);
         return -1;
     }
-    wkv_text_strip(res->text);
-    res->compression_ratio = wkv_compression_ratio(res->text);
+    wkv__text_strip(res->text);
+    res->compression_ratio = wkv__compression_ratio(res->text);
     ctx->stats.windows++;
     return 0;
 }
@@ -507,12 +507,12 @@ int wkv_detect_language(wkv_context *ctx, const float *mel, float *probs, char *
     const wkv_model *m = ctx->model;
     const wkv_specials *sp = &m->sp;
     if (!wkv_model_is_multilingual(m)) {
-        wkv_set_error(error, "language detection needs a multilingual model");
+        wkv__set_error(error, "language detection needs a multilingual model");
         return -1;
     }
     int sot = sp->sot;
     if (wkv_encode(ctx, mel) != 0 || wkv_decode(ctx, &sot, 1, ctx->logits) != 0) {
-        wkv_set_error(error, "language detection: decoder failed");
+        wkv__set_error(error, "language detection: decoder failed");
         return -1;
     }
     /* softmax over the language tokens only */

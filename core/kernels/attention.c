@@ -1,5 +1,5 @@
 /* Multi-head attention (ops.h): many query rows as two products a head on
- * wkv_sgemm with a masked softmax between them (the prompt passes, word alignment);
+ * wkv__sgemm with a masked softmax between them (the prompt passes, word alignment);
  * up to 8 rows (a decoder step, or its beams) streaming K and V once, row by row, in
  * f32 or over a half cache (attn_f16.c's kernels), split by keys over the pool and
  * merged by their softmax maxima. */
@@ -26,7 +26,7 @@ static void softmax_rows(void *arg, int part, int n_parts)
         int visible = j->n_kv;
         if (j->causal_offset >= 0 && j->causal_offset + i + 1 < j->n_kv)
             visible = j->causal_offset + i + 1;
-        wkv_softmax(row, visible);
+        wkv__softmax(row, visible);
         for (int k = visible; k < j->n_kv; k++)
             row[k] = 0.0f;
     }
@@ -39,19 +39,19 @@ typedef struct {
     const uint16_t *k16, *v16; /* K and V in half instead (attention_rows only) */
 } attention_job;
 
-static void attention_head(const attention_job *j, int h, float *scores, wkv_pool *pool)
+static void attention_head(const attention_job *j, int h, float *scores, wkv__pool *pool)
 {
     int hd = j->d / j->n_head;
     /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
     float scale = 1.0f / sqrtf((float)hd);
-    wkv_sgemm(1, j->n_q, j->n_kv, hd, scale,
+    wkv__sgemm(1, j->n_q, j->n_kv, hd, scale,
                 j->q + h * hd, j->d, j->k + h * hd, j->d, 0.0f, scores, j->n_kv);
     softmax_job sj = {scores, j->n_q, j->n_kv, j->causal_offset};
     if (pool)
-        wkv_pool_run(pool, softmax_rows, &sj);
+        wkv__pool_run(pool, softmax_rows, &sj);
     else
         softmax_rows(&sj, 0, 1);
-    wkv_sgemm(0, j->n_q, hd, j->n_kv, 1.0f, scores,
+    wkv__sgemm(0, j->n_q, hd, j->n_kv, 1.0f, scores,
                 j->n_kv, j->v + h * hd, j->d, 0.0f, j->out + h * hd, j->d);
 }
 
@@ -92,13 +92,13 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
             vis[r] = j->causal_offset + r + 1 > t0 ? j->causal_offset + r + 1 : t0;
         vis_max = vis[r] > vis_max ? vis[r] : vis_max;
     }
-    /* half K/V (wkv_attention_f16, never masked: every row sees [t0, t1)): widened in
+    /* half K/V (wkv__attention_f16, never masked: every row sees [t0, t1)): widened in
      * registers by attn_f16.c's kernels, all rows at each key */
-    const wkv_attn_f16_span sp = {j->n_q, t1 - t0, nh, hd, (size_t)d, (size_t)d,
+    const wkv__attn_f16_span sp = {j->n_q, t1 - t0, nh, hd, (size_t)d, (size_t)d,
                                   (size_t)j->n_head * n_kv, (size_t)n_kv};
     const size_t off = (size_t)t0 * d + (size_t)h0 * hd;
     if (j->k16)
-        wkv_attn_f16_scores(&sp, j->q + h0 * hd, j->k16 + off, scale,
+        wkv__attn_f16_scores(&sp, j->q + h0 * hd, j->k16 + off, scale,
                             scores + (size_t)h0 * n_kv + t0);
     for (int t = t0; !j->k16 && t < vis_max; t++) {
         const float *kr = j->k + (size_t)t * d + h0 * hd;
@@ -116,13 +116,13 @@ static void attention_rows(const attention_job *j, int h0, int h1, int t0, int t
         for (int h = h0; h < h1; h++) {
             float *row = scores + ((size_t)r * j->n_head + h) * n_kv + t0;
             size_t i = (size_t)r * j->n_head + h;
-            l[i] = wkv_softmax_exp(row, vis[r] - t0, &m[i]);
+            l[i] = wkv__softmax_exp(row, vis[r] - t0, &m[i]);
             if (l[i] == 0.0f) /* nothing visible, or every score -inf: adds nothing below */
                 memset(row, 0, (size_t)(vis[r] - t0) * sizeof(float));
         }
     }
     if (j->v16)
-        wkv_attn_f16_values(&sp, scores + (size_t)h0 * n_kv + t0, j->v16 + off, o + h0 * hd);
+        wkv__attn_f16_values(&sp, scores + (size_t)h0 * n_kv + t0, j->v16 + off, o + h0 * hd);
     for (int t = t0; !j->v16 && t < vis_max; t++) {
         const float *vr = j->v + (size_t)t * d + h0 * hd;
         for (int r = 0; r < j->n_q; r++) {
@@ -152,7 +152,7 @@ static void attention_heads(void *arg, int part, int n_parts)
 /* Step attention split by keys: part p streams rows [t0, t1) of K and V, a contiguous
  * stretch of memory (split by heads, each thread read every other kilobyte of a row
  * and the prefetchers fetched the rest too).  Its unnormalised output, maxima and sums
- * go after the scores; wkv_attention merges the parts. */
+ * go after the scores; wkv__attention merges the parts. */
 static void attention_keys_part(void *arg, int part, int n_parts)
 {
     const attention_job *j = arg;
@@ -163,12 +163,12 @@ static void attention_keys_part(void *arg, int part, int n_parts)
                    o + (size_t)j->n_q * j->d + nml);
 }
 
-static void attention_keys(wkv_pool *pool, const attention_job *j)
+static void attention_keys(wkv__pool *pool, const attention_job *j)
 {
-    const int n_parts = wkv_pool_parts(pool), hd = j->d / j->n_head;
+    const int n_parts = wkv__pool_parts(pool), hd = j->d / j->n_head;
     size_t nml = (size_t)j->n_q * j->n_head, stride = (size_t)j->n_q * j->d + 2 * nml;
     const float *base = j->scores + nml * j->n_kv;
-    wkv_pool_run(pool, attention_keys_part, (void *)j);
+    wkv__pool_run(pool, attention_keys_part, (void *)j);
     for (int r = 0; r < j->n_q; r++)
         for (int h = 0; h < j->n_head; h++) {
             size_t i = (size_t)r * j->n_head + h;
@@ -195,10 +195,10 @@ static void attention_keys(wkv_pool *pool, const attention_job *j)
 
 /* Up to 8 rows with n_q x n_head <= 64: K and V streamed once, split by keys over the
  * pool when there are enough of them. */
-static void attention_step(wkv_pool *pool, const attention_job *j)
+static void attention_step(wkv__pool *pool, const attention_job *j)
 {
     const int n_q = j->n_q, n_kv = j->n_kv, d = j->d, n_head = j->n_head;
-    const int parts = wkv_pool_parts(pool);
+    const int parts = wkv__pool_parts(pool);
     const size_t nml = (size_t)n_q * n_head;
     const size_t room = (size_t)64 * n_kv; /* scores: max(n_q, 64) x n_kv, n_q <= 8 */
     if (parts > 1 && parts <= 64 && n_kv >= 64 * parts &&
@@ -218,7 +218,7 @@ static void attention_step(wkv_pool *pool, const attention_job *j)
         }
 }
 
-void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *v, int n_q,
+void wkv__attention(wkv__pool *pool, const float *q, const float *k, const float *v, int n_q,
                    int n_kv, int d, int n_head, int causal_offset, float *scores, float *out)
 {
     attention_job job = {q, k, v, n_q, n_kv, d, n_head, causal_offset, scores, out, NULL, NULL};
@@ -227,20 +227,20 @@ void wkv_attention(wkv_pool *pool, const float *q, const float *k, const float *
     } else if (n_q >= 64) { /* many rows (prompt passes): heads in turn, softmax rows split */
         for (int h = 0; h < n_head; h++)
             attention_head(&job, h, scores, pool);
-    } else if (n_q * wkv_pool_parts(pool) <= 64) { /* a few rows (steps): heads split */
-        wkv_pool_run(pool, attention_heads, &job);
+    } else if (n_q * wkv__pool_parts(pool) <= 64) { /* a few rows (steps): heads split */
+        wkv__pool_run(pool, attention_heads, &job);
     } else {
         attention_heads(&job, 0, 1);
     }
 }
 
-int wkv_attention_f16_ok(int n_q, int n_head, int d)
+int wkv__attention_f16_ok(int n_q, int n_head, int d)
 {
     return n_q >= 1 && n_q <= 8 && n_head >= 1 && n_head <= 64 && d % n_head == 0 &&
-           wkv_attn_f16_ok(d / n_head);
+           wkv__attn_f16_ok(d / n_head);
 }
 
-void wkv_attention_f16(wkv_pool *pool, const float *q, const uint16_t *k, const uint16_t *v,
+void wkv__attention_f16(wkv__pool *pool, const float *q, const uint16_t *k, const uint16_t *v,
                        int n_q, int n_kv, int d, int n_head, float *scores, float *out)
 {
     /* groups of rows small enough for the step path; each streams K and V once */

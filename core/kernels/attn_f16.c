@@ -91,7 +91,7 @@ static T256 void axpy256(const float *p, size_t stride, const uint16_t *v, int n
 typedef void (*dot_fn)(const float *, const uint16_t *, int, int, float, float *, size_t);
 typedef void (*axpy_fn)(const float *, size_t, const uint16_t *, int, int, float *);
 
-INL void scores_by_key(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+INL void scores_by_key(const wkv__attn_f16_span *sp, const float *q, const uint16_t *k,
                        float scale, float *s, dot_fn dot)
 {
     for (int t = 0; t < sp->n; t++)
@@ -100,7 +100,7 @@ INL void scores_by_key(const wkv_attn_f16_span *sp, const float *q, const uint16
                 s + (size_t)r * sp->s_row + t, sp->s_head);
 }
 
-INL void values_by_key(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+INL void values_by_key(const wkv__attn_f16_span *sp, const float *s, const uint16_t *v,
                        float *o, axpy_fn axpy)
 {
     for (int t = 0; t < sp->n; t++)
@@ -109,68 +109,68 @@ INL void values_by_key(const wkv_attn_f16_span *sp, const float *s, const uint16
                  sp->hd, o + (size_t)r * sp->qs);
 }
 
-static T512 void scores512(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+static T512 void scores512(const wkv__attn_f16_span *sp, const float *q, const uint16_t *k,
                            float scale, float *s)
 {
     scores_by_key(sp, q, k, scale, s, dot512);
 }
 
-static T512 void values512(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+static T512 void values512(const wkv__attn_f16_span *sp, const float *s, const uint16_t *v,
                            float *o)
 {
     values_by_key(sp, s, v, o, axpy512);
 }
 
-static T256 void scores256(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+static T256 void scores256(const wkv__attn_f16_span *sp, const float *q, const uint16_t *k,
                            float scale, float *s)
 {
     scores_by_key(sp, q, k, scale, s, dot256);
 }
 
-static T256 void values256(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+static T256 void values256(const wkv__attn_f16_span *sp, const float *s, const uint16_t *v,
                            float *o)
 {
     values_by_key(sp, s, v, o, axpy256);
 }
 
-int wkv_attn_f16_ok(int hd)
+int wkv__attn_f16_ok(int hd)
 {
-    return hd > 0 && hd % 16 == 0 && wkv_gemv_isa() != WKV_ISA_SCALAR;
+    return hd > 0 && hd % 16 == 0 && wkv__gemv_isa() != WKV_ISA_SCALAR;
 }
 
-void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+void wkv__attn_f16_scores(const wkv__attn_f16_span *sp, const float *q, const uint16_t *k,
                          float scale, float *s)
 {
-    if (wkv_gemv_isa() == WKV_ISA_AVX512)
+    if (wkv__gemv_isa() == WKV_ISA_AVX512)
         scores512(sp, q, k, scale, s);
     else
         scores256(sp, q, k, scale, s);
 }
 
-void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+void wkv__attn_f16_values(const wkv__attn_f16_span *sp, const float *s, const uint16_t *v,
                          float *o)
 {
-    if (wkv_gemv_isa() == WKV_ISA_AVX512)
+    if (wkv__gemv_isa() == WKV_ISA_AVX512)
         values512(sp, s, v, o);
     else
         values256(sp, s, v, o);
 }
 
-#else /* no x86 kernels: the caller widens rows (wkv_attn_f16_ok says so) */
+#else /* no x86 kernels: the caller widens rows (wkv__attn_f16_ok says so) */
 
-int wkv_attn_f16_ok(int hd)
+int wkv__attn_f16_ok(int hd)
 {
     (void)hd;
     return 0;
 }
 
-void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+void wkv__attn_f16_scores(const wkv__attn_f16_span *sp, const float *q, const uint16_t *k,
                          float scale, float *s)
 {
     (void)sp, (void)q, (void)k, (void)scale, (void)s;
 }
 
-void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+void wkv__attn_f16_values(const wkv__attn_f16_span *sp, const float *s, const uint16_t *v,
                          float *o)
 {
     (void)sp, (void)s, (void)v, (void)o;

@@ -11,15 +11,15 @@
 typedef struct {
     int n_q, n, nh, hd;
     size_t qs, ks, s_row, s_head;
-} wkv_attn_f16_span;
+} wkv__attn_f16_span;
 
 /* Whether the kernels below run on this CPU for head size hd (else widen rows). */
-int wkv_attn_f16_ok(int hd);
+int wkv__attn_f16_ok(int hd);
 /* scores: s[r, h, t] = scale * dot(q + r qs + h hd, k + t ks + h hd, hd). */
-void wkv_attn_f16_scores(const wkv_attn_f16_span *sp, const float *q, const uint16_t *k,
+void wkv__attn_f16_scores(const wkv__attn_f16_span *sp, const float *q, const uint16_t *k,
                          float scale, float *s);
 /* values: o[r qs + h hd + i] += s[r, h, t] * v[t ks + h hd + i], key after key. */
-void wkv_attn_f16_values(const wkv_attn_f16_span *sp, const float *s, const uint16_t *v,
+void wkv__attn_f16_values(const wkv__attn_f16_span *sp, const float *s, const uint16_t *v,
                          float *o);
 
 #endif

@@ -46,7 +46,7 @@ static inline float tail(const gemv_task *t, int r, int j, int k0)
     const uint16_t *w = t->w + (size_t)j * t->in;
     float s = 0;
     for (int k = k0; k < t->in; k++)
-        s += x[k] * wkv_f16_to_f32(w[k]);
+        s += x[k] * wkv__f16_to_f32(w[k]);
     return s;
 }
 
@@ -271,15 +271,15 @@ static T256 void part256(const gemv_task *t, int j0, int j1)
 #define ISA_AVX512 WKV_ISA_AVX512
 
 
-const char *wkv_gemv_f16_isa(void)
+const char *wkv__gemv_f16_isa(void)
 {
     static const char *const names[] = {"scalar", "avx2", "avx512"};
-    return names[wkv_gemv_isa()];
+    return names[wkv__gemv_isa()];
 }
 
 static void part(const gemv_task *t, int j0, int j1)
 {
-    switch (wkv_gemv_isa()) {
+    switch (wkv__gemv_isa()) {
 #ifdef WKV_X86
     case ISA_AVX512: part512(t, j0, j1); break;
     case ISA_AVX2: part256(t, j0, j1); break;
@@ -305,14 +305,14 @@ static void gemv_part(void *arg, int p, int n)
  * variables, ~50 us, 1M was best) */
 #define POOL_MIN_WEIGHTS (1u << 14)
 
-void wkv_gemv_f16(wkv_pool *pool, const float *x, int rows, int in, const uint16_t *w,
+void wkv__gemv_f16(wkv__pool *pool, const float *x, int rows, int in, const uint16_t *w,
                   const float *bias, int out, float *y, int accumulate)
 {
     if (rows <= 0 || out <= 0)
         return;
     gemv_task t = {x, w, bias, y, rows, in, out, accumulate};
     if (pool && (size_t)out * (size_t)in >= POOL_MIN_WEIGHTS)
-        wkv_pool_run(pool, gemv_part, &t);
+        wkv__pool_run(pool, gemv_part, &t);
     else
         part(&t, 0, out);
 }

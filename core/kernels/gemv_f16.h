@@ -12,9 +12,9 @@
  * row-major, IEEE half.  Any rows (taken 8 at a time), any in.  bias may be NULL;
  * accumulate: add to y instead of overwriting it.  Output rows are split over the
  * pool's threads (pool may be NULL). */
-void wkv_gemv_f16(wkv_pool *pool, const float *x, int rows, int in, const uint16_t *w,
+void wkv__gemv_f16(wkv__pool *pool, const float *x, int rows, int in, const uint16_t *w,
                   const float *bias, int out, float *y, int accumulate);
 /* The kernel in use: "avx512", "avx2" or "scalar". */
-const char *wkv_gemv_f16_isa(void);
+const char *wkv__gemv_f16_isa(void);
 
 #endif

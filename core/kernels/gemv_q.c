@@ -53,14 +53,14 @@ static inline void put(const gemv_task *t, int r, int j, float s)
  * refuses unknown types, so reaching one is a bug, never a silent wrong product. */
 static __attribute__((noreturn, cold)) void no_kernel(int type)
 {
-    const wkv_qtype *q = wkv_qtype_must(type, "wkv_gemv_q");
-    fprintf(stderr, "whisperkv: wkv_gemv_q: %s is not a block type (a bug)\n", q->name);
+    const wkv__qtype *q = wkv__qtype_must(type, "wkv__gemv_q");
+    fprintf(stderr, "whisperkv: wkv__gemv_q: %s is not a block type (a bug)\n", q->name);
     abort();
 }
 
-static inline const wkv_qtype *layout_of(int type)
+static inline const wkv__qtype *layout_of(int type)
 {
-    const wkv_qtype *q = wkv_qtype_of(type);
+    const wkv__qtype *q = wkv__qtype_of(type);
     if (!q || !q->code_bits)
         no_kernel(type);
     return q;
@@ -75,9 +75,9 @@ static inline uint16_t u16_at(const uint8_t *p)
 
 static void part_scalar(const gemv_task *t, int j0, int j1)
 {
-    /* the table's block decoder directly: wkv_row_to_f32's checks once per block would
-     * cost more than they guard (the type was checked by wkv_gemv_q_isa) */
-    const wkv_qtype *q = layout_of(t->type);
+    /* the table's block decoder directly: wkv__row_to_f32's checks once per block would
+     * cost more than they guard (the type was checked by wkv__gemv_q_isa) */
+    const wkv__qtype *q = layout_of(t->type);
     const int nb = t->in / WKV_QK;
     const size_t bb = (size_t)q->block_bytes;
     float s[8], wb[WKV_QK];
@@ -108,7 +108,7 @@ static void part_scalar(const gemv_task *t, int j0, int j1)
 
 /* A block's 32 codes as signed bytes, element j in byte j, the type's offset taken
  * off (q4_0: q - 8, q5_0: q - 16; the _1 types keep q, their minimum goes in m). */
-INL T256 __m256i codes(const uint8_t *blk, const wkv_qtype *L)
+INL T256 __m256i codes(const uint8_t *blk, const wkv__qtype *L)
 {
     if (L->code_bits == 8)
         return _mm256_loadu_si256((const __m256i *)(const void *)(blk + L->qs));
@@ -157,7 +157,7 @@ INL T256 float scale_at(const uint8_t *p)
  * (which reads the low 4 bits of each lane: the low nibble as is, the high one
  * shifted down; the fifth bit chooses the second table through a mask).  Fewer
  * instructions than converting every code: the kernel, not memory, bounds a step. */
-INL T512 void lut512(const uint8_t *w, const wkv_qtype *L, __m512 *w0, __m512 *w1)
+INL T512 void lut512(const uint8_t *w, const wkv__qtype *L, __m512 *w0, __m512 *w1)
 {
     const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512 d = _mm512_set1_ps(scale_at(w));
@@ -180,7 +180,7 @@ INL T512 void lut512(const uint8_t *w, const wkv_qtype *L, __m512 *w0, __m512 *w
 /* A block's codes plus the type's offset, q + off, as f32 (exact: |q + off| <= 128), for
  * the types without a minimum; the 4/5-bit ones by vpermps on the constant table
  * i + off, as lut512 does with its scaled one. */
-INL T512 void codes512(const uint8_t *w, const wkv_qtype *L, __m512 *w0, __m512 *w1)
+INL T512 void codes512(const uint8_t *w, const wkv__qtype *L, __m512 *w0, __m512 *w1)
 {
     if (L->code_bits == 8) {
         const __m128i *q = (const __m128i *)(const void *)(w + L->qs);
@@ -211,7 +211,7 @@ INL T512 void codes512(const uint8_t *w, const wkv_qtype *L, __m512 *w0, __m512 
 #define FMA_BCAST(a, p, d) __asm__("vfmadd231ps %2%{1to16%}, %1, %0" : "+x"(a) : "x"(p), "m"(*(d)))
 
 /* The codes' dot with x over one block: sum (q + off) x, exact codes. */
-INL T512 __m512 codes_dot(const uint8_t *w, const wkv_qtype *L, const float *xb)
+INL T512 __m512 codes_dot(const uint8_t *w, const wkv__qtype *L, const float *xb)
 {
     __m512 w0, w1;
     codes512(w, L, &w0, &w1);
@@ -228,7 +228,7 @@ INL T512 __m512 codes_dot(const uint8_t *w, const wkv_qtype *L, const float *xb)
  * apart are two plain streams.  Each row's sum is the one a row alone would give. */
 INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
 {
-    const wkv_qtype *L = layout_of(type);
+    const wkv__qtype *L = layout_of(type);
     const size_t bb = (size_t)L->block_bytes;
     const int nb = t->in / WKV_QK;
     const float *x = t->x + (size_t)r0 * t->in;
@@ -255,7 +255,7 @@ INL T512 void one512(const gemv_task *t, int type, int r0, int j0, int j1)
  * fed to R pairs of accumulators. */
 INL T512 void run512(const gemv_task *t, int type, int r0, int R, int j0, int j1)
 {
-    const wkv_qtype *L = layout_of(type);
+    const wkv__qtype *L = layout_of(type);
     if (L->m < 0 && R == 1) {
         one512(t, type, r0, j0, j1);
         return;
@@ -329,7 +329,7 @@ INL T256 float hsum256(__m256 v)
  * in all, so two accumulators per row). */
 INL T256 void run256(const gemv_task *t, int type, int r0, int R, int j0, int j1)
 {
-    const wkv_qtype *L = layout_of(type);
+    const wkv__qtype *L = layout_of(type);
     const size_t bb = (size_t)L->block_bytes;
     const int nb = t->in / WKV_QK;
     const float *x = t->x + (size_t)r0 * t->in;
@@ -409,24 +409,24 @@ static void gemv_part(void *arg, int p, int n)
 /* as gemv_f16.c: below this many weights the hand-off to the pool costs more */
 #define POOL_MIN_WEIGHTS (1u << 14)
 
-void wkv_gemv_q_isa(int isa, wkv_pool *pool, int type, const float *x, int rows, int in,
+void wkv__gemv_q_isa(int isa, wkv__pool *pool, int type, const float *x, int rows, int in,
                     const uint8_t *w, const float *bias, int out, float *y, int accumulate)
 {
     const size_t bb = (size_t)layout_of(type)->block_bytes; /* aborts on a wrong type */
     if (rows <= 0 || out <= 0 || in <= 0 || in % WKV_QK)
         return;
-    if (isa > wkv_gemv_isa())
-        isa = wkv_gemv_isa();
+    if (isa > wkv__gemv_isa())
+        isa = wkv__gemv_isa();
     gemv_task t = {type, x, w, bias, y, rows, in, out, accumulate, (size_t)(in / WKV_QK) * bb};
     job jb = {&t, isa};
     if (pool && (size_t)out * (size_t)in >= POOL_MIN_WEIGHTS)
-        wkv_pool_run(pool, gemv_part, &jb);
+        wkv__pool_run(pool, gemv_part, &jb);
     else
         part(&t, isa, 0, out);
 }
 
-void wkv_gemv_q(wkv_pool *pool, int type, const float *x, int rows, int in,
+void wkv__gemv_q(wkv__pool *pool, int type, const float *x, int rows, int in,
                 const uint8_t *w, const float *bias, int out, float *y, int accumulate)
 {
-    wkv_gemv_q_isa(wkv_gemv_isa(), pool, type, x, rows, in, w, bias, out, y, accumulate);
+    wkv__gemv_q_isa(wkv__gemv_isa(), pool, type, x, rows, in, w, bias, out, y, accumulate);
 }

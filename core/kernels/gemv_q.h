@@ -15,11 +15,11 @@
  * overwriting it.  Each product is the dequantized weight times x, accumulated in f32
  * (so it equals dequantize-then-f32 up to summation order).  Output rows are split
  * over the pool's threads (pool may be NULL). */
-void wkv_gemv_q(wkv_pool *pool, int type, const float *x, int rows, int in,
+void wkv__gemv_q(wkv__pool *pool, int type, const float *x, int rows, int in,
                 const uint8_t *w, const float *bias, int out, float *y, int accumulate);
 /* The same on a given kernel (WKV_ISA_*, at most the one the CPU has: tests run every
  * kernel the machine can). */
-void wkv_gemv_q_isa(int isa, wkv_pool *pool, int type, const float *x, int rows, int in,
+void wkv__gemv_q_isa(int isa, wkv__pool *pool, int type, const float *x, int rows, int in,
                     const uint8_t *w, const float *bias, int out, float *y, int accumulate);
 
 #endif

@@ -47,7 +47,7 @@ static inline double exp_nonpos_d(double x)
 WKV_CLONES
 static double log_sum_exp_clones(const float *x, int n)
 {
-    const float m = wkv_max_lanes(x, n);
+    const float m = wkv__max_lanes(x, n);
     if (m == -INFINITY)
         return -INFINITY;
     double s[16] = {0}, sum = 0.0;
@@ -62,7 +62,7 @@ static double log_sum_exp_clones(const float *x, int n)
     return (double)m + log(sum);
 }
 
-double wkv_log_sum_exp(const float *x, int n)
+double wkv__log_sum_exp(const float *x, int n)
 {
     return log_sum_exp_clones(x, n);
 }
@@ -94,7 +94,7 @@ static inline double weights16(const float *x, double m, double inv_t, double *w
 WKV_CLONES
 static int sample_clones(const float *x, int n, double inv_t, double u)
 {
-    const float m = wkv_max_lanes(x, n);
+    const float m = wkv__max_lanes(x, n);
     if (m == -INFINITY)
         return 0;
     const int span = ((n + SAMPLE_SPANS - 1) / SAMPLE_SPANS + 15) / 16 * 16;
@@ -133,7 +133,7 @@ static int sample_clones(const float *x, int n, double inv_t, double u)
     return last;
 }
 
-int wkv_sample_softmax(const float *x, int n, double temperature, double u)
+int wkv__sample_softmax(const float *x, int n, double temperature, double u)
 {
     return sample_clones(x, n, 1.0 / temperature, u);
 }

@@ -54,7 +54,7 @@ static void layer_norm_clones(const float *x, float *y, int rows, int n, const f
     }
 }
 
-void wkv_layer_norm(const float *x, float *y, int rows, int n, const float *w,
+void wkv__layer_norm(const float *x, float *y, int rows, int n, const float *w,
                     const float *b)
 {
     layer_norm_clones(x, y, rows, n, w, b);
@@ -104,7 +104,7 @@ static void gelu_clones(float *x, size_t n)
 
 /* The clones stay static behind these wrappers: GCC 12 exports a target_clones
  * function's ifunc and resolver from a shared library whatever its visibility. */
-void wkv_gelu(float *x, size_t n)
+void wkv__gelu(float *x, size_t n)
 {
     gelu_clones(x, n);
 }
@@ -114,7 +114,7 @@ void wkv_gelu(float *x, size_t n)
 WKV_CLONES
 static float softmax_exp_clones(float *x, int n, float *max)
 {
-    const float m = wkv_max_lanes(x, n);
+    const float m = wkv__max_lanes(x, n);
     if (max)
         *max = m;
     if (m == -INFINITY)
@@ -136,14 +136,14 @@ static float softmax_exp_clones(float *x, int n, float *max)
     return (float)sum;
 }
 
-/* The portable path: wkv_softmax_exp's values and lanes (lane k sums x[k], x[k + 16],
+/* The portable path: wkv__softmax_exp's values and lanes (lane k sums x[k], x[k + 16],
  * ...), so the sum is the same float.  The exponentials go through a block on the
  * stack and are rounded in a second loop: GCC 12 vectorizes neither half when they
  * are one loop (nor the rounding's narrowing on AVX-512F without AVX-512BW). */
 WKV_CLONES
 static float softmax_exp_bf16_clones(const float *x, int n, uint16_t *q)
 {
-    const float m = wkv_max_lanes(x, n);
+    const float m = wkv__max_lanes(x, n);
     if (m == -INFINITY) {
         memset(q, 0, (size_t)n * sizeof *q);
         return 0.0f;
@@ -158,13 +158,13 @@ static float softmax_exp_bf16_clones(const float *x, int n, uint16_t *q)
                 s[k] += e[j + k];
             }
         for (int k = 0; k < len; k++)
-            q[i + k] = wkv_bf16(e[k]);
+            q[i + k] = wkv__bf16(e[k]);
         i += len;
     }
     double sum = 0;
     for (; i < n; i++) {
         float v = exp_nonpos(x[i] - m);
-        q[i] = wkv_bf16(v);
+        q[i] = wkv__bf16(v);
         sum += v;
     }
     for (int k = 0; k < 16; k++)
@@ -178,7 +178,7 @@ WKV_CLONES
 static void to_bf16_clones(const float *x, size_t n, float scale, uint16_t *q)
 {
     for (size_t i = 0; i < n; i++)
-        q[i] = wkv_bf16(scale * x[i]);
+        q[i] = wkv__bf16(scale * x[i]);
 }
 
 #ifdef WKV_OPS_X86
@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) T512 __m512 exp_bf16_512(__m512 t)
     return _mm512_scalef_ps(p, n);
 }
 
-/* wkv_bf16 on sixteen lanes, each in the low half of a 32-bit lane (the stores narrow
+/* wkv__bf16 on sixteen lanes, each in the low half of a 32-bit lane (the stores narrow
  * them; AVX-512F: GCC 12 vectorizes the plain loop's narrowing only with AVX-512BW,
  * which target_clones cannot ask for by name). */
 static inline __attribute__((always_inline)) T512 __m512i bf16_512(__m512 f)
@@ -223,7 +223,7 @@ static inline __attribute__((always_inline)) T512 __m512i bf16_512(__m512 f)
 /* The loop of both AVX-512 versions; STORE(p, e) and STORE_MASK(p, k, e) write the
  * lanes of e rounded to bf16. */
 #define SOFTMAX_EXP_BF16_512(STORE, STORE_MASK)                                       \
-    const float m = wkv_max_lanes(x, n);                                                  \
+    const float m = wkv__max_lanes(x, n);                                                  \
     if (m == -INFINITY) {                                                             \
         memset(q, 0, (size_t)n * sizeof *q);                                          \
         return 0.0f;                                                                  \
@@ -254,7 +254,7 @@ static T512 float softmax_exp_bf16_512(const float *x, int n, uint16_t *q)
     SOFTMAX_EXP_BF16_512(STORE_ROUNDED, STORE_ROUNDED_MASK);
 }
 
-/* With AVX512_BF16 the CPU rounds (vcvtneps2bf16: to nearest even as wkv_bf16, but
+/* With AVX512_BF16 the CPU rounds (vcvtneps2bf16: to nearest even as wkv__bf16, but
  * subnormal results flushed to 0: probabilities below e^-87, "nothing" next to the
  * row's 1): one instruction for bf16_512's seven and the narrowing. */
 #define T512BF __attribute__((target("avx512f,avx512bf16")))
@@ -281,11 +281,11 @@ static T512BF void to_bf16_512bf(const float *x, size_t n, float scale, uint16_t
 }
 #endif
 
-float wkv_softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q)
+float wkv__softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q)
 {
 #ifdef WKV_OPS_X86
-    if (isa > wkv_bf16_isa())
-        isa = wkv_bf16_isa();
+    if (isa > wkv__bf16_isa())
+        isa = wkv__bf16_isa();
     if (isa == WKV_ISA_AVX512_BF16)
         return softmax_exp_bf16_512bf(x, n, q);
     if (isa == WKV_ISA_AVX512)
@@ -295,15 +295,15 @@ float wkv_softmax_exp_bf16_isa(int isa, const float *x, int n, uint16_t *q)
     return softmax_exp_bf16_clones(x, n, q);
 }
 
-float wkv_softmax_exp_bf16(const float *x, int n, uint16_t *q)
+float wkv__softmax_exp_bf16(const float *x, int n, uint16_t *q)
 {
-    return wkv_softmax_exp_bf16_isa(wkv_bf16_isa(), x, n, q);
+    return wkv__softmax_exp_bf16_isa(wkv__bf16_isa(), x, n, q);
 }
 
-void wkv_to_bf16_isa(int isa, const float *x, size_t n, float scale, uint16_t *q)
+void wkv__to_bf16_isa(int isa, const float *x, size_t n, float scale, uint16_t *q)
 {
 #ifdef WKV_OPS_X86
-    if (isa >= WKV_ISA_AVX512_BF16 && wkv_bf16_isa() == WKV_ISA_AVX512_BF16) {
+    if (isa >= WKV_ISA_AVX512_BF16 && wkv__bf16_isa() == WKV_ISA_AVX512_BF16) {
         to_bf16_512bf(x, n, scale, q);
         return;
     }
@@ -312,19 +312,19 @@ void wkv_to_bf16_isa(int isa, const float *x, size_t n, float scale, uint16_t *q
     to_bf16_clones(x, n, scale, q);
 }
 
-void wkv_to_bf16(const float *x, size_t n, float scale, uint16_t *q)
+void wkv__to_bf16(const float *x, size_t n, float scale, uint16_t *q)
 {
-    wkv_to_bf16_isa(wkv_bf16_isa(), x, n, scale, q);
+    wkv__to_bf16_isa(wkv__bf16_isa(), x, n, scale, q);
 }
 
-float wkv_softmax_exp(float *x, int n, float *max)
+float wkv__softmax_exp(float *x, int n, float *max)
 {
     return softmax_exp_clones(x, n, max);
 }
 
-void wkv_softmax(float *x, int n)
+void wkv__softmax(float *x, int n)
 {
-    float sum = wkv_softmax_exp(x, n, NULL);
+    float sum = wkv__softmax_exp(x, n, NULL);
     if (sum <= 0.0f)
         return;
     float inv = 1.0f / sum;
@@ -350,9 +350,9 @@ static void linear_part(void *arg, int part, int n_parts)
     const float *x = j->x + (size_t)r0 * j->in;
     float *y = j->y + (size_t)r0 * j->out;
     if (r1 - r0 == 1)
-        wkv_sgemv(j->out, j->in, 1.0f, j->w, j->in, x, j->beta, y);
+        wkv__sgemv(j->out, j->in, 1.0f, j->w, j->in, x, j->beta, y);
     else
-        wkv_sgemm(1, r1 - r0, j->out, j->in, 1.0f, x,
+        wkv__sgemm(1, r1 - r0, j->out, j->in, 1.0f, x,
                     j->in, j->w, j->in, j->beta, y, j->out);
     if (j->bias)
         for (int r = r0; r < r1; r++) {
@@ -362,31 +362,31 @@ static void linear_part(void *arg, int part, int n_parts)
         }
 }
 
-static void linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+static void linear(wkv__pool *pool, const float *x, int rows, int in, const float *w,
                    const float *bias, int out, float *y, float beta)
 {
     linear_job job = {x, w, bias, y, rows, in, out, beta};
     /* below ~32 rows a part, waking the pool costs more than the split gains */
-    if (rows >= 32 * wkv_pool_parts(pool))
-        wkv_pool_run(pool, linear_part, &job);
+    if (rows >= 32 * wkv__pool_parts(pool))
+        wkv__pool_run(pool, linear_part, &job);
     else
         linear_part(&job, 0, 1);
 }
 
-void wkv_linear(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+void wkv__linear(wkv__pool *pool, const float *x, int rows, int in, const float *w,
                 const float *bias, int out, float *y)
 {
     linear(pool, x, rows, in, w, bias, out, y, 0.0f);
 }
 
-void wkv_linear_add(wkv_pool *pool, const float *x, int rows, int in, const float *w,
+void wkv__linear_add(wkv__pool *pool, const float *x, int rows, int in, const float *w,
                     const float *bias, int out, float *y)
 {
     linear(pool, x, rows, in, w, bias, out, y, 1.0f);
 }
 
 /* Rows [r0, r1) of a linear layer on the calling thread: the encoder's fused loops. */
-void wkv_linear_rows(const float *x, int r0, int r1, int in, const float *w,
+void wkv__linear_rows(const float *x, int r0, int r1, int in, const float *w,
                      const float *bias, int out, float *y, int accumulate)
 {
     linear_job job = {x + (size_t)r0 * in, w, bias, y + (size_t)r0 * out, r1 - r0, in, out,
@@ -403,14 +403,14 @@ static void gelu_part(void *arg, int part, int n_parts)
 {
     gelu_job *j = arg;
     size_t a = j->n * (size_t)part / (size_t)n_parts, b = j->n * (size_t)(part + 1) / (size_t)n_parts;
-    wkv_gelu(j->x + a, b - a);
+    wkv__gelu(j->x + a, b - a);
 }
 
-void wkv_gelu_pool(wkv_pool *pool, float *x, size_t n)
+void wkv__gelu_pool(wkv__pool *pool, float *x, size_t n)
 {
     gelu_job job = {x, n};
     if (n >= 65536)
-        wkv_pool_run(pool, gelu_part, &job);
+        wkv__pool_run(pool, gelu_part, &job);
     else
-        wkv_gelu(x, n);
+        wkv__gelu(x, n);
 }

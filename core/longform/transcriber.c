@@ -52,7 +52,7 @@ static int64_t *parse_clips(const char *spec, int *n_clips, char **error)
     int64_t *pts = malloc((len + 2) * sizeof *pts);
     int n = 0;
     if (!pts) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return NULL;
     }
     for (const char *p = spec ? spec : ""; *p;) {
@@ -63,7 +63,7 @@ static int64_t *parse_clips(const char *spec, int *n_clips, char **error)
         char *e;
         double ts = strtod(p, &e);
         if (e == p || (*e && *e != ',') || !(ts >= 0) || ts > 1e9) {
-            wkv_set_error(error, "bad clip timestamps '%s': seconds start,end,...", spec);
+            wkv__set_error(error, "bad clip timestamps '%s': seconds start,end,...", spec);
             free(pts);
             return NULL;
         }
@@ -87,7 +87,7 @@ static wkv_transcriber *transcriber_new(wkv_context *ctx, const wkv_options *opt
         t->win = malloc((size_t)m->hp.n_mels * WKV_N_FRAMES * sizeof *t->win);
     if (!t || !t->win) {
         wkv_transcriber_free(t);
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return NULL;
     }
     t->ctx = ctx;
@@ -95,7 +95,7 @@ static wkv_transcriber *transcriber_new(wkv_context *ctx, const wkv_options *opt
     t->cb = on_segment;
     t->user = user;
     t->whole = whole;
-    t->detect = wkv_wants_detection(m, opts->language);
+    t->detect = wkv__wants_detection(m, opts->language);
     if (!(t->lf = wkv_longform_new(ctx, opts, error)) ||
         (whole && !(t->clips = parse_clips(opts->clip_timestamps, &t->n_clips, error)))) {
         wkv_transcriber_free(t);
@@ -128,13 +128,13 @@ void wkv_transcriber_free(wkv_transcriber *t)
 int wkv_transcriber_push(wkv_transcriber *t, const float *pcm, size_t n, char **error)
 {
     if (t->closed) {
-        wkv_set_error(error, "transcriber: samples pushed after the close");
+        wkv__set_error(error, "transcriber: samples pushed after the close");
         return -1;
     }
     if (n == 0)
         return 0;
     if (n > (size_t)(INT64_MAX / 8) - (size_t)t->n) {
-        wkv_set_error(error, "transcriber: input too long");
+        wkv__set_error(error, "transcriber: input too long");
         return -1;
     }
     if (t->n + (int64_t)n > t->cap) {
@@ -143,7 +143,7 @@ int wkv_transcriber_push(wkv_transcriber *t, const float *pcm, size_t n, char **
             cap *= 2;
         float *p = realloc(t->pcm, (size_t)cap * sizeof *p);
         if (!p) {
-            wkv_set_error(error, "out of memory");
+            wkv__set_error(error, "out of memory");
             return -1;
         }
         t->pcm = p;
@@ -170,7 +170,7 @@ static int whole_next(const wkv_transcriber *t, int64_t content, int64_t *seek, 
 {
     int64_t s = t->seek;
     int c = t->clip;
-    while (c < t->n_clips && !wkv_longform_stopped(t->lf)) {
+    while (c < t->n_clips && !wkv__longform_stopped(t->lf)) {
         const int64_t start = t->clips[2 * c];
         const int64_t end = t->clips[2 * c + 1] < 0 ? content : t->clips[2 * c + 1];
         if (s < start)
@@ -201,7 +201,7 @@ int wkv_transcriber_next(const wkv_transcriber *t)
         const wkv_mel *mel = whole_mel(t);
         return whole_next(t, mel ? mel->content_frames : len / WKV_HOP, &seek, &clip);
     }
-    if (wkv_longform_stopped(t->lf))
+    if (wkv__longform_stopped(t->lf))
         return -1;
     if (t->closed) {
         const int64_t content = len / WKV_HOP;
@@ -220,13 +220,13 @@ static int language_once(wkv_transcriber *t, const float *frames, char **error)
     const wkv_specials *sp = wkv_model_specials(wkv_context_model(t->ctx));
     if (!t->probs && !(t->probs = malloc((size_t)(sp->n_langs > 0 ? sp->n_langs : 1) *
                                          sizeof *t->probs))) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
-    const char *code = wkv_language_first_window(t->ctx, frames, t->probs, error);
+    const char *code = wkv__language_first_window(t->ctx, frames, t->probs, error);
     if (!code || wkv_longform_set_language(t->lf, code) != 0) {
         if (error && !*error)
-            wkv_set_error(error, "out of memory");
+            wkv__set_error(error, "out of memory");
         return -1;
     }
     t->detect = 0;
@@ -238,19 +238,19 @@ static int whole_begin(wkv_transcriber *t, char **error)
 {
     t->begun = 1;
     if (!whole_mel(t)) {
-        double t0 = wkv_now_ms();
+        double t0 = wkv__now_ms();
         static const float none[1];
         t->mel = wkv_mel_compute(wkv_context_model(t->ctx), t->pcm ? t->pcm : none,
                                  (size_t)t->n, t->ctx->threads, error);
         if (!t->mel)
             return -1;
-        t->ctx->stats.mel_ms += wkv_now_ms() - t0;
+        t->ctx->stats.mel_ms += wkv__now_ms() - t0;
         free(t->pcm);
         t->pcm = NULL;
         t->n = t->cap = 0;
     }
     const wkv_mel *mel = whole_mel(t);
-    wkv_longform_set_content(t->lf, mel->content_frames);
+    wkv__longform_set_content(t->lf, mel->content_frames);
     if (t->detect) {
         /* the reference detects on the first 3000 frames as computed (zero-sample
          * frames, not 0.0 padding) */
@@ -270,7 +270,7 @@ static int64_t whole_run(wkv_transcriber *t, char **error)
     int clip;
     int size = whole_next(t, mel->content_frames, &seek, &clip);
     if (size <= 0) {
-        wkv_set_error(error, "transcriber: no window is ready");
+        wkv__set_error(error, "transcriber: no window is ready");
         return -1;
     }
     t->clip = clip;
@@ -292,14 +292,14 @@ static int64_t piece_run(wkv_transcriber *t, int size, char **error)
     int64_t hi = t->closed ? len : (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2;
     hi = hi < len ? hi : len;
     hi = hi > lo ? hi : lo;
-    double t0 = wkv_now_ms();
+    double t0 = wkv__now_ms();
     wkv_mel *mel = wkv_mel_compute_range(wkv_context_model(t->ctx), t->pcm + (lo - t->base),
                                          (size_t)(hi - lo), lo, t->closed ? len : -1, seek,
                                          t->detect ? WKV_N_FRAMES : size, t->ctx->threads,
                                          error);
     if (!mel)
         return -1;
-    t->ctx->stats.mel_ms += wkv_now_ms() - t0;
+    t->ctx->stats.mel_ms += wkv__now_ms() - t0;
     if (t->detect) {
         wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_WINDOW, t->win);
         if (language_once(t, t->win, error) != 0) {
@@ -328,7 +328,7 @@ int64_t wkv_transcriber_run(wkv_transcriber *t, char **error)
 {
     int size = wkv_transcriber_next(t);
     if (size <= 0) {
-        wkv_set_error(error, "transcriber: no window is ready");
+        wkv__set_error(error, "transcriber: no window is ready");
         return -1;
     }
     return t->whole ? whole_run(t, error) : piece_run(t, size, error);
@@ -345,7 +345,7 @@ const char *wkv_transcriber_language(const wkv_transcriber *t, float *probs)
         const wkv_specials *sp = wkv_model_specials(wkv_context_model(t->ctx));
         memcpy(probs, t->probs, (size_t)sp->n_langs * sizeof *probs);
     }
-    return wkv_longform_language(t->lf);
+    return wkv__longform_language(t->lf);
 }
 
 int wkv_transcriber_segments(const wkv_transcriber *t)

@@ -12,7 +12,7 @@
 /* Reports one segment unless the reference would clear it (start == end or blank
  * text); its tokens then join the prompt history.  Returns 1 to stop, -1 on error. */
 static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
-                const wkv_wseg *g, int with_words, wkv_ivec *history, wkv_segment_cb cb,
+                const wkv__wseg *g, int with_words, wkv__ivec *history, wkv_segment_cb cb,
                 void *user, int *count)
 {
     const double start = g->start, end = g->end;
@@ -22,7 +22,7 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
     if (!text)
         return -1;
     int stop = 0;
-    if (start != end && !wkv_text_is_blank(text)) {
+    if (start != end && !wkv__text_is_blank(text)) {
         wkv_segment seg = {
             .seek = seek, .start = start, .end = end, .tokens = toks, .n_tokens = n,
             .text = text, .avg_logprob = r->avg_logprob, .no_speech_prob = r->no_speech_prob,
@@ -42,7 +42,7 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
         seg.words = words;
         seg.n_words = with_words ? g->n_words : 0;
         (*count)++;
-        if (wkv_ivec_push(history, toks, n) != 0)
+        if (wkv__ivec_push(history, toks, n) != 0)
             stop = -1;
         else if (cb && cb(&seg, user) != 0)
             stop = 1;
@@ -56,11 +56,11 @@ struct wkv_longform {
     wkv_context *ctx;
     wkv_options opts;
     char *language;    /* owned copy of opts.language */
-    wkv_ivec history;  /* tokens of every reported segment */
+    wkv__ivec history;  /* tokens of every reported segment */
     int prompt_reset;  /* history[prompt_reset..] is the prompt */
     int count;         /* segments reported */
     int stopped;       /* a callback asked to stop */
-    wkv_words_state words; /* opts.word_timestamps */
+    wkv__words_state words; /* opts.word_timestamps */
 };
 
 wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error)
@@ -74,7 +74,7 @@ wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char *
     }
     if (!lf || !lf->language) {
         wkv_longform_free(lf);
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return NULL;
     }
     lf->opts.initial_prompt = NULL; /* not kept: its tokens are */
@@ -85,18 +85,18 @@ wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char *
     lf->words.append = opts->append_punctuations;
     lf->words.hallucination_threshold = opts->hallucination_silence_threshold;
     if (opts->word_timestamps &&
-        wkv_heads_resolve(ctx->model, opts->alignment_heads, &lf->words.pairs,
+        wkv__heads_resolve(ctx->model, opts->alignment_heads, &lf->words.pairs,
                           &lf->words.n_pairs, NULL, error) != 0) {
         wkv_longform_free(lf);
         return NULL;
     }
     int *toks = NULL;
-    int n = wkv_initial_prompt_tokens(ctx->model, opts->initial_prompt, &toks, error);
-    if (n < 0 || wkv_ivec_push(&lf->history, toks, n) != 0) {
+    int n = wkv__initial_prompt_tokens(ctx->model, opts->initial_prompt, &toks, error);
+    if (n < 0 || wkv__ivec_push(&lf->history, toks, n) != 0) {
         free(toks);
         wkv_longform_free(lf);
         if (n >= 0)
-            wkv_set_error(error, "out of memory");
+            wkv__set_error(error, "out of memory");
         return NULL;
     }
     free(toks);
@@ -115,7 +115,7 @@ void wkv_longform_free(wkv_longform *lf)
 
 int wkv_longform_set_language(wkv_longform *lf, const char *code)
 {
-    return wkv_own_language(&lf->language, &lf->opts, code);
+    return wkv__own_language(&lf->language, &lf->opts, code);
 }
 
 void wkv_longform_reset_prompt(wkv_longform *lf)
@@ -161,23 +161,23 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     const wkv_options *o = &lf->opts;
     const int tb = m->sp.timestamp_begin;
     if (size <= 0 || size > WKV_N_FRAMES || seek < 0) {
-        wkv_set_error(error, "window of %d frames at %lld", size, (long long)seek);
+        wkv__set_error(error, "window of %d frames at %lld", size, (long long)seek);
         return -1;
     }
     double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
     double duration = (double)size * WKV_HOP / WKV_SAMPLE_RATE;
-    wkv_ivec *history = &lf->history;
+    wkv__ivec *history = &lf->history;
     wkv_window_result r;
     int use_prompt = o->condition_on_previous_text;
     if (wkv_encode(ctx, mel) != 0 ||
         decode_with_fallback(lf, use_prompt ? history->v + lf->prompt_reset : NULL,
                              use_prompt ? history->n - lf->prompt_reset : 0, &r, error) != 0) {
         if (error && !*error)
-            wkv_set_error(error, "window at frame %lld failed", (long long)seek);
+            wkv__set_error(error, "window at frame %lld failed", (long long)seek);
         return -1;
     }
     /* silence: skip the window unless the text is confidently likely */
-    if (wkv_result_is_silent(o, &r)) {
+    if (wkv__result_is_silent(o, &r)) {
         wkv_window_result_clear(&r);
         return seek + size;
     }
@@ -187,27 +187,27 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     int single_ending = n >= 2 && t[n - 2] < tb && t[n - 1] >= tb;
     int rc = 0, ns = 0, drop = 0;
     int64_t next_seek = seek + size;
-    wkv_piece *pc = NULL;
-    int np = wkv_split_pieces(t, n, tb, &pc);
-    wkv_wseg *segs = np >= 0 ? calloc((size_t)n + 1, sizeof *segs) : NULL;
+    wkv__piece *pc = NULL;
+    int np = wkv__split_pieces(t, n, tb, &pc);
+    wkv__wseg *segs = np >= 0 ? calloc((size_t)n + 1, sizeof *segs) : NULL;
     if (!segs) {
         free(pc);
         wkv_window_result_clear(&r);
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     int n_pair = 0;
     while (n_pair < np && pc[n_pair].pair)
         n_pair++;
-    const wkv_piece *tail = n_pair < np ? &pc[n_pair] : NULL;
+    const wkv__piece *tail = n_pair < np ? &pc[n_pair] : NULL;
     for (int k = 0; k < n_pair; k++)
-        segs[ns++] = (wkv_wseg){.start = offset + wkv_ts_seconds(t[pc[k].tok0], tb),
-                                .end = offset + wkv_ts_seconds(t[pc[k].tok1 - 1], tb),
+        segs[ns++] = (wkv__wseg){.start = offset + wkv__ts_seconds(t[pc[k].tok0], tb),
+                                .end = offset + wkv__ts_seconds(t[pc[k].tok1 - 1], tb),
                                 .tokens = t + pc[k].tok0, .n_tokens = pc[k].tok1 - pc[k].tok0};
     if (n_pair) {
         if (tail && tail->closed) /* text then a single timestamp: a segment too */
-            segs[ns++] = (wkv_wseg){.start = offset + wkv_ts_seconds(t[tail->tok0], tb),
-                                    .end = offset + wkv_ts_seconds(t[n - 1], tb),
+            segs[ns++] = (wkv__wseg){.start = offset + wkv__ts_seconds(t[tail->tok0], tb),
+                                    .end = offset + wkv__ts_seconds(t[n - 1], tb),
                                     .tokens = t + tail->tok0, .n_tokens = n - tail->tok0};
         else /* drop the unfinished tail; decode it again from the last pair's time */
             next_seek = seek + (int64_t)(t[(tail ? tail->tok0 : n) - 1] - tb) * 2;
@@ -219,15 +219,15 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
                     end = (t[i] - tb) * 0.02;
                 break;
             }
-        segs[ns++] = (wkv_wseg){.start = offset, .end = offset + end, .tokens = t,
+        segs[ns++] = (wkv__wseg){.start = offset, .end = offset + end, .tokens = t,
                                 .n_tokens = n};
     }
     if (o->word_timestamps) {
         int sot[3], unicode;
-        int n_sot = wkv_words_sot(m, lf->language, o->translate, sot, &unicode);
-        if (wkv_words_window(ctx, &lf->words, sot, n_sot, unicode, segs, &ns, seek, size,
+        int n_sot = wkv__words_sot(m, lf->language, o->translate, sot, &unicode);
+        if (wkv__words_window(ctx, &lf->words, sot, n_sot, unicode, segs, &ns, seek, size,
                              single_ending, &next_seek, &drop, error) != 0) {
-            wkv_wsegs_clear(segs, ns);
+            wkv__wsegs_clear(segs, ns);
             free(segs);
             free(pc);
             wkv_window_result_clear(&r);
@@ -237,14 +237,14 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     for (int i = 0; i < ns && rc == 0 && !drop; i++)
         rc = emit(m, &r, seek, &segs[i], o->word_timestamps, history, on_segment, user,
                   &lf->count);
-    wkv_wsegs_clear(segs, ns);
+    wkv__wsegs_clear(segs, ns);
     free(segs);
     free(pc);
     if (!drop && (!o->condition_on_previous_text || r.temperature > 0.5))
         lf->prompt_reset = history->n;
     wkv_window_result_clear(&r);
     if (rc < 0) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     lf->stopped |= rc > 0;
@@ -252,17 +252,17 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     return next_seek > seek ? next_seek : seek + size;
 }
 
-int wkv_longform_stopped(const wkv_longform *lf)
+int wkv__longform_stopped(const wkv_longform *lf)
 {
     return lf->stopped;
 }
 
-void wkv_longform_set_content(wkv_longform *lf, int64_t content_frames)
+void wkv__longform_set_content(wkv_longform *lf, int64_t content_frames)
 {
     lf->words.content_frames = content_frames;
 }
 
-const char *wkv_longform_language(const wkv_longform *lf)
+const char *wkv__longform_language(const wkv_longform *lf)
 {
     return lf->language;
 }

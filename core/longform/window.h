@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 /* A segment callback asked to stop. */
-int wkv_longform_stopped(const wkv_longform *lf);
+int wkv__longform_stopped(const wkv_longform *lf);
 /* The frames of the whole input, once known (the word steps' last-window rule). */
-void wkv_longform_set_content(wkv_longform *lf, int64_t content_frames);
+void wkv__longform_set_content(wkv_longform *lf, int64_t content_frames);
 /* The language the windows are decoded in ("auto" until detected). */
-const char *wkv_longform_language(const wkv_longform *lf);
+const char *wkv__longform_language(const wkv_longform *lf);
 
 #endif

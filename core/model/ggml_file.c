@@ -34,7 +34,7 @@
 
 /* Index of the first value that is not below `limit` in magnitude (NaN included),
  * or n.  Branch-free blocks so the common all-good case vectorizes. */
-size_t wkv_first_out_of_range(const float *x, size_t n, float limit)
+size_t wkv__first_out_of_range(const float *x, size_t n, float limit)
 {
     for (size_t b = 0; b < n; b += 256) {
         size_t e = n - b < 256 ? n : b + 256;
@@ -52,40 +52,40 @@ size_t wkv_first_out_of_range(const float *x, size_t n, float limit)
 /* ---------------------------------------------------------------- reader */
 
 /* "<path>: offset <N>: <message>" */
-void wkv_fail(wkv_reader *r, uint64_t off, const char *fmt, ...)
+void wkv__fail(wkv__reader *r, uint64_t off, const char *fmt, ...)
 {
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    wkv_set_error(r->error, "%s: offset %" PRIu64 ": %s", r->path, off, msg);
+    wkv__set_error(r->error, "%s: offset %" PRIu64 ": %s", r->path, off, msg);
 }
 
 /* Checks that n more bytes are in the file. */
-int wkv_need(wkv_reader *r, uint64_t n, const char *what)
+int wkv__need(wkv__reader *r, uint64_t n, const char *what)
 {
-    if (wkv_left(r) >= n)
+    if (wkv__left(r) >= n)
         return 0;
-    wkv_fail(r, r->off, "unexpected end of file in %s: needs %" PRIu64 " bytes, %" PRIu64
+    wkv__fail(r, r->off, "unexpected end of file in %s: needs %" PRIu64 " bytes, %" PRIu64
                         " left (truncated file?)",
-             what, n, wkv_left(r));
+             what, n, wkv__left(r));
     return -1;
 }
 
-int wkv_rd_u32(wkv_reader *r, uint32_t *v, const char *what)
+int wkv__rd_u32(wkv__reader *r, uint32_t *v, const char *what)
 {
-    if (wkv_need(r, 4, what))
+    if (wkv__need(r, 4, what))
         return -1;
-    *v = wkv_ld_u32(r->p + r->off);
+    *v = wkv__ld_u32(r->p + r->off);
     r->off += 4;
     return 0;
 }
 
-int wkv_rd_i32(wkv_reader *r, int32_t *v, const char *what)
+int wkv__rd_i32(wkv__reader *r, int32_t *v, const char *what)
 {
     uint32_t u;
-    if (wkv_rd_u32(r, &u, what))
+    if (wkv__rd_u32(r, &u, what))
         return -1;
     *v = (int32_t)u;
     return 0;
@@ -93,7 +93,7 @@ int wkv_rd_i32(wkv_reader *r, int32_t *v, const char *what)
 
 /* ---------------------------------------------------------------- the file */
 
-void wkv_file_close(wkv_file_view *v)
+void wkv__file_close(wkv__file_view *v)
 {
     if (v->map)
         munmap(v->map, v->map_len);
@@ -101,7 +101,7 @@ void wkv_file_close(wkv_file_view *v)
     memset(v, 0, sizeof *v);
 }
 
-int wkv_file_open(const char *path, wkv_file_view *v, char **error)
+int wkv__file_open(const char *path, wkv__file_view *v, char **error)
 {
     memset(v, 0, sizeof *v);
     /* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; the
@@ -109,34 +109,34 @@ int wkv_file_open(const char *path, wkv_file_view *v, char **error)
      * no effect) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        wkv_set_error(error, "%s: offset 0: cannot open the model file: %s", path,
+        wkv__set_error(error, "%s: offset 0: cannot open the model file: %s", path,
                       strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        wkv_set_error(error, "%s: offset 0: cannot stat the model file: %s", path,
+        wkv__set_error(error, "%s: offset 0: cannot stat the model file: %s", path,
                       strerror(errno));
         close(fd);
         return -1;
     }
     if (S_ISDIR(st.st_mode)) {
-        wkv_set_error(error, "%s: offset 0: is a directory, not a model file", path);
+        wkv__set_error(error, "%s: offset 0: is a directory, not a model file", path);
         close(fd);
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        wkv_set_error(error, "%s: offset 0: not a regular file", path);
+        wkv__set_error(error, "%s: offset 0: not a regular file", path);
         close(fd);
         return -1;
     }
     if (st.st_size <= 0) {
-        wkv_set_error(error, "%s: offset 0: the file is empty", path);
+        wkv__set_error(error, "%s: offset 0: the file is empty", path);
         close(fd);
         return -1;
     }
     if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
-        wkv_set_error(error, "%s: offset 0: the file is too large (%" PRIu64 " bytes)",
+        wkv__set_error(error, "%s: offset 0: the file is too large (%" PRIu64 " bytes)",
                       path, (uint64_t)st.st_size);
         close(fd);
         return -1;
@@ -158,7 +158,7 @@ int wkv_file_open(const char *path, wkv_file_view *v, char **error)
     /* small, or no mmap on this file system: read it */
     v->buf = malloc(len);
     if (!v->buf) {
-        wkv_set_error(error, "%s: offset 0: out of memory reading %zu bytes", path, len);
+        wkv__set_error(error, "%s: offset 0: out of memory reading %zu bytes", path, len);
         close(fd);
         return -1;
     }
@@ -168,10 +168,10 @@ int wkv_file_open(const char *path, wkv_file_view *v, char **error)
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            wkv_set_error(error, "%s: offset %zu: read error: %s", path, got,
+            wkv__set_error(error, "%s: offset %zu: read error: %s", path, got,
                           k < 0 ? strerror(errno) : "file shrank while reading");
             close(fd);
-            wkv_file_close(v);
+            wkv__file_close(v);
             return -1;
         }
         got += (size_t)k;
@@ -185,24 +185,24 @@ int wkv_file_open(const char *path, wkv_file_view *v, char **error)
 /* ---------------------------------------------------------------- header */
 
 /* The magic number: a ggml file, or a message saying what the file is. */
-int wkv_read_magic(wkv_reader *r)
+int wkv__read_magic(wkv__reader *r)
 {
     uint32_t magic;
-    if (wkv_rd_u32(r, &magic, "the magic number"))
+    if (wkv__rd_u32(r, &magic, "the magic number"))
         return -1;
     if (magic != GGML_MAGIC) {
         if (magic == GGUF_MAGIC)
-            wkv_fail(r, 0, "this is a GGUF file; only the whisper.cpp ggml format "
+            wkv__fail(r, 0, "this is a GGUF file; only the whisper.cpp ggml format "
                            "(magic 0x67676d6c) is supported");
         else
-            wkv_fail(r, 0, "bad magic 0x%08" PRIx32 ", expected 0x67676d6c: not a "
+            wkv__fail(r, 0, "bad magic 0x%08" PRIx32 ", expected 0x67676d6c: not a "
                            "whisper.cpp ggml model file", magic);
         return -1;
     }
     return 0;
 }
 
-int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
+int wkv__read_hparams(wkv__reader *r, wkv_hparams *hp)
 {
     static const char *const names[11] = {
         "n_vocab", "n_audio_ctx", "n_audio_state", "n_audio_head", "n_audio_layer",
@@ -213,33 +213,33 @@ int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
         uint64_t at = r->off;
         char what[64];
         snprintf(what, sizeof what, "the header (%s)", names[i]);
-        if (wkv_rd_i32(r, &v[i], what))
+        if (wkv__rd_i32(r, &v[i], what))
             return -1;
         int32_t x = v[i];
         switch (i) {
         case 0:
             if (x != 51864 && x != 51865 && x != 51866) {
-                wkv_fail(r, at, "n_vocab is %" PRId32 ", expected 51864 (English-only), "
+                wkv__fail(r, at, "n_vocab is %" PRId32 ", expected 51864 (English-only), "
                                 "51865 (multilingual) or 51866 (large-v3)", x);
                 return -1;
             }
             break;
         case 1:
             if (x < 1 || x > 1500) {
-                wkv_fail(r, at, "n_audio_ctx is %" PRId32 ", expected 1..1500", x);
+                wkv__fail(r, at, "n_audio_ctx is %" PRId32 ", expected 1..1500", x);
                 return -1;
             }
             break;
         case 2:
             if (x < 1 || x > MAX_STATE) {
-                wkv_fail(r, at, "n_audio_state is %" PRId32 ", expected 1..%d", x, MAX_STATE);
+                wkv__fail(r, at, "n_audio_state is %" PRId32 ", expected 1..%d", x, MAX_STATE);
                 return -1;
             }
             break;
         case 3:
         case 7:
             if (x < 1 || x > v[2] || v[2] % x != 0) {
-                wkv_fail(r, at, "%s is %" PRId32 ", expected a positive divisor of the state "
+                wkv__fail(r, at, "%s is %" PRId32 ", expected a positive divisor of the state "
                                 "size %" PRId32, names[i], x, v[2]);
                 return -1;
             }
@@ -247,26 +247,26 @@ int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
         case 4:
         case 8:
             if (x < 1 || x > MAX_LAYERS) {
-                wkv_fail(r, at, "%s is %" PRId32 ", expected 1..%d", names[i], x, MAX_LAYERS);
+                wkv__fail(r, at, "%s is %" PRId32 ", expected 1..%d", names[i], x, MAX_LAYERS);
                 return -1;
             }
             break;
         case 5:
             if (x < 1 || x > 448) {
-                wkv_fail(r, at, "n_text_ctx is %" PRId32 ", expected 1..448", x);
+                wkv__fail(r, at, "n_text_ctx is %" PRId32 ", expected 1..448", x);
                 return -1;
             }
             break;
         case 6:
             if (x != v[2]) {
-                wkv_fail(r, at, "n_text_state is %" PRId32 ", expected n_audio_state (%" PRId32
+                wkv__fail(r, at, "n_text_state is %" PRId32 ", expected n_audio_state (%" PRId32
                                 ")", x, v[2]);
                 return -1;
             }
             break;
         case 9:
             if (x != 80 && x != 128) {
-                wkv_fail(r, at, "n_mels is %" PRId32 ", expected 80 or 128", x);
+                wkv__fail(r, at, "n_mels is %" PRId32 ", expected 80 or 128", x);
                 return -1;
             }
             break;
@@ -274,23 +274,23 @@ int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
             /* ftype % 1000 is the weight type, ftype / 1000 the quantization version
              * (whisper.cpp writes 2000 + type since the f16-scale block layout) */
             int t = x >= 0 ? x % 1000 : -1, ver = x >= 0 ? x / 1000 : -1;
-            const wkv_qtype *q = t >= 0 ? wkv_qtype_of_ftype(t) : NULL;
+            const wkv__qtype *q = t >= 0 ? wkv__qtype_of_ftype(t) : NULL;
             char types[160];
             if (t < 0 || ver > MAX_QNT_VERSION) {
-                wkv_fail(r, at, "unknown ftype %" PRId32 " (expected version * 1000 + type, "
+                wkv__fail(r, at, "unknown ftype %" PRId32 " (expected version * 1000 + type, "
                                 "type %s)", x,
-                         wkv_qtype_list(types, sizeof types, WKV_QLIST_FTYPES));
+                         wkv__qtype_list(types, sizeof types, WKV_QLIST_FTYPES));
                 return -1;
             }
             if (!q) {
-                wkv_fail(r, at, "unknown ftype %" PRId32 " (type %d; expected %s)", x, t,
-                         wkv_qtype_list(types, sizeof types, WKV_QLIST_FTYPES));
+                wkv__fail(r, at, "unknown ftype %" PRId32 " (type %d; expected %s)", x, t,
+                         wkv__qtype_list(types, sizeof types, WKV_QLIST_FTYPES));
                 return -1;
             }
             if (q->block_elems == 1) /* f32, f16: no blocks, any version */
                 break;
             if (ver != WKV_QNT_VERSION) {
-                wkv_fail(r, at, "ftype %" PRId32 ": a %s model of quantization version %d; only "
+                wkv__fail(r, at, "ftype %" PRId32 ": a %s model of quantization version %d; only "
                                 "version %d (f16 block scales, whisper.cpp since May 2023) is "
                                 "supported: quantize the f16 model again with a current "
                                 "whisper.cpp", x, q->name, ver, WKV_QNT_VERSION);
@@ -314,51 +314,51 @@ int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp)
     return 0;
 }
 
-int wkv_read_mel_filters(wkv_reader *r, wkv_model *m)
+int wkv__read_mel_filters(wkv__reader *r, wkv_model *m)
 {
     int32_t n_mel, n_fft;
     uint64_t at = r->off;
-    if (wkv_rd_i32(r, &n_mel, "the mel filter header (n_mel)"))
+    if (wkv__rd_i32(r, &n_mel, "the mel filter header (n_mel)"))
         return -1;
     if (n_mel != m->hp.n_mels) {
-        wkv_fail(r, at, "the mel filter bank has %" PRId32 " bands, expected n_mels = %" PRId32,
+        wkv__fail(r, at, "the mel filter bank has %" PRId32 " bands, expected n_mels = %" PRId32,
                  n_mel, m->hp.n_mels);
         return -1;
     }
     at = r->off;
-    if (wkv_rd_i32(r, &n_fft, "the mel filter header (n_fft)"))
+    if (wkv__rd_i32(r, &n_fft, "the mel filter header (n_fft)"))
         return -1;
     if (n_fft != MEL_BINS) {
-        wkv_fail(r, at, "the mel filter bank has %" PRId32 " frequency bins, expected %d", n_fft,
+        wkv__fail(r, at, "the mel filter bank has %" PRId32 " frequency bins, expected %d", n_fft,
                  MEL_BINS);
         return -1;
     }
     size_t n = (size_t)n_mel * MEL_BINS;
-    if (wkv_need(r, (uint64_t)n * 4, "the mel filter bank"))
+    if (wkv__need(r, (uint64_t)n * 4, "the mel filter bank"))
         return -1;
     m->mel_filters = malloc(n * sizeof *m->mel_filters);
     if (!m->mel_filters) {
-        wkv_fail(r, r->off, "out of memory");
+        wkv__fail(r, r->off, "out of memory");
         return -1;
     }
-    wkv_row_to_f32(WKV_TYPE_F32, r->p + r->off, m->mel_filters, n);
-    size_t bad = wkv_first_out_of_range(m->mel_filters, n, INFINITY);
+    wkv__row_to_f32(WKV_TYPE_F32, r->p + r->off, m->mel_filters, n);
+    size_t bad = wkv__first_out_of_range(m->mel_filters, n, INFINITY);
     if (bad < n) {
-        wkv_fail(r, r->off + 4 * (uint64_t)bad, "mel filter value %zu is not finite", bad);
+        wkv__fail(r, r->off + 4 * (uint64_t)bad, "mel filter value %zu is not finite", bad);
         return -1;
     }
     r->off += (uint64_t)n * 4;
     return 0;
 }
 
-int wkv_read_vocab(wkv_reader *r, wkv_model *m)
+int wkv__read_vocab(wkv__reader *r, wkv_model *m)
 {
     int32_t n;
     uint64_t at = r->off;
-    if (wkv_rd_i32(r, &n, "the vocabulary size"))
+    if (wkv__rd_i32(r, &n, "the vocabulary size"))
         return -1;
     if (n < 1 || n > m->hp.n_vocab) {
-        wkv_fail(r, at, "the vocabulary has %" PRId32 " tokens, expected 1..n_vocab (%" PRId32
+        wkv__fail(r, at, "the vocabulary has %" PRId32 " tokens, expected 1..n_vocab (%" PRId32
                         ")", n, m->hp.n_vocab);
         return -1;
     }
@@ -368,20 +368,20 @@ int wkv_read_vocab(wkv_reader *r, wkv_model *m)
     for (int32_t i = 0; i < n; i++) {
         uint32_t len;
         at = r->off;
-        if (wkv_left(r) < 4) { /* the message is only formatted when needed */
+        if (wkv__left(r) < 4) { /* the message is only formatted when needed */
             snprintf(what, sizeof what, "the length of token %" PRId32, i);
-            return wkv_need(r, 4, what);
+            return wkv__need(r, 4, what);
         }
-        len = wkv_ld_u32(r->p + r->off);
+        len = wkv__ld_u32(r->p + r->off);
         r->off += 4;
         if (len > MAX_TOKEN_LEN) {
-            wkv_fail(r, at, "token %" PRId32 " has length %" PRIu32 " (at most %u)", i, len,
+            wkv__fail(r, at, "token %" PRId32 " has length %" PRIu32 " (at most %u)", i, len,
                      MAX_TOKEN_LEN);
             return -1;
         }
-        if (wkv_left(r) < len) {
+        if (wkv__left(r) < len) {
             snprintf(what, sizeof what, "the bytes of token %" PRId32, i);
-            return wkv_need(r, len, what);
+            return wkv__need(r, len, what);
         }
         r->off += len;
         total += (uint64_t)len + 1;
@@ -391,13 +391,13 @@ int wkv_read_vocab(wkv_reader *r, wkv_model *m)
     m->tok_len = malloc((size_t)n * sizeof *m->tok_len);
     m->tok_bytes = malloc((size_t)total);
     if (!m->tok_off || !m->tok_len || !m->tok_bytes) {
-        wkv_fail(r, start, "out of memory for the vocabulary");
+        wkv__fail(r, start, "out of memory for the vocabulary");
         return -1;
     }
     uint64_t p = start;
     uint32_t pos = 0;
     for (int32_t i = 0; i < n; i++) {
-        uint32_t len = wkv_ld_u32(r->p + p);
+        uint32_t len = wkv__ld_u32(r->p + p);
         p += 4;
         m->tok_off[i] = pos;
         m->tok_len[i] = len;

@@ -22,36 +22,36 @@ typedef struct {
     const char *path;
     char **error;
     int mapped; /* p is our own read-only file mapping: pages may be dropped */
-} wkv_reader;
+} wkv__reader;
 
 /* "<path>: offset <N>: <message>" into *r->error. */
-void wkv_fail(wkv_reader *r, uint64_t off, const char *fmt, ...)
+void wkv__fail(wkv__reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Checks that n more bytes are in the file (else fails, naming `what`). */
-int wkv_need(wkv_reader *r, uint64_t n, const char *what);
+int wkv__need(wkv__reader *r, uint64_t n, const char *what);
 /* Little-endian 32-bit values at r->off, which they advance; 0 or -1. */
-int wkv_rd_u32(wkv_reader *r, uint32_t *v, const char *what);
-int wkv_rd_i32(wkv_reader *r, int32_t *v, const char *what);
+int wkv__rd_u32(wkv__reader *r, uint32_t *v, const char *what);
+int wkv__rd_i32(wkv__reader *r, int32_t *v, const char *what);
 
-static inline uint64_t wkv_left(const wkv_reader *r)
+static inline uint64_t wkv__left(const wkv__reader *r)
 {
     return r->size - r->off;
 }
 
-static inline uint32_t wkv_ld_u32(const uint8_t *p)
+static inline uint32_t wkv__ld_u32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
            (uint32_t)p[3] << 24;
 }
 
-static inline uint16_t wkv_ld_u16(const uint8_t *p)
+static inline uint16_t wkv__ld_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
 /* Index of the first value that is not below `limit` in magnitude (NaN included),
  * or n. */
-size_t wkv_first_out_of_range(const float *x, size_t n, float limit);
+size_t wkv__first_out_of_range(const float *x, size_t n, float limit);
 
 /* ---------------------------------------------------------------- the file */
 
@@ -62,27 +62,27 @@ typedef struct {
     void *map;      /* mmap'd region, or NULL */
     size_t map_len;
     uint8_t *buf;   /* read() fallback, or NULL */
-} wkv_file_view;
+} wkv__file_view;
 
-int wkv_file_open(const char *path, wkv_file_view *v, char **error);
-void wkv_file_close(wkv_file_view *v);
+int wkv__file_open(const char *path, wkv__file_view *v, char **error);
+void wkv__file_close(wkv__file_view *v);
 
 /* ---------------------------------------------------------------- before the tensors */
 
 /* Each reads its part at r->off, checks it and fails with a message; 0 or -1. */
-int wkv_read_magic(wkv_reader *r);
-int wkv_read_hparams(wkv_reader *r, wkv_hparams *hp);
-int wkv_read_mel_filters(wkv_reader *r, wkv_model *m);   /* into m->mel_filters */
-int wkv_read_vocab(wkv_reader *r, wkv_model *m);         /* into m->tok_* */
+int wkv__read_magic(wkv__reader *r);
+int wkv__read_hparams(wkv__reader *r, wkv_hparams *hp);
+int wkv__read_mel_filters(wkv__reader *r, wkv_model *m);   /* into m->mel_filters */
+int wkv__read_vocab(wkv__reader *r, wkv_model *m);         /* into m->tok_* */
 
 /* ---------------------------------------------------------------- tensors */
 
-typedef struct wkv_tensor_def wkv_tensor_def; /* name and shape (ggml_tensors.c) */
+typedef struct wkv__tensor_def wkv__tensor_def; /* name and shape (ggml_tensors.c) */
 
 /* One expected tensor and what the first pass found about it. */
 typedef struct {
-    const wkv_tensor_def *def;
-    size_t slot;        /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
+    const wkv__tensor_def *def;
+    size_t slot;        /* offsetof in wkv__weights (globals) or wkv__layer (blocks) */
     size_t mat;         /* offsetof its typed view (decoder matrices), or 0 */
     int layer;          /* -1 for globals */
     int is_dec;         /* block of the decoder */
@@ -92,22 +92,22 @@ typedef struct {
     int seen;
     int type;           /* a WKV_TYPE_* of quant.h's table */
     uint64_t hdr_off, data_off;
-} wkv_tensor_rec;
+} wkv__tensor_rec;
 
 typedef struct {
-    wkv_tensor_rec *e;
+    wkv__tensor_rec *e;
     int n;
     int n_audio_layer, n_text_layer;
     int qnt_version;    /* ftype / 1000 of the file */
-} wkv_tensor_set;
+} wkv__tensor_set;
 
 /* The records of every tensor a model of these hyper-parameters needs, in arena
  * order (ts->e is malloc'd); 0, or -1 when out of memory. */
-int wkv_tensor_set_init(wkv_tensor_set *ts, const wkv_hparams *hp);
+int wkv__tensor_set_init(wkv__tensor_set *ts, const wkv_hparams *hp);
 /* "decoder.blocks.3.attn.query.weight" */
-void wkv_tensor_name(const wkv_tensor_rec *x, char *buf, size_t cap);
+void wkv__tensor_name(const wkv__tensor_rec *x, char *buf, size_t cap);
 /* First pass: every tensor header until the end of the file, checked and recorded
  * in ts; fails on anything wrong or missing.  0 or -1. */
-int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts);
+int wkv__scan_tensors(wkv__reader *r, wkv__tensor_set *ts);
 
 #endif

@@ -1,5 +1,5 @@
 /* The tensors of a ggml file: which ones a model of these hyper-parameters needs
- * (names, shapes, where each goes in wkv_weights) and the first pass over their
+ * (names, shapes, where each goes in wkv__weights) and the first pass over their
  * headers, which validates every name, type, shape and data range and records where
  * each tensor's data lies before model.c allocates anything.  Quantized files carry
  * every 2-D weight matrix in blocks of 32 along ne[0], as whisper.cpp's quantizer
@@ -29,17 +29,17 @@ enum shape_kind {
     S_TOK,     /* [n_vocab, d] */
 };
 
-struct wkv_tensor_def {
+struct wkv__tensor_def {
     const char *name;
     enum shape_kind shape;
-    size_t slot; /* offsetof in wkv_weights (globals) or wkv_layer (blocks) */
-    size_t mat;  /* offsetof its typed view (wkv_mat: matrices, convolutions), 0 if none */
+    size_t slot; /* offsetof in wkv__weights (globals) or wkv__layer (blocks) */
+    size_t mat;  /* offsetof its typed view (wkv__mat: matrices, convolutions), 0 if none */
 };
 
-#define GW(field) offsetof(wkv_weights, field)
-#define LW(field) offsetof(wkv_layer, field)
+#define GW(field) offsetof(wkv__weights, field)
+#define LW(field) offsetof(wkv__layer, field)
 
-static const wkv_tensor_def GLOBAL_DEFS[] = {
+static const wkv__tensor_def GLOBAL_DEFS[] = {
     {"encoder.conv1.weight", S_CONV1, GW(conv1_w), GW(conv1)},
     {"encoder.conv1.bias", S_CONVB, GW(conv1_b), 0},
     {"encoder.conv2.weight", S_CONV2, GW(conv2_w), GW(conv2)},
@@ -56,7 +56,7 @@ static const wkv_tensor_def GLOBAL_DEFS[] = {
 
 /* Block tensors: the first N_ENC_BLOCK are the encoder's, all of them the decoder's.
  * Both kinds of block have the typed views (the encoder's converts them per layer). */
-static const wkv_tensor_def BLOCK_DEFS[] = {
+static const wkv__tensor_def BLOCK_DEFS[] = {
     {"attn_ln.weight", S_VEC, LW(attn_ln_w), 0},
     {"attn_ln.bias", S_VEC, LW(attn_ln_b), 0},
     {"attn.query.weight", S_MAT, LW(attn_q_w), LW(attn_q)},
@@ -86,7 +86,7 @@ static const wkv_tensor_def BLOCK_DEFS[] = {
 #define N_DEC_BLOCK ((int)(sizeof BLOCK_DEFS / sizeof *BLOCK_DEFS))
 #define N_ENC_BLOCK 15
 
-static void expected_shape(wkv_tensor_rec *x, const wkv_hparams *hp)
+static void expected_shape(wkv__tensor_rec *x, const wkv_hparams *hp)
 {
     int64_t d = hp->n_audio_state;
     int64_t a[3] = {0, 0, 0};
@@ -113,7 +113,7 @@ static void expected_shape(wkv_tensor_rec *x, const wkv_hparams *hp)
     x->count = count;
 }
 
-int wkv_tensor_set_init(wkv_tensor_set *ts, const wkv_hparams *hp)
+int wkv__tensor_set_init(wkv__tensor_set *ts, const wkv_hparams *hp)
 {
     ts->n_audio_layer = hp->n_audio_layer;
     ts->n_text_layer = hp->n_text_layer;
@@ -146,7 +146,7 @@ int wkv_tensor_set_init(wkv_tensor_set *ts, const wkv_hparams *hp)
     return 0;
 }
 
-void wkv_tensor_name(const wkv_tensor_rec *x, char *buf, size_t cap)
+void wkv__tensor_name(const wkv__tensor_rec *x, char *buf, size_t cap)
 {
     if (x->layer < 0)
         snprintf(buf, cap, "%s", x->def->name);
@@ -156,7 +156,7 @@ void wkv_tensor_name(const wkv_tensor_rec *x, char *buf, size_t cap)
 }
 
 /* The expected tensor of this name, or NULL.  *why gets a hint for unknown names. */
-static wkv_tensor_rec *find_tensor(wkv_tensor_set *ts, const char *name, size_t len,
+static wkv__tensor_rec *find_tensor(wkv__tensor_set *ts, const char *name, size_t len,
                                    const char **why, int *bad_layer)
 {
     *why = NULL;
@@ -227,7 +227,7 @@ static void printable_name(const uint8_t *s, size_t n, char *out, size_t cap)
 }
 
 /* First pass: every tensor header until the end of the file. */
-int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
+int wkv__scan_tensors(wkv__reader *r, wkv__tensor_set *ts)
 {
     int index = 0;
     char what[96], name[WKV_MAX_NAME_LEN * 4 + 1];
@@ -235,17 +235,17 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
         uint64_t hdr = r->off;
         int32_t n_dims, name_len, type;
         snprintf(what, sizeof what, "the header of tensor #%d", index);
-        if (wkv_need(r, 12, what))
+        if (wkv__need(r, 12, what))
             return -1;
-        n_dims = (int32_t)wkv_ld_u32(r->p + hdr);
-        name_len = (int32_t)wkv_ld_u32(r->p + hdr + 4);
-        type = (int32_t)wkv_ld_u32(r->p + hdr + 8);
+        n_dims = (int32_t)wkv__ld_u32(r->p + hdr);
+        name_len = (int32_t)wkv__ld_u32(r->p + hdr + 4);
+        type = (int32_t)wkv__ld_u32(r->p + hdr + 8);
         if (n_dims < 1 || n_dims > 4) {
-            wkv_fail(r, hdr, "tensor #%d has n_dims %" PRId32 ", expected 1..4", index, n_dims);
+            wkv__fail(r, hdr, "tensor #%d has n_dims %" PRId32 ", expected 1..4", index, n_dims);
             return -1;
         }
         if (name_len < 1 || name_len > WKV_MAX_NAME_LEN) {
-            wkv_fail(r, hdr + 4, "tensor #%d has name length %" PRId32 ", expected 1..%d", index,
+            wkv__fail(r, hdr + 4, "tensor #%d has name length %" PRId32 ", expected 1..%d", index,
                      name_len, WKV_MAX_NAME_LEN);
             return -1;
         }
@@ -253,12 +253,12 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
         uint64_t ne_off = r->off;
         int64_t ne[4];
         snprintf(what, sizeof what, "the shape of tensor #%d", index);
-        if (wkv_need(r, 4 * (uint64_t)n_dims, what))
+        if (wkv__need(r, 4 * (uint64_t)n_dims, what))
             return -1;
         for (int i = 0; i < n_dims; i++) {
-            ne[i] = (int32_t)wkv_ld_u32(r->p + r->off);
+            ne[i] = (int32_t)wkv__ld_u32(r->p + r->off);
             if (ne[i] < 1) {
-                wkv_fail(r, r->off, "tensor #%d has ne[%d] = %" PRId64 ", expected a positive "
+                wkv__fail(r, r->off, "tensor #%d has ne[%d] = %" PRId64 ", expected a positive "
                                     "size", index, i, ne[i]);
                 return -1;
             }
@@ -266,7 +266,7 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
         }
         uint64_t name_off = r->off;
         snprintf(what, sizeof what, "the name of tensor #%d", index);
-        if (wkv_need(r, (uint64_t)name_len, what))
+        if (wkv__need(r, (uint64_t)name_len, what))
             return -1;
         const char *nm = (const char *)r->p + name_off;
         printable_name((const uint8_t *)nm, (size_t)name_len, name, sizeof name);
@@ -274,26 +274,26 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
 
         const char *why;
         int n_layer = 0;
-        wkv_tensor_rec *x = find_tensor(ts, nm, (size_t)name_len, &why, &n_layer);
+        wkv__tensor_rec *x = find_tensor(ts, nm, (size_t)name_len, &why, &n_layer);
         if (!x) {
             if (why)
-                wkv_fail(r, name_off, "tensor '%s': the %s has only %d blocks", name, why,
+                wkv__fail(r, name_off, "tensor '%s': the %s has only %d blocks", name, why,
                          n_layer);
             else
-                wkv_fail(r, name_off, "unknown tensor name '%s'", name);
+                wkv__fail(r, name_off, "unknown tensor name '%s'", name);
             return -1;
         }
         if (x->seen) {
-            wkv_fail(r, hdr, "tensor '%s' appears twice (first at offset %" PRIu64 ")", name,
+            wkv__fail(r, hdr, "tensor '%s' appears twice (first at offset %" PRIu64 ")", name,
                      x->hdr_off);
             return -1;
         }
         /* the one check of a tensor's type: nothing past the loader sees an unknown one */
-        const wkv_qtype *qt = wkv_qtype_of(type);
+        const wkv__qtype *qt = wkv__qtype_of(type);
         if (!qt) {
             char types[160];
-            wkv_fail(r, hdr + 8, "tensor '%s' has unknown tensor type %" PRId32 " (expected %s)",
-                     name, type, wkv_qtype_list(types, sizeof types, WKV_QLIST_TYPES));
+            wkv__fail(r, hdr + 8, "tensor '%s' has unknown tensor type %" PRId32 " (expected %s)",
+                     name, type, wkv__qtype_list(types, sizeof types, WKV_QLIST_TYPES));
             return -1;
         }
         if (qt->block_elems > 1) {
@@ -303,24 +303,24 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
             const char *qn = qt->name;
             enum shape_kind sk = x->def->shape;
             if (sk != S_MAT && sk != S_MLP0 && sk != S_MLP2 && sk != S_TOK) {
-                wkv_fail(r, hdr + 8, "tensor '%s' (%d-D) has quantized type %s, but only the 2-D "
+                wkv__fail(r, hdr + 8, "tensor '%s' (%d-D) has quantized type %s, but only the 2-D "
                                      "weight matrices may be quantized (this one must be F32 or "
                                      "F16)", name, (int)n_dims, qn);
                 return -1;
             }
             if (n_dims != 2) {
-                wkv_fail(r, hdr, "tensor '%s' has quantized type %s and %" PRId32 " dimensions, "
+                wkv__fail(r, hdr, "tensor '%s' has quantized type %s and %" PRId32 " dimensions, "
                                  "expected 2", name, qn, n_dims);
                 return -1;
             }
             if (ne[0] % qt->block_elems != 0) {
-                wkv_fail(r, ne_off, "tensor '%s' has quantized type %s but ne[0] = %" PRId64
+                wkv__fail(r, ne_off, "tensor '%s' has quantized type %s but ne[0] = %" PRId64
                                     " is not a multiple of the block size %d", name, qn, ne[0],
                          qt->block_elems);
                 return -1;
             }
             if (ts->qnt_version != WKV_QNT_VERSION) {
-                wkv_fail(r, hdr + 8, "tensor '%s' has quantized type %s in a file of "
+                wkv__fail(r, hdr + 8, "tensor '%s' has quantized type %s in a file of "
                                      "quantization version %d (ftype / 1000); only version %d "
                                      "blocks are understood", name, qn, ts->qnt_version,
                          WKV_QNT_VERSION);
@@ -340,7 +340,7 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
             char gs[96], es[96];
             shape_str(got, n_dims, gs, sizeof gs);
             shape_str(x->dims, x->nd, es, sizeof es);
-            wkv_fail(r, ne_off, "tensor '%s' has shape %s, expected %s (PyTorch order)", name, gs,
+            wkv__fail(r, ne_off, "tensor '%s' has shape %s, expected %s (PyTorch order)", name, gs,
                      es);
             return -1;
         }
@@ -348,13 +348,13 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
          * whole blocks: a block type's rows are) */
         uint64_t blocks = (uint64_t)x->count / (uint64_t)qt->block_elems;
         if (blocks > UINT64_MAX / (uint64_t)qt->block_bytes) {
-            wkv_fail(r, ne_off, "tensor '%s' is too large", name);
+            wkv__fail(r, ne_off, "tensor '%s' is too large", name);
             return -1;
         }
         uint64_t bytes = blocks * (uint64_t)qt->block_bytes;
-        if (bytes > wkv_left(r)) {
-            wkv_fail(r, r->off, "the data of tensor '%s' is truncated: needs %" PRIu64
-                                " bytes, %" PRIu64 " left", name, bytes, wkv_left(r));
+        if (bytes > wkv__left(r)) {
+            wkv__fail(r, r->off, "the data of tensor '%s' is truncated: needs %" PRIu64
+                                " bytes, %" PRIu64 " left", name, bytes, wkv__left(r));
             return -1;
         }
         x->seen = 1;
@@ -365,7 +365,7 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
         index++;
     }
     int missing = 0;
-    const wkv_tensor_rec *first = NULL;
+    const wkv__tensor_rec *first = NULL;
     for (int k = 0; k < ts->n; k++)
         if (!ts->e[k].seen) {
             if (!first)
@@ -373,12 +373,12 @@ int wkv_scan_tensors(wkv_reader *r, wkv_tensor_set *ts)
             missing++;
         }
     if (missing) {
-        wkv_tensor_name(first, name, sizeof name);
+        wkv__tensor_name(first, name, sizeof name);
         if (missing > 1)
-            wkv_fail(r, r->off, "tensor '%s' is missing (and %d more of the %d expected)", name,
+            wkv__fail(r, r->off, "tensor '%s' is missing (and %d more of the %d expected)", name,
                      missing - 1, ts->n);
         else
-            wkv_fail(r, r->off, "tensor '%s' is missing", name);
+            wkv__fail(r, r->off, "tensor '%s' is missing", name);
         return -1;
     }
     return 0;

@@ -15,12 +15,12 @@
  * be finite (docs/reliability.md, "Limits"): a block matrix is widened a chunk at a
  * time into a scratch to be checked.
  *
- * Every block matrix (wkv_layer's typed views, the token embedding) stored f16 or
+ * Every block matrix (wkv__layer's typed views, the token embedding) stored f16 or
  * quantized (q4_0, q4_1, q5_0, q5_1, q8_0) is copied as the file stores it into
  * arenaq (decoder kernels compute on it; the encoder and the cross-K/V fill widen
  * one layer at a time); only the small tensors (vectors, convolutions, positional
  * tables) and f32-stored matrices go to the f32 arena.  A matrix an f16 file stores
- * as f32 goes to f16 afterwards (wkv_weights_keep_f16). */
+ * as f32 goes to f16 afterwards (wkv__weights_keep_f16). */
 #include "model/ggml_file.h"
 #include "base/util.h"
 #include "model/vocab.h"
@@ -67,7 +67,7 @@ static uint64_t memory_limit(void)
  * decoder keeps in f16 (non-f32 files) must not overflow it.  With `scratch`, dst is
  * one chunk's buffer reused for every chunk (a tensor kept in its blocks: checked
  * only). */
-static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, int to_f16, int scratch)
+static int load_tensor(wkv__reader *r, const wkv__tensor_rec *x, float *dst, int to_f16, int scratch)
 {
     const size_t chunk = CHUNK;
     const float limit = to_f16 ? 65520.0f : INFINITY; /* 65520 rounds to f16 infinity */
@@ -75,20 +75,20 @@ static int load_tensor(wkv_reader *r, const wkv_tensor_rec *x, float *dst, int t
     for (size_t at = 0; at < x->count; at += chunk) {
         size_t n = x->count - at < chunk ? x->count - at : chunk;
         float *out = scratch ? dst : dst + at;
-        /* a block type's tensor is a 2-D matrix of whole blocks (wkv_scan_tensors), and
+        /* a block type's tensor is a 2-D matrix of whole blocks (wkv__scan_tensors), and
          * CHUNK a whole number of blocks */
-        wkv_row_to_f32(x->type, src + wkv_type_bytes(x->type, at), out, n);
-        size_t i = wkv_first_out_of_range(out, n, limit);
+        wkv__row_to_f32(x->type, src + wkv__type_bytes(x->type, at), out, n);
+        size_t i = wkv__first_out_of_range(out, n, limit);
         if (i < n) {
             char name[WKV_MAX_NAME_LEN + 32];
             float v = out[i];
-            wkv_tensor_name(x, name, sizeof name);
-            uint64_t off = x->data_off + wkv_type_bytes(x->type, at + i);
+            wkv__tensor_name(x, name, sizeof name);
+            uint64_t off = x->data_off + wkv__type_bytes(x->type, at + i);
             if (isnan(v) || isinf(v))
-                wkv_fail(r, off, "tensor '%s' element %zu is %s: the weights are corrupt", name,
+                wkv__fail(r, off, "tensor '%s' element %zu is %s: the weights are corrupt", name,
                          at + i, isnan(v) ? "NaN" : "infinite");
             else
-                wkv_fail(r, off, "tensor '%s' element %zu is %g, which overflows f16 (the "
+                wkv__fail(r, off, "tensor '%s' element %zu is %g, which overflows f16 (the "
                                  "decoder keeps this matrix in f16: |x| must be below 65520)",
                          name, at + i, (double)v);
             return -1;
@@ -115,22 +115,22 @@ static void drop_pages(const uint8_t *p, uint64_t len)
 /* A block matrix (one with a typed view) stored f16 or in quantized blocks: copied
  * as the file stores it (arenaq), never widened, so no f32 copy of the matrices
  * exists at any moment of the load. */
-static int kept_in_blocks(const wkv_tensor_rec *x)
+static int kept_in_blocks(const wkv__tensor_rec *x)
 {
     return x->mat && x->type != WKV_TYPE_F32;
 }
 
-static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
+static int load_tensors(wkv__reader *r, wkv_model *m, wkv__tensor_set *ts)
 {
     size_t total = 0, qbytes = 0;
     for (int k = 0; k < ts->n; k++) {
-        const wkv_tensor_rec *x = &ts->e[k];
-        if (kept_in_blocks(x)) { /* within the file: checked by wkv_scan_tensors */
-            qbytes += (size_t)wkv_type_bytes(x->type, x->count);
+        const wkv__tensor_rec *x = &ts->e[k];
+        if (kept_in_blocks(x)) { /* within the file: checked by wkv__scan_tensors */
+            qbytes += (size_t)wkv__type_bytes(x->type, x->count);
             continue;
         }
         if (x->count > SIZE_MAX / sizeof(float) - total) {
-            wkv_fail(r, x->hdr_off, "the weights do not fit in memory");
+            wkv__fail(r, x->hdr_off, "the weights do not fit in memory");
             return -1;
         }
         total += x->count;
@@ -139,7 +139,7 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
      * memory, and an arena past it would only be paged out or killed while filled */
     uint64_t bytes = (uint64_t)total * sizeof(float) + qbytes, lim = memory_limit();
     if (bytes > lim) {
-        wkv_fail(r, ts->e[0].hdr_off, "the weights need %" PRIu64 " MiB as f32, more than the %"
+        wkv__fail(r, ts->e[0].hdr_off, "the weights need %" PRIu64 " MiB as f32, more than the %"
                                       PRIu64 " MiB of memory this process may use",
                  bytes >> 20, lim >> 20);
         return -1;
@@ -151,7 +151,7 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
     float *scratch = qbytes ? malloc(CHUNK * sizeof *scratch) : NULL;
     if (!m->w.enc || !m->w.dec || !m->arena || (qbytes && (!m->arenaq || !scratch))) {
         free(scratch);
-        wkv_fail(r, ts->e[0].hdr_off, "out of memory allocating %zu MiB for the weights",
+        wkv__fail(r, ts->e[0].hdr_off, "out of memory allocating %zu MiB for the weights",
                  (total * sizeof(float) + qbytes) >> 20);
         return -1;
     }
@@ -162,15 +162,15 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
     float *dst = m->arena;
     int rc = 0;
     for (int k = 0; k < ts->n && rc == 0; k++) {
-        wkv_tensor_rec *x = &ts->e[k];
+        wkv__tensor_rec *x = &ts->e[k];
         char *base = x->layer < 0 ? (char *)&m->w
                      : x->is_dec  ? (char *)&m->w.dec[x->layer]
                                   : (char *)&m->w.enc[x->layer];
         float **slot = (float **)(void *)(base + x->slot);
         if (kept_in_blocks(x)) {
-            size_t nb = (size_t)wkv_type_bytes(x->type, x->count);
+            size_t nb = (size_t)wkv__type_bytes(x->type, x->count);
             memcpy(qdst, r->p + x->data_off, nb);
-            *(wkv_mat *)(void *)(base + x->mat) = (wkv_mat){x->type, qdst};
+            *(wkv__mat *)(void *)(base + x->mat) = (wkv__mat){x->type, qdst};
             qdst += nb;
             rc = load_tensor(r, x, scratch, 0, 1);
             if (rc == 0 && r->mapped)
@@ -181,7 +181,7 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
         int to_f16 = f16_file && x->mat;
         rc = load_tensor(r, x, dst, to_f16, 0);
         if (rc == 0 && r->mapped)
-            drop_pages(r->p + x->data_off, wkv_type_bytes(x->type, x->count));
+            drop_pages(r->p + x->data_off, wkv__type_bytes(x->type, x->count));
         dst += x->count;
     }
     free(scratch);
@@ -194,38 +194,38 @@ static int load_tensors(wkv_reader *r, wkv_model *m, wkv_tensor_set *ts)
 static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, int vocab_only,
                         int mapped, char **error)
 {
-    wkv_reader r = {data, size, 0, name, error, mapped};
-    wkv_tensor_set ts = {NULL, 0, 0, 0, 0};
+    wkv__reader r = {data, size, 0, name, error, mapped};
+    wkv__tensor_set ts = {NULL, 0, 0, 0, 0};
     wkv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(name))) {
-        wkv_set_error(error, "%s: offset 0: out of memory", name);
+        wkv__set_error(error, "%s: offset 0: out of memory", name);
         goto fail;
     }
-    if (wkv_read_magic(&r))
+    if (wkv__read_magic(&r))
         goto fail;
-    if (wkv_read_hparams(&r, &m->hp) || wkv_read_mel_filters(&r, m) || wkv_read_vocab(&r, m))
+    if (wkv__read_hparams(&r, &m->hp) || wkv__read_mel_filters(&r, m) || wkv__read_vocab(&r, m))
         goto fail;
     if (!vocab_only) {
         if (r.off == r.size) {
-            wkv_fail(&r, r.off, "no tensors (vocabulary-only file?): the file ends after the "
+            wkv__fail(&r, r.off, "no tensors (vocabulary-only file?): the file ends after the "
                                 "vocabulary");
             goto fail;
         }
-        if (wkv_tensor_set_init(&ts, &m->hp)) {
-            wkv_fail(&r, r.off, "out of memory");
+        if (wkv__tensor_set_init(&ts, &m->hp)) {
+            wkv__fail(&r, r.off, "out of memory");
             goto fail;
         }
-        if (wkv_scan_tensors(&r, &ts))
+        if (wkv__scan_tensors(&r, &ts))
             goto fail;
         /* the first pass faulted in the pages around every header (and the kernel's
          * readahead after them): hand them back, or they add to the copies' peak */
         if (r.mapped)
             drop_pages(r.p, r.size);
-        if (load_tensors(&r, m, &ts) || wkv_weights_keep_f16(m, error))
+        if (load_tensors(&r, m, &ts) || wkv__weights_keep_f16(m, error))
             goto fail;
-        wkv_weights_bind(m);
+        wkv__weights_bind(m);
     }
-    if (wkv_vocab_init(m, error))
+    if (wkv__vocab_init(m, error))
         goto fail;
     free(ts.e);
     return m;
@@ -238,14 +238,14 @@ fail:
 static wkv_model *load(const char *path, int vocab_only, char **error)
 {
     if (!path) {
-        wkv_set_error(error, "(null): offset 0: no model path given");
+        wkv__set_error(error, "(null): offset 0: no model path given");
         return NULL;
     }
-    wkv_file_view v;
-    if (wkv_file_open(path, &v, error))
+    wkv__file_view v;
+    if (wkv__file_open(path, &v, error))
         return NULL;
     wkv_model *m = parse(v.data, v.size, path, vocab_only, v.map != NULL, error);
-    wkv_file_close(&v);
+    wkv__file_close(&v);
     return m;
 }
 
@@ -257,13 +257,13 @@ wkv_model *wkv_model_load(const char *path, char **error)
 wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error)
 {
     if (!data && size) {
-        wkv_set_error(error, "(memory): offset 0: no data given");
+        wkv__set_error(error, "(memory): offset 0: no data given");
         return NULL;
     }
     return parse(data, size, "(memory)", 0, 0, error);
 }
 
-wkv_model *wkv_model_load_vocab_only(const char *path, char **error)
+wkv_model *wkv__model_load_vocab_only(const char *path, char **error)
 {
     return load(path, 1, error);
 }
@@ -272,7 +272,7 @@ void wkv_model_free(wkv_model *m)
 {
     if (!m)
         return;
-    wkv_vocab_free(m);
+    wkv__vocab_free(m);
     free(m->path);
     free(m->mel_filters);
     free(m->tok_off);

@@ -14,7 +14,7 @@
 typedef struct {
     int type;
     const void *data;
-} wkv_mat;
+} wkv__mat;
 
 /* One transformer block's weights, f32, PyTorch layout (out x in, row-major).
  * Encoder blocks leave the cross_* pointers NULL.  Every block's matrices
@@ -31,26 +31,26 @@ typedef struct {
     float *mlp_ln_w, *mlp_ln_b;
     float *mlp0_w, *mlp0_b; /* [4d, d], [4d] */
     float *mlp2_w, *mlp2_b; /* [d, 4d], [d] */
-    wkv_mat attn_q, attn_k, attn_v, attn_o, cross_q, cross_k, cross_v, cross_o, mlp0, mlp2;
-} wkv_layer;
+    wkv__mat attn_q, attn_k, attn_v, attn_o, cross_q, cross_k, cross_v, cross_o, mlp0, mlp2;
+} wkv__layer;
 
 /* All weights as f32 pointers into one arena (f16 files are widened at load), except
  * the matrices of non-f32 files: f16 in arena16 or as stored (f16, quantized blocks)
- * in arenaq, their f32 pointer NULL (see wkv_layer; the token embedding likewise in
+ * in arenaq, their f32 pointer NULL (see wkv__layer; the token embedding likewise in
  * tok, the convolutions in conv1, conv2). */
 typedef struct {
     float *conv1_w, *conv1_b; /* [d, n_mels, 3], [d] */
     float *conv2_w, *conv2_b; /* [d, d, 3], [d] */
-    wkv_mat conv1, conv2;     /* the convolutions typed: d rows of 3 n_mels, 3 d */
+    wkv__mat conv1, conv2;     /* the convolutions typed: d rows of 3 n_mels, 3 d */
     float *enc_pos;           /* [n_audio_ctx, d] */
-    wkv_layer *enc;           /* n_audio_layer */
+    wkv__layer *enc;           /* n_audio_layer */
     float *enc_ln_w, *enc_ln_b;
     float *tok_emb;           /* [n_vocab, d], also the output projection; or NULL */
-    wkv_mat tok;              /* the same, typed */
+    wkv__mat tok;              /* the same, typed */
     float *dec_pos;           /* [n_text_ctx, d] */
-    wkv_layer *dec;           /* n_text_layer */
+    wkv__layer *dec;           /* n_text_layer */
     float *dec_ln_w, *dec_ln_b;
-} wkv_weights;
+} wkv__weights;
 
 struct wkv_model {
     char *path;
@@ -76,25 +76,25 @@ struct wkv_model {
     size_t arena16_halves;
     uint8_t *arenaq;         /* the f16 and quantized matrices as stored, or NULL */
     size_t arenaq_bytes;
-    wkv_weights w;
+    wkv__weights w;
 };
 
 /* model.c: reads the header, mel filters and vocabulary only (no tensors needed;
  * m->w and m->arena stay empty).  For tools and tests on vocabulary-only files. */
-wkv_model *wkv_model_load_vocab_only(const char *path, char **error);
+wkv_model *wkv__model_load_vocab_only(const char *path, char **error);
 
 /* weights.c: after a full load of a non-f32 file, moves the matrices the file stores
  * as f32 (token embedding, the blocks' attention and MLP matrices, convolutions) to
  * f16 in m->arena16 (rounded to nearest) and repacks the rest into a smaller f32
  * arena; the matrices the file stores f16 or quantized are kept as stored by the
  * loader.  0, or -1 (out of memory) with *error set. */
-int wkv_weights_keep_f16(wkv_model *m, char **error);
+int wkv__weights_keep_f16(wkv_model *m, char **error);
 /* weights.c: a stored matrix of `count` values as f32: an f32 one in place, the others
  * widened (f16) or dequantized into scratch (count floats).  Exact: the values the
  * loader used to widen at load. */
-const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch);
-/* weights.c: sets every decoder matrix's typed view (wkv_layer, tok) not set by the
- * loader or wkv_weights_keep_f16 to its f32 data. */
-void wkv_weights_bind(wkv_model *m);
+const float *wkv__mat_f32(const wkv__mat *v, size_t count, float *scratch);
+/* weights.c: sets every decoder matrix's typed view (wkv__layer, tok) not set by the
+ * loader or wkv__weights_keep_f16 to its f32 data. */
+void wkv__weights_bind(wkv_model *m);
 
 #endif

@@ -8,69 +8,69 @@
 #include <stdlib.h>
 #include <string.h>
 
-const wkv_qtype *wkv_qtype_must(int type, const char *who)
+const wkv__qtype *wkv__qtype_must(int type, const char *who)
 {
-    const wkv_qtype *q = wkv_qtype_of(type);
+    const wkv__qtype *q = wkv__qtype_of(type);
     if (!q) {
         char list[160];
         fprintf(stderr, "whisperkv: %s: tensor type %d is not one of %s (the loader refuses "
                         "such files: this is a bug)\n",
-                who, type, wkv_qtype_list(list, sizeof list, WKV_QLIST_TYPES));
+                who, type, wkv__qtype_list(list, sizeof list, WKV_QLIST_TYPES));
         abort();
     }
     return q;
 }
 
-const wkv_qtype *wkv_qtype_of_ftype(int ftype)
+const wkv__qtype *wkv__qtype_of_ftype(int ftype)
 {
     for (int t = 0; t <= WKV_TYPE_MAX; t++) {
-        const wkv_qtype *q = wkv_qtype_of(t);
+        const wkv__qtype *q = wkv__qtype_of(t);
         if (q && q->ftype == ftype)
             return q;
     }
     return NULL;
 }
 
-size_t wkv_quant_block_bytes(int type)
+size_t wkv__quant_block_bytes(int type)
 {
-    const wkv_qtype *q = wkv_qtype_of(type);
+    const wkv__qtype *q = wkv__qtype_of(type);
     return q && q->block_elems > 1 ? (size_t)q->block_bytes : 0;
 }
 
-const char *wkv_quant_type_name(int type)
+const char *wkv__quant_type_name(int type)
 {
-    const wkv_qtype *q = wkv_qtype_of(type);
+    const wkv__qtype *q = wkv__qtype_of(type);
     return q ? q->name : NULL;
 }
 
-size_t wkv_type_bytes(int type, size_t n)
+size_t wkv__type_bytes(int type, size_t n)
 {
-    const wkv_qtype *q = wkv_qtype_must(type, "wkv_type_bytes");
+    const wkv__qtype *q = wkv__qtype_must(type, "wkv__type_bytes");
     return n / (size_t)q->block_elems * (size_t)q->block_bytes;
 }
 
-void wkv_row_to_f32(int type, const void *src, float *dst, size_t n)
+void wkv__row_to_f32(int type, const void *src, float *dst, size_t n)
 {
-    const wkv_qtype *q = wkv_qtype_must(type, "wkv_row_to_f32");
+    const wkv__qtype *q = wkv__qtype_must(type, "wkv__row_to_f32");
     if (n % (size_t)q->block_elems) {
-        fprintf(stderr, "whisperkv: wkv_row_to_f32: %zu %s values are not whole blocks of %d "
+        fprintf(stderr, "whisperkv: wkv__row_to_f32: %zu %s values are not whole blocks of %d "
                         "(a bug)\n", n, q->name, q->block_elems);
         abort();
     }
     q->to_f32(src, dst, n);
 }
 
-char *wkv_qtype_list(char *buf, size_t cap, int how)
+char *wkv__qtype_list(char *buf, size_t cap, int how)
 {
     /* in the order the numbers go: type numbers, or ftypes (which are not in order) */
-    const wkv_qtype *order[WKV_TYPE_MAX + 1];
+    const wkv__qtype *order[WKV_TYPE_MAX + 1];
     int n = 0;
     for (int t = 0; t <= WKV_TYPE_MAX; t++)
-        if (wkv_qtype_of(t))
-            order[n++] = wkv_qtype_of(t);
+        if (wkv__qtype_of(t))
+            order[n++] = wkv__qtype_of(t);
     for (int i = 1; how == WKV_QLIST_FTYPES && i < n; i++)
         for (int j = i; j > 0 && order[j - 1]->ftype > order[j]->ftype; j--) {
-            const wkv_qtype *s = order[j];
+            const wkv__qtype *s = order[j];
             order[j] = order[j - 1];
             order[j - 1] = s;
         }
@@ -93,7 +93,7 @@ char *wkv_qtype_list(char *buf, size_t cap, int how)
 
 /* ---------------------------------------------------------------- to f32 */
 
-void wkv_to_f32_f32(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_f32(const uint8_t *src, float *dst, size_t n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     memcpy(dst, src, n * sizeof *dst);
@@ -107,11 +107,11 @@ void wkv_to_f32_f32(const uint8_t *src, float *dst, size_t n)
 #endif
 }
 
-void wkv_to_f32_f16(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_f16(const uint8_t *src, float *dst, size_t n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (((uintptr_t)src & 1) == 0) {
-        wkv_f16_to_f32_row((const uint16_t *)(const void *)src, dst, n);
+        wkv__f16_to_f32_row((const uint16_t *)(const void *)src, dst, n);
         return;
     }
     /* the file's bytes at an odd offset (a tensor's data follows its name): through an
@@ -120,17 +120,17 @@ void wkv_to_f32_f16(const uint8_t *src, float *dst, size_t n)
     for (size_t i = 0; i < n; i += 512) {
         size_t c = n - i < 512 ? n - i : 512;
         memcpy(h, src + 2 * i, c * sizeof *h);
-        wkv_f16_to_f32_row(h, dst + i, c);
+        wkv__f16_to_f32_row(h, dst + i, c);
     }
 #else
     for (size_t i = 0; i < n; i++)
-        dst[i] = wkv_f16_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
+        dst[i] = wkv__f16_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
 #endif
 }
 
 static float half_at(const uint8_t *p)
 {
-    return wkv_f16_to_f32((uint16_t)(p[0] | p[1] << 8));
+    return wkv__f16_to_f32((uint16_t)(p[0] | p[1] << 8));
 }
 
 static uint32_t u32_at(const uint8_t *p)
@@ -143,7 +143,7 @@ static uint32_t u32_at(const uint8_t *p)
  * constant row (the wrappers below), so the layout folds as in a hand-written decoder:
  * dequantizing is on the widening paths (the encoder's layers, the decoder's prompt),
  * not only at load. */
-static inline __attribute__((always_inline)) void blocks_to_f32(const wkv_qtype *q,
+static inline __attribute__((always_inline)) void blocks_to_f32(const wkv__qtype *q,
                                                                 const uint8_t *src, float *dst,
                                                                 size_t n)
 {
@@ -167,27 +167,27 @@ static inline __attribute__((always_inline)) void blocks_to_f32(const wkv_qtype 
     }
 }
 
-void wkv_to_f32_q4_0(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_q4_0(const uint8_t *src, float *dst, size_t n)
 {
-    blocks_to_f32(wkv_qtype_of(WKV_TYPE_Q4_0), src, dst, n);
+    blocks_to_f32(wkv__qtype_of(WKV_TYPE_Q4_0), src, dst, n);
 }
 
-void wkv_to_f32_q4_1(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_q4_1(const uint8_t *src, float *dst, size_t n)
 {
-    blocks_to_f32(wkv_qtype_of(WKV_TYPE_Q4_1), src, dst, n);
+    blocks_to_f32(wkv__qtype_of(WKV_TYPE_Q4_1), src, dst, n);
 }
 
-void wkv_to_f32_q5_0(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_q5_0(const uint8_t *src, float *dst, size_t n)
 {
-    blocks_to_f32(wkv_qtype_of(WKV_TYPE_Q5_0), src, dst, n);
+    blocks_to_f32(wkv__qtype_of(WKV_TYPE_Q5_0), src, dst, n);
 }
 
-void wkv_to_f32_q5_1(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_q5_1(const uint8_t *src, float *dst, size_t n)
 {
-    blocks_to_f32(wkv_qtype_of(WKV_TYPE_Q5_1), src, dst, n);
+    blocks_to_f32(wkv__qtype_of(WKV_TYPE_Q5_1), src, dst, n);
 }
 
-void wkv_to_f32_q8_0(const uint8_t *src, float *dst, size_t n)
+void wkv__to_f32_q8_0(const uint8_t *src, float *dst, size_t n)
 {
-    blocks_to_f32(wkv_qtype_of(WKV_TYPE_Q8_0), src, dst, n);
+    blocks_to_f32(wkv__qtype_of(WKV_TYPE_Q8_0), src, dst, n);
 }

@@ -116,7 +116,7 @@ int wkv_text_to_tokens(const wkv_model *m, const char *text, int *out, int max_o
         if (len == 0)
             len = 1;
         int room = count < max_out ? max_out - count : 0;
-        int k = wkv_bpe_encode(m, text + i, len, out ? out + count : NULL, out ? room : 0);
+        int k = wkv__bpe_encode(m, text + i, len, out ? out + count : NULL, out ? room : 0);
         if (k < 0 || k > INT32_MAX - count)
             return -1;
         count += k;

@@ -21,7 +21,7 @@ static const char *const LANG_CODES[100] = {
     "su", "yue",
 };
 
-wkv_specials wkv_specials_for(int n_vocab)
+wkv_specials wkv__specials_for(int n_vocab)
 {
     wkv_specials s;
     int multilingual = n_vocab >= 51865;
@@ -49,7 +49,7 @@ static uint32_t hash_bytes(const char *p, size_t n)
     return h;
 }
 
-int wkv_vocab_find(const wkv_model *m, const char *bytes, size_t len)
+int wkv__vocab_find(const wkv_model *m, const char *bytes, size_t len)
 {
     if (!m->bpe_table || len == 0)
         return -1;
@@ -76,7 +76,7 @@ static int build_table(wkv_model *m)
     for (int id = 0; id < n; id++) {
         const char *p = m->tok_bytes + m->tok_off[id];
         uint32_t len = m->tok_len[id];
-        if (len == 0 || wkv_vocab_find(m, p, len) >= 0)
+        if (len == 0 || wkv__vocab_find(m, p, len) >= 0)
             continue; /* the lowest id wins */
         uint32_t i = hash_bytes(p, len) & m->bpe_mask;
         while (m->bpe_table[i] >= 0)
@@ -139,12 +139,12 @@ static bpe_pair heap_pop(bpe_pair *h, size_t *n)
 static void push_pair(const wkv_model *m, const char *bytes, bpe_pair *h, size_t *n,
                       size_t left, size_t right, size_t end)
 {
-    int id = wkv_vocab_find(m, bytes + left, end - left);
+    int id = wkv__vocab_find(m, bytes + left, end - left);
     if (id >= 0)
         heap_push(h, n, (bpe_pair){id, left, right, end});
 }
 
-int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
+int wkv__bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
                    int max_out)
 {
     if (len == 0)
@@ -184,7 +184,7 @@ int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
     }
     count = 0;
     for (size_t s = 0; s < len; s = end[s]) {
-        int id = wkv_vocab_find(m, bytes + s, end[s] - s);
+        int id = wkv__vocab_find(m, bytes + s, end[s] - s);
         if (id < 0) {
             count = -1; /* a byte missing from the vocabulary */
             break;
@@ -236,7 +236,7 @@ static const int NON_SPEECH_MULTILINGUAL[82] = {
     36865, 42863, 47425, 49870, 50254,
 };
 
-const int *wkv_non_speech_tokens(const wkv_model *m, int *n)
+const int *wkv__non_speech_tokens(const wkv_model *m, int *n)
 {
     if (wkv_model_is_multilingual(m)) {
         *n = 82;
@@ -250,7 +250,7 @@ const int *wkv_non_speech_tokens(const wkv_model *m, int *n)
 static int build_suppress(wkv_model *m)
 {
     int n_ns;
-    const int *ns = wkv_non_speech_tokens(m, &n_ns);
+    const int *ns = wkv__non_speech_tokens(m, &n_ns);
     int *list = malloc((size_t)(n_ns + 6) * sizeof *list);
     if (!list)
         return -1;
@@ -349,18 +349,18 @@ static int build_special_spellings(wkv_model *m)
     return 0;
 }
 
-int wkv_vocab_init(wkv_model *m, char **error)
+int wkv__vocab_init(wkv_model *m, char **error)
 {
-    m->sp = wkv_specials_for(m->hp.n_vocab);
+    m->sp = wkv__specials_for(m->hp.n_vocab);
     repair_byte_tokens(m);
     if (build_special_spellings(m) || build_table(m) || build_suppress(m)) {
-        wkv_set_error(error, "%s: out of memory building the vocabulary", m->path);
+        wkv__set_error(error, "%s: out of memory building the vocabulary", m->path);
         return -1;
     }
     return 0;
 }
 
-void wkv_vocab_free(wkv_model *m)
+void wkv__vocab_free(wkv_model *m)
 {
     free(m->sp_off);
     free(m->sp_len);
@@ -511,7 +511,7 @@ char *wkv_tokens_to_text(const wkv_model *m, const int *tokens, int n, int text_
 }
 
 /* Python's str.strip() on valid UTF-8, in place. */
-char *wkv_text_strip(char *s)
+char *wkv__text_strip(char *s)
 {
     size_t n = strlen(s), a = 0, b = n;
     while (a < b) {

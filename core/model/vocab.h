@@ -8,16 +8,16 @@
 
 /* vocab.c: fills sp, the special spellings, the BPE table and the suppress list.
  * Called by the loader once the vocabulary is read.  Returns 0 or -1. */
-int wkv_vocab_init(wkv_model *m, char **error);
-void wkv_vocab_free(wkv_model *m);
-wkv_specials wkv_specials_for(int n_vocab);
+int wkv__vocab_init(wkv_model *m, char **error);
+void wkv__vocab_free(wkv_model *m);
+wkv_specials wkv__specials_for(int n_vocab);
 /* BPE encoding by rank (token id) of one pre-tokenized piece.  Writes at most
  * max_out ids, returns how many the piece needs, or -1. */
-int wkv_bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
+int wkv__bpe_encode(const wkv_model *m, const char *bytes, size_t len, int *out,
                    int max_out);
 /* The reference's non-speech token ids for this vocabulary (vocab.c). */
-const int *wkv_non_speech_tokens(const wkv_model *m, int *n);
+const int *wkv__non_speech_tokens(const wkv_model *m, int *n);
 /* Token id of exactly these bytes, or -1. */
-int wkv_vocab_find(const wkv_model *m, const char *bytes, size_t len);
+int wkv__vocab_find(const wkv_model *m, const char *bytes, size_t len);
 
 #endif

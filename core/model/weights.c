@@ -12,7 +12,7 @@
  *
  * The encoder's block matrices and the cross-attention K/V projections (used once per
  * window) are not multiplied as stored: the context widens one layer's at a time into
- * its scratch (wkv_mat_f32; a compute type converts them instead) just before its
+ * its scratch (wkv__mat_f32; a compute type converts them instead) just before its
  * matrix products. */
 #include "base/util.h"
 #include "base/f16.h"
@@ -27,7 +27,7 @@
 
 typedef struct {
     float **slot;
-    wkv_mat *mat;           /* where its f16 copy goes, or NULL: stays f32 */
+    wkv__mat *mat;           /* where its f16 copy goes, or NULL: stays f32 */
     float *at;              /* its place in the old arena */
     size_t count;
 } tensor;
@@ -40,46 +40,46 @@ static int by_address(const void *a, const void *b)
 
 #define LAYER_FIELDS 24
 static const size_t layer_f32[LAYER_FIELDS] = {
-    offsetof(wkv_layer, attn_ln_w),  offsetof(wkv_layer, attn_ln_b),
-    offsetof(wkv_layer, attn_q_w),   offsetof(wkv_layer, attn_q_b),
-    offsetof(wkv_layer, attn_k_w),   offsetof(wkv_layer, attn_v_w),
-    offsetof(wkv_layer, attn_v_b),   offsetof(wkv_layer, attn_o_w),
-    offsetof(wkv_layer, attn_o_b),   offsetof(wkv_layer, cross_ln_w),
-    offsetof(wkv_layer, cross_ln_b), offsetof(wkv_layer, cross_q_w),
-    offsetof(wkv_layer, cross_q_b),  offsetof(wkv_layer, cross_k_w),
-    offsetof(wkv_layer, cross_v_w),  offsetof(wkv_layer, cross_v_b),
-    offsetof(wkv_layer, cross_o_w),  offsetof(wkv_layer, cross_o_b),
-    offsetof(wkv_layer, mlp_ln_w),   offsetof(wkv_layer, mlp_ln_b),
-    offsetof(wkv_layer, mlp0_w),     offsetof(wkv_layer, mlp0_b),
-    offsetof(wkv_layer, mlp2_w),     offsetof(wkv_layer, mlp2_b),
+    offsetof(wkv__layer, attn_ln_w),  offsetof(wkv__layer, attn_ln_b),
+    offsetof(wkv__layer, attn_q_w),   offsetof(wkv__layer, attn_q_b),
+    offsetof(wkv__layer, attn_k_w),   offsetof(wkv__layer, attn_v_w),
+    offsetof(wkv__layer, attn_v_b),   offsetof(wkv__layer, attn_o_w),
+    offsetof(wkv__layer, attn_o_b),   offsetof(wkv__layer, cross_ln_w),
+    offsetof(wkv__layer, cross_ln_b), offsetof(wkv__layer, cross_q_w),
+    offsetof(wkv__layer, cross_q_b),  offsetof(wkv__layer, cross_k_w),
+    offsetof(wkv__layer, cross_v_w),  offsetof(wkv__layer, cross_v_b),
+    offsetof(wkv__layer, cross_o_w),  offsetof(wkv__layer, cross_o_b),
+    offsetof(wkv__layer, mlp_ln_w),   offsetof(wkv__layer, mlp_ln_b),
+    offsetof(wkv__layer, mlp0_w),     offsetof(wkv__layer, mlp0_b),
+    offsetof(wkv__layer, mlp2_w),     offsetof(wkv__layer, mlp2_b),
 };
 
 /* the decoder matrices kept in f16: f32 field -> typed view */
 static const size_t dec_f16[][2] = {
-    {offsetof(wkv_layer, attn_q_w), offsetof(wkv_layer, attn_q)},
-    {offsetof(wkv_layer, attn_k_w), offsetof(wkv_layer, attn_k)},
-    {offsetof(wkv_layer, attn_v_w), offsetof(wkv_layer, attn_v)},
-    {offsetof(wkv_layer, attn_o_w), offsetof(wkv_layer, attn_o)},
-    {offsetof(wkv_layer, cross_q_w), offsetof(wkv_layer, cross_q)},
-    {offsetof(wkv_layer, cross_k_w), offsetof(wkv_layer, cross_k)},
-    {offsetof(wkv_layer, cross_v_w), offsetof(wkv_layer, cross_v)},
-    {offsetof(wkv_layer, cross_o_w), offsetof(wkv_layer, cross_o)},
-    {offsetof(wkv_layer, mlp0_w), offsetof(wkv_layer, mlp0)},
-    {offsetof(wkv_layer, mlp2_w), offsetof(wkv_layer, mlp2)},
+    {offsetof(wkv__layer, attn_q_w), offsetof(wkv__layer, attn_q)},
+    {offsetof(wkv__layer, attn_k_w), offsetof(wkv__layer, attn_k)},
+    {offsetof(wkv__layer, attn_v_w), offsetof(wkv__layer, attn_v)},
+    {offsetof(wkv__layer, attn_o_w), offsetof(wkv__layer, attn_o)},
+    {offsetof(wkv__layer, cross_q_w), offsetof(wkv__layer, cross_q)},
+    {offsetof(wkv__layer, cross_k_w), offsetof(wkv__layer, cross_k)},
+    {offsetof(wkv__layer, cross_v_w), offsetof(wkv__layer, cross_v)},
+    {offsetof(wkv__layer, cross_o_w), offsetof(wkv__layer, cross_o)},
+    {offsetof(wkv__layer, mlp0_w), offsetof(wkv__layer, mlp0)},
+    {offsetof(wkv__layer, mlp2_w), offsetof(wkv__layer, mlp2)},
 };
 #define N_DEC_F16 ((int)(sizeof dec_f16 / sizeof *dec_f16))
 
 static const size_t global_f32[] = {
-    offsetof(wkv_weights, conv1_w),  offsetof(wkv_weights, conv1_b),
-    offsetof(wkv_weights, conv2_w),  offsetof(wkv_weights, conv2_b),
-    offsetof(wkv_weights, enc_pos),  offsetof(wkv_weights, enc_ln_w),
-    offsetof(wkv_weights, enc_ln_b), offsetof(wkv_weights, tok_emb),
-    offsetof(wkv_weights, dec_pos),  offsetof(wkv_weights, dec_ln_w),
-    offsetof(wkv_weights, dec_ln_b),
+    offsetof(wkv__weights, conv1_w),  offsetof(wkv__weights, conv1_b),
+    offsetof(wkv__weights, conv2_w),  offsetof(wkv__weights, conv2_b),
+    offsetof(wkv__weights, enc_pos),  offsetof(wkv__weights, enc_ln_w),
+    offsetof(wkv__weights, enc_ln_b), offsetof(wkv__weights, tok_emb),
+    offsetof(wkv__weights, dec_pos),  offsetof(wkv__weights, dec_ln_w),
+    offsetof(wkv__weights, dec_ln_b),
 };
 #define N_GLOBAL ((int)(sizeof global_f32 / sizeof *global_f32))
 
-static void add(tensor *t, int *n, float **slot, wkv_mat *mat)
+static void add(tensor *t, int *n, float **slot, wkv__mat *mat)
 {
     if (!*slot) /* kept in its blocks by the loader */
         return;
@@ -87,7 +87,7 @@ static void add(tensor *t, int *n, float **slot, wkv_mat *mat)
     ++*n;
 }
 
-int wkv_weights_keep_f16(wkv_model *m, char **error)
+int wkv__weights_keep_f16(wkv_model *m, char **error)
 {
     if (!m->arena || m->arena16 || m->hp.ftype % 1000 == 0)
         return 0;
@@ -97,23 +97,23 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     if (!t)
         goto oom;
     int n = 0;
-    wkv_weights *w = &m->w;
+    wkv__weights *w = &m->w;
     for (int i = 0; i < N_GLOBAL; i++) {
         float **slot = (float **)(void *)((char *)w + global_f32[i]);
         /* matrices go to f16 (stored f32 in a non-f32 file), the rest stays */
-        wkv_mat *mat = slot == &w->tok_emb   ? &w->tok
+        wkv__mat *mat = slot == &w->tok_emb   ? &w->tok
                        : slot == &w->conv1_w ? &w->conv1
                        : slot == &w->conv2_w ? &w->conv2
                                              : NULL;
         add(t, &n, slot, mat);
     }
     for (int l = 0; l < n_enc + n_dec; l++) {
-        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
+        wkv__layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int i = 0; i < LAYER_FIELDS; i++) {
-            wkv_mat *h = NULL;
+            wkv__mat *h = NULL;
             for (int k = 0; k < N_DEC_F16; k++)
                 if (dec_f16[k][0] == layer_f32[i])
-                    h = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
+                    h = (wkv__mat *)(void *)((char *)L + dec_f16[k][1]);
             add(t, &n, (float **)(void *)((char *)L + layer_f32[i]), h);
         }
     }
@@ -149,7 +149,7 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     const size_t chunk = (size_t)1 << 20;
     for (int i = 0; i < n; i++) {
         if (t[i].mat) {
-            *t[i].mat = (wkv_mat){WKV_TYPE_F16, d16};
+            *t[i].mat = (wkv__mat){WKV_TYPE_F16, d16};
             *t[i].slot = NULL;
         } else {
             *t[i].slot = d32;
@@ -157,7 +157,7 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
         for (size_t k = 0; k < t[i].count; k += chunk) {
             size_t c = t[i].count - k < chunk ? t[i].count - k : chunk;
             if (t[i].mat) {
-                wkv_f32_to_f16_row(t[i].at + k, d16, c);
+                wkv__f32_to_f16_row(t[i].at + k, d16, c);
                 d16 += c;
             } else {
                 memcpy(d32, t[i].at + k, c * sizeof *d32);
@@ -179,35 +179,35 @@ int wkv_weights_keep_f16(wkv_model *m, char **error)
     return 0;
 oom:
     free(t);
-    wkv_set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
+    wkv__set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
     return -1;
 }
 
-const float *wkv_mat_f32(const wkv_mat *v, size_t count, float *scratch)
+const float *wkv__mat_f32(const wkv__mat *v, size_t count, float *scratch)
 {
     if (v->type == WKV_TYPE_F32) /* in place: no copy */
         return v->data;
-    wkv_row_to_f32(v->type, v->data, scratch, count);
+    wkv__row_to_f32(v->type, v->data, scratch, count);
     return scratch;
 }
 
-void wkv_weights_bind(wkv_model *m)
+void wkv__weights_bind(wkv_model *m)
 {
-    wkv_weights *w = &m->w;
+    wkv__weights *w = &m->w;
     if (!w->tok.data)
-        w->tok = (wkv_mat){WKV_TYPE_F32, w->tok_emb};
+        w->tok = (wkv__mat){WKV_TYPE_F32, w->tok_emb};
     if (!w->conv1.data)
-        w->conv1 = (wkv_mat){WKV_TYPE_F32, w->conv1_w};
+        w->conv1 = (wkv__mat){WKV_TYPE_F32, w->conv1_w};
     if (!w->conv2.data)
-        w->conv2 = (wkv_mat){WKV_TYPE_F32, w->conv2_w};
+        w->conv2 = (wkv__mat){WKV_TYPE_F32, w->conv2_w};
     const int n_enc = w->enc ? m->hp.n_audio_layer : 0, n_dec = w->dec ? m->hp.n_text_layer : 0;
     for (int l = 0; l < n_enc + n_dec; l++) {
-        wkv_layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
+        wkv__layer *L = l < n_enc ? &w->enc[l] : &w->dec[l - n_enc];
         for (int k = 0; k < N_DEC_F16; k++) {
-            wkv_mat *v = (wkv_mat *)(void *)((char *)L + dec_f16[k][1]);
+            wkv__mat *v = (wkv__mat *)(void *)((char *)L + dec_f16[k][1]);
             float *f = *(float **)(void *)((char *)L + dec_f16[k][0]);
             if (!v->data && f) /* encoder blocks have no cross_q/cross_o */
-                *v = (wkv_mat){WKV_TYPE_F32, f};
+                *v = (wkv__mat){WKV_TYPE_F32, f};
         }
     }
 }

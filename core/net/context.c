@@ -16,10 +16,10 @@ void wkv_context_free(wkv_context *ctx)
                      ctx->step_margins};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
-    wkv_cross_kv_free(&ctx->cross);
-    wkv_self_kv_free(&ctx->self);
-    wkv_pool_free(ctx->pool);
-    wkv_compute_free(ctx->compute);
+    wkv__cross_kv_free(&ctx->cross);
+    wkv__self_kv_free(&ctx->self);
+    wkv__pool_free(ctx->pool);
+    wkv__compute_free(ctx->compute);
     pthread_mutex_destroy(&ctx->widen_lock);
     free(ctx);
 }
@@ -27,33 +27,33 @@ void wkv_context_free(wkv_context *ctx)
 wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
 {
     if (!model) {
-        wkv_set_error(error, "no model");
+        wkv__set_error(error, "no model");
         return NULL;
     }
     wkv_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&ctx->widen_lock, NULL);
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
     ctx->compute_type = WKV_COMPUTE_F32;
-    ctx->pool = wkv_pool_new(ctx->threads); /* NULL: everything on this thread */
-    wkv_blas_single_threaded();
+    ctx->pool = wkv__pool_new(ctx->threads); /* NULL: everything on this thread */
+    wkv__blas_single_threaded();
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
     /* im2col blocks: conv1 reads 3 mel frames for each row, conv2 3 frames of d */
-    size_t cols = (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * wkv_enc_cols_width(hp);
+    size_t cols = (size_t)wkv__pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * wkv__enc_cols_width(hp);
     /* the MLP's blocks, conv1's output, or the half cross cache's stage (K and V of a
      * layer) */
-    size_t mlp = (size_t)wkv_pool_parts(ctx->pool) * 4 * d *
-                 (size_t)wkv_enc_mlp_rows((int)T, wkv_pool_parts(ctx->pool));
+    size_t mlp = (size_t)wkv__pool_parts(ctx->pool) * 4 * d *
+                 (size_t)wkv__enc_mlp_rows((int)T, wkv__pool_parts(ctx->pool));
     if (mlp < 2 * T * d)
         mlp = 2 * T * d;
     ctx->enc_mlp_floats = mlp;
-    int ok = (ctx->enc_out = wkv_alloc_zeroed(T * d * sizeof(float))) != NULL &&
-             (ctx->enc_mlp = wkv_alloc_zeroed(mlp * sizeof(float))) != NULL;
+    int ok = (ctx->enc_out = wkv__alloc_zeroed(T * d * sizeof(float))) != NULL &&
+             (ctx->enc_mlp = wkv__alloc_zeroed(mlp * sizeof(float))) != NULL;
     ctx->activation_bytes += (T * d + mlp) * sizeof(float);
     /* the encoder's scratch in the arena (context.h), then the decoder's over it */
     struct {
@@ -66,26 +66,26 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         {&ctx->enc_q, T * d},
         {&ctx->enc_k, T * d},
         {&ctx->enc_v, T * d},
-        {&ctx->enc_scores, (size_t)wkv_pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
+        {&ctx->enc_scores, (size_t)wkv__pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
     };
     size_t enc_floats = 0;
     for (size_t i = 0; i < sizeof enc / sizeof *enc; i++)
-        enc_floats += wkv_arena_round(enc[i].n);
-    size_t dec_floats = wkv_decoder_arena_floats(ctx);
+        enc_floats += wkv__arena_round(enc[i].n);
+    size_t dec_floats = wkv__decoder_arena_floats(ctx);
     size_t arena = enc_floats > dec_floats ? enc_floats : dec_floats;
-    ok = ok && (ctx->arena = wkv_alloc_zeroed(arena * sizeof(float))) != NULL;
+    ok = ok && (ctx->arena = wkv__alloc_zeroed(arena * sizeof(float))) != NULL;
     ctx->activation_bytes += arena * sizeof(float);
     float *p = ctx->arena;
     for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
         *enc[i].buf = p;
-        p += wkv_arena_round(enc[i].n);
+        p += wkv__arena_round(enc[i].n);
     }
     /* the encoder's matrices stay as the file stores them; one layer at a time is
      * widened here just before use (encoder.c) */
     int widen = 0;
     for (int l = 0; l < hp->n_audio_layer; l++) {
-        const wkv_layer *L = &model->w.enc[l];
-        const wkv_mat *v[] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
+        const wkv__layer *L = &model->w.enc[l];
+        const wkv__mat *v[] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
         for (int i = 0; i < 6; i++)
             widen |= v[i]->type != WKV_TYPE_F32;
     }
@@ -96,13 +96,13 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     if (ok && widen) {
         /* not written here: the f32 path widens into all of it every window (the first
          * makes it resident); a compute type touches it only if a product falls back */
-        ok = (ctx->enc_wl = malloc(wkv_enc_wl_floats(hp) * sizeof(float))) != NULL;
-        ctx->activation_bytes += wkv_enc_wl_floats(hp) * sizeof(float);
+        ok = (ctx->enc_wl = malloc(wkv__enc_wl_floats(hp) * sizeof(float))) != NULL;
+        ctx->activation_bytes += wkv__enc_wl_floats(hp) * sizeof(float);
     }
-    ok = ok && wkv_decoder_alloc(ctx) == 0;
+    ok = ok && wkv__decoder_alloc(ctx) == 0;
     if (!ok) {
         wkv_context_free(ctx);
-        wkv_set_error(error, "out of memory allocating a decoding context");
+        wkv__set_error(error, "out of memory allocating a decoding context");
         return NULL;
     }
     return ctx;
@@ -121,35 +121,35 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
 #endif
     }
     if (type != WKV_COMPUTE_F32 && type != WKV_COMPUTE_BF16 && type != WKV_COMPUTE_INT8) {
-        wkv_set_error(error, "unknown compute type %d", (int)type);
+        wkv__set_error(error, "unknown compute type %d", (int)type);
         return -1;
     }
     if (type == ctx->compute_type)
         return 0;
-    wkv_compute *c = NULL;
+    wkv__compute *c = NULL;
     if (type != WKV_COMPUTE_F32 &&
-        !(c = wkv_compute_new(ctx->model, type, wkv_pool_parts(ctx->pool), error)))
+        !(c = wkv__compute_new(ctx->model, type, wkv__pool_parts(ctx->pool), error)))
         return -1;
     /* both caches in half on bf16/int8 (kv_cache.h says why); the self cache's pass
      * widens a layer into enc_mlp (2 n_audio_ctx x d floats at least), so only while
      * n_text_ctx <= n_audio_ctx (every Whisper model: 448 and 1500) */
     const wkv_hparams *hp = &ctx->model->hp;
     const int fits = hp->n_text_ctx <= hp->n_audio_ctx, self_half = c != NULL && fits;
-    if (wkv_cross_kv_set_f16(&ctx->cross, c != NULL) != 0 ||
-        wkv_self_kv_set_f16(&ctx->self, self_half) != 0) {
-        wkv_cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
-        wkv_compute_free(c);
-        wkv_set_error(error, "out of memory");
+    if (wkv__cross_kv_set_f16(&ctx->cross, c != NULL) != 0 ||
+        wkv__self_kv_set_f16(&ctx->self, self_half) != 0) {
+        wkv__cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
+        wkv__compute_free(c);
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     if (ctx->enc_wl && !c != !ctx->compute) {
         /* the widening scratch counts while f32 products widen into it every window;
          * a compute type's products use their own copies and widen only if one fails,
          * so its pages stay untouched (out of RSS) until then */
-        const size_t bytes = wkv_enc_wl_floats(&ctx->model->hp) * sizeof(float);
+        const size_t bytes = wkv__enc_wl_floats(&ctx->model->hp) * sizeof(float);
         ctx->activation_bytes = c ? ctx->activation_bytes - bytes : ctx->activation_bytes + bytes;
     }
-    wkv_compute_free(ctx->compute);
+    wkv__compute_free(ctx->compute);
     ctx->compute = c;
     ctx->compute_type = type;
     return 0;
@@ -167,17 +167,17 @@ const wkv_model *wkv_context_model(const wkv_context *ctx)
 
 void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *activation_bytes)
 {
-    const wkv_cross_kv *c = &ctx->cross;
-    const wkv_self_kv *sk = &ctx->self;
+    const wkv__cross_kv *c = &ctx->cross;
+    const wkv__self_kv *sk = &ctx->self;
     size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state *
-                   (wkv_cross_half(c) ? sizeof(uint16_t) : sizeof(float));
+                   (wkv__cross_half(c) ? sizeof(uint16_t) : sizeof(float));
     size_t self = (size_t)sk->n_slots *
-                  (2 * wkv_self_offset(sk, 1, 0) * (wkv_self_half(sk) ? sizeof(uint16_t) : sizeof(float)) +
+                  (2 * wkv__self_offset(sk, 1, 0) * (wkv__self_half(sk) ? sizeof(uint16_t) : sizeof(float)) +
                    ((size_t)sk->n_ctx + 1) * sizeof(int));
     if (cache_bytes)
         *cache_bytes = cross + self;
     if (activation_bytes)
-        *activation_bytes = ctx->activation_bytes + wkv_compute_scratch_bytes(ctx->compute);
+        *activation_bytes = ctx->activation_bytes + wkv__compute_scratch_bytes(ctx->compute);
 }
 
 const wkv_stats *wkv_context_stats(const wkv_context *ctx)
@@ -193,18 +193,18 @@ const float *wkv_context_step_margins(const wkv_context *ctx, int *n)
 
 int wkv_encode(wkv_context *ctx, const float *mel)
 {
-    double t0 = wkv_now_ms();
+    double t0 = wkv__now_ms();
     ctx->pass_n = 0; /* the arena's decoder rows are about to be overwritten */
-    if (wkv_encoder_run(ctx, mel) != 0)
+    if (wkv__encoder_run(ctx, mel) != 0)
         return -1;
-    double t1 = wkv_now_ms();
+    double t1 = wkv__now_ms();
     ctx->stats.encoder_runs++;
     ctx->stats.encode_ms += t1 - t0;
     /* a new window: its cross K/V once, and an empty sequence */
-    wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
+    wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
                       &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
     ctx->stats.cross_kv_computes++;
-    ctx->stats.decode_ms += wkv_now_ms() - t1;
+    ctx->stats.decode_ms += wkv__now_ms() - t1;
     wkv_decode_reset(ctx);
     return 0;
 }

@@ -20,7 +20,7 @@
  * product packs the convolution's weights again. */
 #define WKV_ENC_CONV_ROWS 256
 /* The im2col block's row width: conv1 reads 3 mel frames, conv2 3 frames of d. */
-static inline size_t wkv_enc_cols_width(const wkv_hparams *hp)
+static inline size_t wkv__enc_cols_width(const wkv_hparams *hp)
 {
     size_t w1 = 3 * (size_t)hp->n_mels, w2 = 3 * (size_t)hp->n_audio_state;
     return w1 > w2 ? w1 : w2;
@@ -30,7 +30,7 @@ static inline size_t wkv_enc_cols_width(const wkv_hparams *hp)
  * cross cache's stage needs anyway, instead of T x 4d (12 MB at base).  Two halves,
  * not more: every block's product packs the layer's weights again (blocks of 256
  * rows, three per part at base, looked about 2 % slower on f32, within the noise). */
-static inline int wkv_enc_mlp_rows(int n_ctx, int n_parts)
+static inline int wkv__enc_mlp_rows(int n_ctx, int n_parts)
 {
     int per_part = (n_ctx + n_parts - 1) / n_parts;
     return (per_part + 1) / 2;
@@ -39,11 +39,11 @@ static inline int wkv_enc_mlp_rows(int n_ctx, int n_parts)
 struct wkv_context {
     const wkv_model *model;
     int threads;
-    wkv_pool *pool; /* threads - 1 workers for our own loops */
+    wkv__pool *pool; /* threads - 1 workers for our own loops */
     wkv_stats stats;
     size_t activation_bytes; /* every buffer below except the caches */
     wkv_compute_type compute_type; /* never AUTO; F32: compute is NULL */
-    wkv_compute *compute;          /* the encoder's products on bf16/int8 (compute.c) */
+    wkv__compute *compute;          /* the encoder's products on bf16/int8 (compute.c) */
 
     /* One buffer for two phases that never overlap: while encoding, the encoder's
      * scratch (enc_cols, enc_x, enc_h, enc_q, enc_k, enc_v, enc_scores); while
@@ -60,7 +60,7 @@ struct wkv_context {
     float *enc_x, *enc_h, *enc_k, *enc_v; /* n_audio_ctx x d */
     float *enc_q;     /* n_audio_ctx x d: q, then attention's output in its place (each
                        * (head, block) task writes the slice of q it has consumed) */
-    float *enc_mlp;   /* the MLP's hidden rows, per pool part wkv_enc_mlp_rows x 4d; at
+    float *enc_mlp;   /* the MLP's hidden rows, per pool part wkv__enc_mlp_rows x 4d; at
                        * least 2 n_audio_ctx x d: conv1's 2 n_audio_ctx frames; between
                        * encoder runs a half cross cache's f32 stage (kv_cache.h); while
                        * decoding, a half cache's layer widened */
@@ -68,13 +68,13 @@ struct wkv_context {
     float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
     float *enc_wl;    /* an encoder layer's q, k, v, then its o and MLP (encoder.c), or
                        * one decoder layer's cross-K/V projections, or the convolutions,
-                       * widened to f32 (wkv_enc_wl_floats); NULL when all of
+                       * widened to f32 (wkv__enc_wl_floats); NULL when all of
                        * those are stored f32; not resident with a compute type */
     pthread_mutex_t widen_lock; /* a compute type's fallback widening (widen.h) */
 
     /* the caches */
-    wkv_cross_kv cross;
-    wkv_self_kv self;
+    wkv__cross_kv cross;
+    wkv__self_kv self;
 
     /* decoder activations for up to n_text_ctx rows */
     float *dec_x, *dec_h, *dec_q, *dec_k, *dec_v, *dec_att; /* n_text_ctx x d */
@@ -100,7 +100,7 @@ struct wkv_context {
 /* enc_wl's floats: a layer's group, or the two convolutions widened before the first
  * layer (d x 3 n_mels + d x 3 d: less than 8 d x d but for n_mels > 5 d / 3, which
  * only a hand-made file has) */
-static inline size_t wkv_enc_wl_floats(const wkv_hparams *hp)
+static inline size_t wkv__enc_wl_floats(const wkv_hparams *hp)
 {
     const size_t d = (size_t)hp->n_audio_state, conv = d * 3 * (size_t)hp->n_mels + d * 3 * d;
     return conv > WKV_ENC_WL_MATS * d * d ? conv : WKV_ENC_WL_MATS * d * d;
@@ -108,31 +108,31 @@ static inline size_t wkv_enc_wl_floats(const wkv_hparams *hp)
 
 /* A buffer's floats rounded up to 64 bytes, so that every buffer carved from the
  * arena starts as aligned as the arena itself. */
-static inline size_t wkv_arena_round(size_t n)
+static inline size_t wkv__arena_round(size_t n)
 {
     return (n + 15) & ~(size_t)15;
 }
 
 /* encoder.c */
-int wkv_encoder_run(wkv_context *ctx, const float *mel);
+int wkv__encoder_run(wkv_context *ctx, const float *mel);
 /* decoder.c */
 /* The floats of ctx->arena the decoder's activations take. */
-size_t wkv_decoder_arena_floats(const wkv_context *ctx);
+size_t wkv__decoder_arena_floats(const wkv_context *ctx);
 /* The decoder's activations carved from ctx->arena (which must hold
- * wkv_decoder_arena_floats), its caches and small buffers allocated. */
-int wkv_decoder_alloc(wkv_context *ctx);
+ * wkv__decoder_arena_floats), its caches and small buffers allocated. */
+int wkv__decoder_alloc(wkv_context *ctx);
 /* Logits of position `pos` when the last pass covered it (its residual row is still
  * in dec_x); -1 otherwise. */
-int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits);
+int wkv__decoder_logits_at(wkv_context *ctx, int pos, float *logits);
 /* A fresh pass of n tokens (n <= n_text_ctx) from position 0 in slot 0, no logits
  * (the cross K/V of the current window must be valid).  0 or -1. */
-int wkv_decoder_pass(wkv_context *ctx, const int *tokens, int n);
+int wkv__decoder_pass(wkv_context *ctx, const int *tokens, int n);
 /* Logits of n <= 8 consecutive positions from pos of the last pass (n x n_vocab). */
-int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits);
+int wkv__decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits);
 /* One token for each of n_seq sequences (self-KV slots, each at its own position),
  * in one pass: the weights are read once for all of them.  logits: n_seq x n_vocab
  * (may be NULL).  0 or -1. */
-int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
+int wkv__decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
                       float *logits);
 
 #endif

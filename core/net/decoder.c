@@ -5,7 +5,7 @@
  * cross-KV cache, x += mlp(ln(x)); logits = ln(x_last) . token_embedding^T.
  * Several new tokens (a prompt) go through in one batched pass.
  *
- * The per-token matrices are typed (wkv_mat): f32, f16 (as an f16 file stores them, or
+ * The per-token matrices are typed (wkv__mat): f32, f16 (as an f16 file stores them, or
  * rounded from f32 by weights.c) or the blocks of a quantized file.  Up to 8 rows at a
  * time (single steps, beams) go through the kernels of gemv_f16.c / gemv_q.c, which
  * read the weights as stored; larger passes (a prompt) widen each matrix into a
@@ -36,12 +36,12 @@ static void dec_sizes(const wkv_context *ctx, size_t n[8])
     size_t kv = (size_t)(hp->n_text_ctx > hp->n_audio_ctx ? hp->n_text_ctx : hp->n_audio_ctx);
     const size_t wide = wide_in_enc_mlp(ctx, d) ? 0 : 4 * d * d;
     for (int i = 0; i < 6; i++)
-        n[i] = wkv_arena_round(rows * d);
-    n[6] = wkv_arena_round(rows * 4 * d + wide);
-    n[7] = wkv_arena_round(rows * kv);
+        n[i] = wkv__arena_round(rows * d);
+    n[6] = wkv__arena_round(rows * 4 * d + wide);
+    n[7] = wkv__arena_round(rows * kv);
 }
 
-size_t wkv_decoder_arena_floats(const wkv_context *ctx)
+size_t wkv__decoder_arena_floats(const wkv_context *ctx)
 {
     size_t n[8], sum = 0;
     dec_sizes(ctx, n);
@@ -50,12 +50,12 @@ size_t wkv_decoder_arena_floats(const wkv_context *ctx)
     return sum;
 }
 
-int wkv_decoder_alloc(wkv_context *ctx)
+int wkv__decoder_alloc(wkv_context *ctx)
 {
     const wkv_hparams *hp = &ctx->model->hp;
     size_t d = (size_t)hp->n_text_state, rows = (size_t)hp->n_text_ctx;
-    if (wkv_cross_kv_init(&ctx->cross, hp->n_text_layer, hp->n_audio_ctx, (int)d) ||
-        wkv_self_kv_init(&ctx->self, hp->n_text_layer, hp->n_text_ctx, (int)d))
+    if (wkv__cross_kv_init(&ctx->cross, hp->n_text_layer, hp->n_audio_ctx, (int)d) ||
+        wkv__self_kv_init(&ctx->self, hp->n_text_layer, hp->n_text_ctx, (int)d))
         return -1;
     size_t n[8];
     dec_sizes(ctx, n);
@@ -67,9 +67,9 @@ int wkv_decoder_alloc(wkv_context *ctx)
         p += n[i];
     }
     ctx->dec_wide = wide_in_enc_mlp(ctx, d) ? ctx->enc_mlp : ctx->dec_mlp + rows * 4 * d;
-    ctx->logits = wkv_alloc_zeroed((size_t)hp->n_vocab * sizeof(float));
+    ctx->logits = wkv__alloc_zeroed((size_t)hp->n_vocab * sizeof(float));
     /* a greedy window takes at most n_text_ctx steps (search.c stops past the context) */
-    ctx->step_margins = wkv_alloc_zeroed((rows + 1) * sizeof(float));
+    ctx->step_margins = wkv__alloc_zeroed((rows + 1) * sizeof(float));
     ctx->activation_bytes += ((size_t)hp->n_vocab + rows + 1) * sizeof(float);
     return ctx->logits && ctx->step_margins ? 0 : -1;
 }
@@ -86,15 +86,15 @@ int wkv_decode_length(const wkv_context *ctx)
 }
 
 /* Row `row` of a typed matrix of `in` columns, as floats. */
-static void mat_row(wkv_mat W, int in, int row, float *dst)
+static void mat_row(wkv__mat W, int in, int row, float *dst)
 {
     const size_t n = (size_t)in;
-    const uint8_t *src = (const uint8_t *)W.data + wkv_type_bytes(W.type, (size_t)row * n);
-    wkv_row_to_f32(W.type, src, dst, n);
+    const uint8_t *src = (const uint8_t *)W.data + wkv__type_bytes(W.type, (size_t)row * n);
+    wkv__row_to_f32(W.type, src, dst, n);
 }
 
 /* Adds token embedding and the positional embedding of `pos` into row x. */
-static void embed(const wkv_weights *w, int d, int token, int pos, float *x)
+static void embed(const wkv__weights *w, int d, int token, int pos, float *x)
 {
     const float *pe = w->dec_pos + (size_t)pos * d;
     mat_row(w->tok, d, token, x);
@@ -108,92 +108,92 @@ static void embed(const wkv_weights *w, int d, int token, int pos, float *x)
  * may be enc_mlp, which also holds a half cache's widened layer: a widened matrix is
  * used up before the attention that widens a layer, and the layer before the next
  * dense, so they never overlap.) */
-static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv_mat W,
+static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv__mat W,
                   const float *bias, int out, float *y, int accumulate)
 {
     const size_t d = (size_t)ctx->model->hp.n_text_state;
     const float *w32 = W.data;
     if (W.type != WKV_TYPE_F32 && (rows <= 8 || (size_t)out * (size_t)in > 4 * d * d)) {
         if (W.type == WKV_TYPE_F16)
-            wkv_gemv_f16(ctx->pool, x, rows, in, W.data, bias, out, y, accumulate);
+            wkv__gemv_f16(ctx->pool, x, rows, in, W.data, bias, out, y, accumulate);
         else
-            wkv_gemv_q(ctx->pool, W.type, x, rows, in, W.data, bias, out, y, accumulate);
+            wkv__gemv_q(ctx->pool, W.type, x, rows, in, W.data, bias, out, y, accumulate);
         return;
     }
     if (W.type != WKV_TYPE_F32) { /* many rows: sgemm on the matrix widened once */
         float *wide = ctx->dec_wide;
-        wkv_row_to_f32(W.type, W.data, wide, (size_t)out * (size_t)in);
+        wkv__row_to_f32(W.type, W.data, wide, (size_t)out * (size_t)in);
         w32 = wide;
     }
     if (accumulate)
-        wkv_linear_add(ctx->pool, x, rows, in, w32, bias, out, y);
+        wkv__linear_add(ctx->pool, x, rows, in, w32, bias, out, y);
     else
-        wkv_linear(ctx->pool, x, rows, in, w32, bias, out, y);
+        wkv__linear(ctx->pool, x, rows, in, w32, bias, out, y);
 }
 
 /* The block's layers after self-attention's output was added: cross-attention over
  * the window's cached K/V and the MLP, for n rows at once. */
-static void cross_and_mlp(wkv_context *ctx, const wkv_layer *L, int l, int n)
+static void cross_and_mlp(wkv_context *ctx, const wkv__layer *L, int l, int n)
 {
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_text_state;
     float *x = ctx->dec_x, *h = ctx->dec_h;
-    wkv_layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
+    wkv__layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
     dense(ctx, h, n, d, L->cross_q, L->cross_q_b, d, ctx->dec_q, 0);
-    const wkv_cross_kv *c = &ctx->cross;
+    const wkv__cross_kv *c = &ctx->cross;
     const int n_head = m->hp.n_text_head;
-    if (wkv_cross_half(c) && !ctx->cross_hook && wkv_attention_f16_ok(n, n_head, d)) {
-        wkv_attention_f16(ctx->pool, ctx->dec_q, wkv_cross_k16(c, l), wkv_cross_v16(c, l), n,
+    if (wkv__cross_half(c) && !ctx->cross_hook && wkv__attention_f16_ok(n, n_head, d)) {
+        wkv__attention_f16(ctx->pool, ctx->dec_q, wkv__cross_k16(c, l), wkv__cross_v16(c, l), n,
                           c->n_ctx, d, n_head, ctx->dec_scores, ctx->dec_att);
     } else { /* f32; or a half layer widened once: a pass of many rows, alignment */
         const float *k, *v;
-        wkv_cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
+        wkv__cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
         if (ctx->cross_hook)
             ctx->cross_hook(ctx->cross_hook_user, l, ctx->dec_q, k, n);
-        wkv_attention(ctx->pool, ctx->dec_q, k, v, n, c->n_ctx, d, n_head, -1, ctx->dec_scores,
+        wkv__attention(ctx->pool, ctx->dec_q, k, v, n, c->n_ctx, d, n_head, -1, ctx->dec_scores,
                       ctx->dec_att);
     }
     dense(ctx, ctx->dec_att, n, d, L->cross_o, L->cross_o_b, d, x, 1);
 
-    wkv_layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
+    wkv__layer_norm(x, h, n, d, L->mlp_ln_w, L->mlp_ln_b);
     dense(ctx, h, n, d, L->mlp0, L->mlp0_b, 4 * d, ctx->dec_mlp, 0);
-    wkv_gelu(ctx->dec_mlp, (size_t)n * 4 * d);
+    wkv__gelu(ctx->dec_mlp, (size_t)n * 4 * d);
     dense(ctx, ctx->dec_mlp, n, 4 * d, L->mlp2, L->mlp2_b, d, x, 1);
 }
 
 /* Query rows for positions [p0, p0 + n) (q: n x d) attend over the slot's layer rows
- * [0, p0 + n), row i seeing keys up to p0 + i (wkv_attention's causal_offset: p0, or
+ * [0, p0 + n), row i seeing keys up to p0 + i (wkv__attention's causal_offset: p0, or
  * -1 for one row, which sees them all), into out (n x d). */
-static void self_attend(wkv_context *ctx, wkv_pool *pool, int slot, int l, const float *q,
+static void self_attend(wkv_context *ctx, wkv__pool *pool, int slot, int l, const float *q,
                         int p0, int n, int causal, float *out)
 {
-    const wkv_self_kv *kv = &ctx->self;
+    const wkv__self_kv *kv = &ctx->self;
     const int d = ctx->model->hp.n_text_state, n_head = ctx->model->hp.n_text_head;
-    if (n == 1 && wkv_self_half(kv) && wkv_attention_f16_ok(1, n_head, d)) {
+    if (n == 1 && wkv__self_half(kv) && wkv__attention_f16_ok(1, n_head, d)) {
         /* one row sees every key: no mask, the halves widened as they stream by */
-        wkv_attention_f16(pool, q, wkv_self_k16(kv, slot, l), wkv_self_v16(kv, slot, l), 1,
+        wkv__attention_f16(pool, q, wkv__self_k16(kv, slot, l), wkv__self_v16(kv, slot, l), 1,
                           p0 + 1, d, n_head, ctx->dec_scores, out);
         return;
     }
     const float *K, *V; /* a half cache widened into the encoder's idle MLP buffer */
-    wkv_self_layer_f32(kv, slot, l, p0 + n, ctx->enc_mlp, &K, &V);
-    wkv_attention(pool, q, K, V, n, p0 + n, d, n_head, causal, ctx->dec_scores, out);
+    wkv__self_layer_f32(kv, slot, l, p0 + n, ctx->enc_mlp, &K, &V);
+    wkv__attention(pool, q, K, V, n, p0 + n, d, n_head, causal, ctx->dec_scores, out);
 }
 
 /* Self-attention of a pass's n new rows (h: their layer-normed input; q in dec_q):
  * their K and V go into the cache (straight there when it is f32), then attention. */
 static void self_attention(wkv_context *ctx, int slot, int l, const float *h, int p0, int n)
 {
-    wkv_self_kv *kv = &ctx->self;
-    const wkv_layer *L = &ctx->model->w.dec[l];
+    wkv__self_kv *kv = &ctx->self;
+    const wkv__layer *L = &ctx->model->w.dec[l];
     const int d = ctx->model->hp.n_text_state;
-    if (wkv_self_half(kv)) {
+    if (wkv__self_half(kv)) {
         dense(ctx, h, n, d, L->attn_k, NULL, d, ctx->dec_k, 0);
         dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, ctx->dec_v, 0);
-        wkv_self_kv_put(kv, slot, l, p0, n, ctx->dec_k, ctx->dec_v);
+        wkv__self_kv_put(kv, slot, l, p0, n, ctx->dec_k, ctx->dec_v);
     } else {
-        dense(ctx, h, n, d, L->attn_k, NULL, d, wkv_self_k(kv, slot, l) + (size_t)p0 * d, 0);
-        dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, wkv_self_v(kv, slot, l) + (size_t)p0 * d,
+        dense(ctx, h, n, d, L->attn_k, NULL, d, wkv__self_k(kv, slot, l) + (size_t)p0 * d, 0);
+        dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, wkv__self_v(kv, slot, l) + (size_t)p0 * d,
               0);
     }
     self_attend(ctx, ctx->pool, slot, l, ctx->dec_q, p0, n, p0, ctx->dec_att);
@@ -204,17 +204,17 @@ static void self_attention(wkv_context *ctx, int slot, int l, const float *h, in
 static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float *logits)
 {
     const wkv_model *m = ctx->model;
-    const wkv_weights *w = &m->w;
+    const wkv__weights *w = &m->w;
     const int d = m->hp.n_text_state;
-    wkv_self_kv *kv = &ctx->self;
+    wkv__self_kv *kv = &ctx->self;
     const int p0 = kv->n[slot];
     float *x = ctx->dec_x, *h = ctx->dec_h;
 
     for (int i = 0; i < n; i++)
         embed(w, d, tokens[i], p0 + i, x + (size_t)i * d);
     for (int l = 0; l < m->hp.n_text_layer; l++) {
-        const wkv_layer *L = &w->dec[l];
-        wkv_layer_norm(x, h, n, d, L->attn_ln_w, L->attn_ln_b);
+        const wkv__layer *L = &w->dec[l];
+        wkv__layer_norm(x, h, n, d, L->attn_ln_w, L->attn_ln_b);
         dense(ctx, h, n, d, L->attn_q, L->attn_q_b, d, ctx->dec_q, 0);
         self_attention(ctx, slot, l, h, p0, n);
         dense(ctx, ctx->dec_att, n, d, L->attn_o, L->attn_o_b, d, x, 1);
@@ -228,15 +228,15 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
     ctx->stats.decoder_passes++;
     ctx->stats.tokens_decoded += n;
     if (logits)
-        wkv_decoder_logits_at(ctx, p0 + n - 1, logits);
+        wkv__decoder_logits_at(ctx, p0 + n - 1, logits);
 }
 
-int wkv_decoder_logits_at(wkv_context *ctx, int pos, float *logits)
+int wkv__decoder_logits_at(wkv_context *ctx, int pos, float *logits)
 {
-    return wkv_decoder_logits_rows(ctx, pos, 1, logits);
+    return wkv__decoder_logits_rows(ctx, pos, 1, logits);
 }
 
-int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits)
+int wkv__decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits)
 {
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_text_state;
@@ -244,12 +244,12 @@ int wkv_decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits)
         return -1;
     const float *rows = ctx->dec_x + (size_t)(pos - ctx->pass_p0) * d;
     float *h = ctx->dec_h; /* scratch once a pass is over */
-    wkv_layer_norm(rows, h, n, d, m->w.dec_ln_w, m->w.dec_ln_b);
+    wkv__layer_norm(rows, h, n, d, m->w.dec_ln_w, m->w.dec_ln_b);
     dense(ctx, h, n, d, m->w.tok, NULL, m->hp.n_vocab, logits, 0);
     return 0;
 }
 
-int wkv_decoder_pass(wkv_context *ctx, const int *tokens, int n)
+int wkv__decoder_pass(wkv_context *ctx, const int *tokens, int n)
 {
     const wkv_hparams *hp = &ctx->model->hp;
     if (n <= 0 || n > hp->n_text_ctx || !ctx->cross.valid)
@@ -262,13 +262,13 @@ int wkv_decoder_pass(wkv_context *ctx, const int *tokens, int n)
     return 0;
 }
 
-int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
+int wkv__decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
                       float *logits)
 {
     const wkv_model *m = ctx->model;
-    const wkv_weights *w = &m->w;
+    const wkv__weights *w = &m->w;
     const int d = m->hp.n_text_state;
-    wkv_self_kv *kv = &ctx->self;
+    wkv__self_kv *kv = &ctx->self;
     float *x = ctx->dec_x, *h = ctx->dec_h;
     if (n_seq <= 0 || n_seq > m->hp.n_text_ctx || !ctx->cross.valid)
         return -1;
@@ -278,17 +278,17 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
             return -1;
         embed(w, d, tokens[b], kv->n[slots[b]], x + (size_t)b * d);
     }
-    double t0 = wkv_now_ms();
+    double t0 = wkv__now_ms();
     for (int l = 0; l < m->hp.n_text_layer; l++) {
-        const wkv_layer *L = &w->dec[l];
-        wkv_layer_norm(x, h, n_seq, d, L->attn_ln_w, L->attn_ln_b);
+        const wkv__layer *L = &w->dec[l];
+        wkv__layer_norm(x, h, n_seq, d, L->attn_ln_w, L->attn_ln_b);
         dense(ctx, h, n_seq, d, L->attn_q, L->attn_q_b, d, ctx->dec_q, 0);
         dense(ctx, h, n_seq, d, L->attn_k, NULL, d, ctx->dec_k, 0);
         dense(ctx, h, n_seq, d, L->attn_v, L->attn_v_b, d, ctx->dec_v, 0);
         for (int b = 0; b < n_seq; b++) {
             /* each sequence appends its row and attends over its own history */
             int p = kv->n[slots[b]];
-            wkv_self_kv_put(kv, slots[b], l, p, 1, ctx->dec_k + (size_t)b * d,
+            wkv__self_kv_put(kv, slots[b], l, p, 1, ctx->dec_k + (size_t)b * d,
                             ctx->dec_v + (size_t)b * d);
             /* heads split over the pool once the history outweighs waking it */
             self_attend(ctx, p >= 128 ? ctx->pool : NULL, slots[b], l,
@@ -306,10 +306,10 @@ int wkv_decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int
     ctx->stats.decoder_passes++;
     ctx->stats.tokens_decoded += n_seq;
     if (logits) {
-        wkv_layer_norm(x, h, n_seq, d, w->dec_ln_w, w->dec_ln_b);
+        wkv__layer_norm(x, h, n_seq, d, w->dec_ln_w, w->dec_ln_b);
         dense(ctx, h, n_seq, d, w->tok, NULL, m->hp.n_vocab, logits, 0);
     }
-    ctx->stats.decode_ms += wkv_now_ms() - t0;
+    ctx->stats.decode_ms += wkv__now_ms() - t0;
     return 0;
 }
 
@@ -317,16 +317,16 @@ int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode m
                     float *logits)
 {
     const wkv_hparams *hp = &ctx->model->hp;
-    wkv_self_kv *kv = &ctx->self;
+    wkv__self_kv *kv = &ctx->self;
     if (n <= 0 || kv->n[0] + n > hp->n_text_ctx || !ctx->cross.valid)
         return -1;
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
             return -1;
-    double t0 = wkv_now_ms();
+    double t0 = wkv__now_ms();
     if (mode != WKV_CACHE_FULL) {
         /* the slow paths: cross K/V projected again for this pass */
-        wkv_cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
+        wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
                           &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
         ctx->stats.cross_kv_computes++;
     }
@@ -340,7 +340,7 @@ int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode m
     } else {
         forward(ctx, 0, tokens, n, logits);
     }
-    ctx->stats.decode_ms += wkv_now_ms() - t0;
+    ctx->stats.decode_ms += wkv__now_ms() - t0;
     return 0;
 }
 

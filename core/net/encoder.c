@@ -46,17 +46,17 @@ enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, M_CONV1, M_CONV2, N_MATS };
 typedef struct {
     wkv_context *ctx;
     const float *mel;
-    const wkv_layer *L;
+    const wkv__layer *L;
     int n_out[N_MATS], n_in[N_MATS];
-    wkv_widen wide;                /* the matrices' f32 values (widen.h) */
-    const wkv_cweight *cw[N_MATS]; /* the compute type's copies, or NULL: f32 */
+    wkv__widen wide;                /* the matrices' f32 values (widen.h) */
+    const wkv__cweight *cw[N_MATS]; /* the compute type's copies, or NULL: f32 */
 } enc_job;
 
-static void job_set(enc_job *j, int i, const wkv_mat *v, int n_out, int n_in, float *slot)
+static void job_set(enc_job *j, int i, const wkv__mat *v, int n_out, int n_in, float *slot)
 {
     j->n_out[i] = n_out;
     j->n_in[i] = n_in;
-    wkv_widen_set(&j->wide, i, v, (size_t)n_out * n_in, slot);
+    wkv__widen_set(&j->wide, i, v, (size_t)n_out * n_in, slot);
 }
 
 static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
@@ -66,20 +66,20 @@ static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
     memset(j, 0, sizeof *j);
     j->ctx = ctx;
     j->mel = mel;
-    wkv_widen_init(&j->wide, N_MATS, &ctx->widen_lock);
+    wkv__widen_init(&j->wide, N_MATS, &ctx->widen_lock);
     float *slot = ctx->enc_wl; /* NULL when both are stored f32 */
     job_set(j, M_CONV1, &m->w.conv1, d, m->hp.n_mels * 3, slot);
     job_set(j, M_CONV2, &m->w.conv2, d, d * 3, slot ? slot + (size_t)d * 3 * m->hp.n_mels : NULL);
-    j->cw[M_CONV1] = wkv_compute_weight(ctx->compute, m->w.conv1.data, d, j->n_in[M_CONV1]);
-    j->cw[M_CONV2] = wkv_compute_weight(ctx->compute, m->w.conv2.data, d, j->n_in[M_CONV2]);
+    j->cw[M_CONV1] = wkv__compute_weight(ctx->compute, m->w.conv1.data, d, j->n_in[M_CONV1]);
+    j->cw[M_CONV2] = wkv__compute_weight(ctx->compute, m->w.conv2.data, d, j->n_in[M_CONV2]);
     if (!ctx->compute)
-        wkv_widen_all(&j->wide, ctx->pool);
+        wkv__widen_all(&j->wide, ctx->pool);
 }
 
 /* layer L's six matrices in M_ order, with their shapes */
-static void layer_mats(const wkv_layer *L, int d, const wkv_mat *v[6], int n_out[6], int n_in[6])
+static void layer_mats(const wkv__layer *L, int d, const wkv__mat *v[6], int n_out[6], int n_in[6])
 {
-    const wkv_mat *m[6] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
+    const wkv__mat *m[6] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
     for (int i = 0; i < 6; i++) {
         v[i] = m[i];
         n_out[i] = i == M_MLP0 ? 4 * d : d;
@@ -95,13 +95,13 @@ static void layer_mats(const wkv_layer *L, int d, const wkv_mat *v[6], int n_out
 static void job_group(enc_job *j, int first, int last)
 {
     wkv_context *ctx = j->ctx;
-    const wkv_mat *v[6];
+    const wkv__mat *v[6];
     int n_out[6], n_in[6];
     layer_mats(j->L, ctx->model->hp.n_audio_state, v, n_out, n_in);
     float *slot = ctx->enc_wl;
     for (int i = 0; i < 6; i++) {
         if (i < first || i >= last) {
-            wkv_widen_clear(&j->wide, i);
+            wkv__widen_clear(&j->wide, i);
             continue;
         }
         job_set(j, i, v[i], n_out[i], n_in[i], slot);
@@ -109,46 +109,46 @@ static void job_group(enc_job *j, int first, int last)
             slot += (size_t)n_out[i] * n_in[i];
     }
     if (!ctx->compute)
-        wkv_widen_all(&j->wide, ctx->pool);
+        wkv__widen_all(&j->wide, ctx->pool);
 }
 
 /* Layer L into the job, before its attention: q, k, v widened (f32 products), or the
  * whole layer converted into the compute type's scratch (the only copy of the weights
  * in that type; widening is then left to a product that falls back). */
-static void job_layer(enc_job *j, const wkv_layer *L)
+static void job_layer(enc_job *j, const wkv__layer *L)
 {
     wkv_context *ctx = j->ctx;
     j->L = L;
     /* the convolutions are done: enc_wl is the layers' now */
-    wkv_widen_clear(&j->wide, M_CONV1);
-    wkv_widen_clear(&j->wide, M_CONV2);
+    wkv__widen_clear(&j->wide, M_CONV1);
+    wkv__widen_clear(&j->wide, M_CONV2);
     job_group(j, M_Q, M_O);
     if (ctx->compute) {
-        const wkv_mat *v[6];
+        const wkv__mat *v[6];
         int n_out[6], n_in[6];
         layer_mats(L, ctx->model->hp.n_audio_state, v, n_out, n_in);
-        wkv_compute_convert(ctx->compute, ctx->pool, 6, v, n_out, n_in, j->cw);
+        wkv__compute_convert(ctx->compute, ctx->pool, 6, v, n_out, n_in, j->cw);
     }
 }
 
 /* Rows r0 .. r1 of a linear layer on the compute type's copy of matrix i, else in f32;
- * flags as wkv_compute_linear's (the f32 path honors GELU only). */
+ * flags as wkv__compute_linear's (the f32 path honors GELU only). */
 static void enc_linear(enc_job *j, int i, int part, const float *x, int r0, int r1,
                        const float *b, float *out, int accumulate, int flags)
 {
-    if (j->cw[i] && wkv_compute_linear(j->ctx->compute, part, x, r0, r1, j->n_in[i], j->cw[i], b,
+    if (j->cw[i] && wkv__compute_linear(j->ctx->compute, part, x, r0, r1, j->n_in[i], j->cw[i], b,
                                        j->n_out[i], out, accumulate, flags) == 0)
         return;
-    wkv_linear_rows(x, r0, r1, j->n_in[i], wkv_widen_get(&j->wide, i), b, j->n_out[i], out,
+    wkv__linear_rows(x, r0, r1, j->n_in[i], wkv__widen_get(&j->wide, i), b, j->n_out[i], out,
                     accumulate);
     if (flags & WKV_LIN_GELU)
-        wkv_gelu(out + (size_t)r0 * j->n_out[i], (size_t)(r1 - r0) * j->n_out[i]);
+        wkv__gelu(out + (size_t)r0 * j->n_out[i], (size_t)(r1 - r0) * j->n_out[i]);
 }
 
 /* This part's im2col block (context.c sizes it for either convolution). */
 static float *conv_block(const wkv_context *ctx, int part)
 {
-    return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * wkv_enc_cols_width(&ctx->model->hp);
+    return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * wkv__enc_cols_width(&ctx->model->hp);
 }
 
 /* conv1 + GELU for frames of [part]: mel -> enc_mlp (2T x d, idle until the first
@@ -160,7 +160,7 @@ static void conv1_part(void *arg, int part, int n_parts)
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
     int r0, r1;
-    wkv_pool_share(T2, part, n_parts, &r0, &r1);
+    wkv__pool_share(T2, part, n_parts, &r0, &r1);
     float *cols = conv_block(ctx, part);
     for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
@@ -180,7 +180,7 @@ static void conv2_part(void *arg, int part, int n_parts)
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
     int r0, r1;
-    wkv_pool_share(T, part, n_parts, &r0, &r1);
+    wkv__pool_share(T, part, n_parts, &r0, &r1);
     float *cols = conv_block(ctx, part);
     for (int b0 = r0; b0 < r1; b0 += WKV_ENC_CONV_ROWS) {
         int b1 = r1 - b0 < WKV_ENC_CONV_ROWS ? r1 : b0 + WKV_ENC_CONV_ROWS;
@@ -205,7 +205,7 @@ static void pos_part(void *arg, int part, int n_parts)
 /* The frames [*r0, *r1) of pool part `part`; 0 when it has none. */
 static int frame_rows(const wkv_context *ctx, int part, int n_parts, int *r0, int *r1)
 {
-    wkv_pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, r0, r1);
+    wkv__pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, r0, r1);
     return *r1 > *r0;
 }
 
@@ -214,7 +214,7 @@ static void ln_rows(const wkv_context *ctx, float *dst, int r0, int r1, const fl
                     const float *b)
 {
     const int d = ctx->model->hp.n_audio_state;
-    wkv_layer_norm(ctx->enc_x + (size_t)r0 * d, dst + (size_t)r0 * d, r1 - r0, d, w, b);
+    wkv__layer_norm(ctx->enc_x + (size_t)r0 * d, dst + (size_t)r0 * d, r1 - r0, d, w, b);
 }
 
 /* Attention's input side for rows of [part]: h = LN(x); q, k, v = h . W^T + b. */
@@ -222,7 +222,7 @@ static void qkv_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
     wkv_context *ctx = j->ctx;
-    const wkv_layer *L = j->L;
+    const wkv__layer *L = j->L;
     int r0, r1;
     if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
@@ -232,7 +232,7 @@ static void qkv_part(void *arg, int part, int n_parts)
     enc_linear(j, M_K, part, ctx->enc_h, r0, r1, NULL, ctx->enc_k, 0, WKV_LIN_SAME_X);
     enc_linear(j, M_V, part, ctx->enc_h, r0, r1, L->attn_v_b, ctx->enc_v, 0, WKV_LIN_SAME_X);
     if (ctx->compute)
-        wkv_compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1,
+        wkv__compute_kv_rows(ctx->compute, ctx->enc_k, ctx->enc_v, r0, r1,
                             ctx->model->hp.n_audio_state);
 }
 
@@ -250,7 +250,7 @@ static void attention_part(void *arg, int part, int n_parts)
     const float scale = 1.0f / sqrtf((float)hd);
     float *scores = ctx->enc_scores + (size_t)part * WKV_ENC_QBLOCK * T;
     int t0, t1;
-    wkv_pool_share(n_head * n_blk, part, n_parts, &t0, &t1);
+    wkv__pool_share(n_head * n_blk, part, n_parts, &t0, &t1);
     for (int t = t0; t < t1; t++) {
         int h = t / n_blk, q0 = (t % n_blk) * blk;
         int nq = T - q0 < blk ? T - q0 : blk;
@@ -258,18 +258,18 @@ static void attention_part(void *arg, int part, int n_parts)
             continue;
         const float *qh = ctx->enc_q + (size_t)q0 * d + h * hd;
         if (!ctx->compute ||
-            wkv_compute_scores(ctx->compute, part, qh, nq, d, hd, h, T, scale, scores) != 0)
-            wkv_sgemm(1, nq, T, hd, scale, qh, d,
+            wkv__compute_scores(ctx->compute, part, qh, nq, d, hd, h, T, scale, scores) != 0)
+            wkv__sgemm(1, nq, T, hd, scale, qh, d,
                         ctx->enc_k + h * hd, d, 0.0f, scores, T);
         float inv[WKV_ENC_QBLOCK];
         float *out = ctx->enc_q + (size_t)q0 * d + h * hd; /* over the q just read */
         if (!ctx->compute ||
-            wkv_compute_context(ctx->compute, part, scores, nq, T, d, hd, h, inv, out) != 0) {
+            wkv__compute_context(ctx->compute, part, scores, nq, T, d, hd, h, inv, out) != 0) {
             for (int i = 0; i < nq; i++) {
-                float sum = wkv_softmax_exp(scores + (size_t)i * T, T, NULL);
+                float sum = wkv__softmax_exp(scores + (size_t)i * T, T, NULL);
                 inv[i] = sum > 0.0f ? 1.0f / sum : 0.0f;
             }
-            wkv_sgemm(0, nq, hd, T, 1.0f, scores, T,
+            wkv__sgemm(0, nq, hd, T, 1.0f, scores, T,
                         ctx->enc_v + h * hd, d, 0.0f, out, d);
         }
         /* softmax's normalization on the hd outputs of a row instead of its T scores */
@@ -285,7 +285,7 @@ static void out_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
     wkv_context *ctx = j->ctx;
-    const wkv_layer *L = j->L;
+    const wkv__layer *L = j->L;
     int r0, r1;
     if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
@@ -293,19 +293,19 @@ static void out_part(void *arg, int part, int n_parts)
     ln_rows(ctx, ctx->enc_h, r0, r1, L->mlp_ln_w, L->mlp_ln_b);
 }
 
-/* x += MLP(h) for rows of [part], in two blocks of rows (wkv_enc_mlp_rows) through
+/* x += MLP(h) for rows of [part], in two blocks of rows (wkv__enc_mlp_rows) through
  * this part's share of enc_mlp, with the MLP's GELU applied while the rows are in
  * cache. */
 static void mlp_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
     wkv_context *ctx = j->ctx;
-    const wkv_layer *L = j->L;
+    const wkv__layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
     if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
-    const int blk = wkv_enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
+    const int blk = wkv__enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
     float *mlp = ctx->enc_mlp + (size_t)part * blk * 4 * d;
     for (int b0 = r0; b0 < r1; b0 += blk) {
         int n = r1 - b0 < blk ? r1 - b0 : blk;
@@ -326,26 +326,26 @@ static void ln_post_part(void *arg, int part, int n_parts)
         ln_rows(ctx, ctx->enc_out, r0, r1, ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);
 }
 
-int wkv_encoder_run(wkv_context *ctx, const float *mel)
+int wkv__encoder_run(wkv_context *ctx, const float *mel)
 {
     const wkv_model *m = ctx->model;
     enc_job job;
     job_init(&job, ctx, mel);
-    wkv_pool_run(ctx->pool, conv1_part, &job);
-    wkv_pool_run(ctx->pool, conv2_part, &job);
-    wkv_pool_run(ctx->pool, pos_part, &job);
+    wkv__pool_run(ctx->pool, conv1_part, &job);
+    wkv__pool_run(ctx->pool, conv2_part, &job);
+    wkv__pool_run(ctx->pool, pos_part, &job);
     for (int l = 0; l < m->hp.n_audio_layer; l++) {
         job_layer(&job, &m->w.enc[l]);
-        wkv_pool_run(ctx->pool, qkv_part, &job);
-        wkv_pool_run(ctx->pool, attention_part, &job);
+        wkv__pool_run(ctx->pool, qkv_part, &job);
+        wkv__pool_run(ctx->pool, attention_part, &job);
         /* o over q, k, v in enc_wl, then mlp0 and mlp2 over it: in turns on a compute
          * type too, whose products widen only when one falls back, into the same
          * slots (8 d x d would not hold o, mlp0 and mlp2 at once) */
         job_group(&job, M_O, M_MLP0);
-        wkv_pool_run(ctx->pool, out_part, &job);
+        wkv__pool_run(ctx->pool, out_part, &job);
         job_group(&job, M_MLP0, M_CONV1);
-        wkv_pool_run(ctx->pool, mlp_part, &job);
+        wkv__pool_run(ctx->pool, mlp_part, &job);
     }
-    wkv_pool_run(ctx->pool, ln_post_part, &job);
+    wkv__pool_run(ctx->pool, ln_post_part, &job);
     return 0;
 }

@@ -10,20 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state)
+int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state)
 {
     size_t n = (size_t)n_layer * n_ctx * n_state;
     c->n_layer = n_layer;
     c->n_ctx = n_ctx;
     c->n_state = n_state;
     c->k16 = c->v16 = NULL;
-    c->k = wkv_alloc_zeroed(n * sizeof(float));
-    c->v = wkv_alloc_zeroed(n * sizeof(float));
+    c->k = wkv__alloc_zeroed(n * sizeof(float));
+    c->v = wkv__alloc_zeroed(n * sizeof(float));
     c->valid = 0;
     return c->k && c->v ? 0 : -1;
 }
 
-void wkv_cross_kv_free(wkv_cross_kv *c)
+void wkv__cross_kv_free(wkv__cross_kv *c)
 {
     free(c->k);
     free(c->v);
@@ -40,7 +40,7 @@ void wkv_cross_kv_free(wkv_cross_kv *c)
 static int retype(size_t n, int f16, float **k, float **v, uint16_t **k16, uint16_t **v16)
 {
     const size_t bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
-    void *nk = wkv_alloc_zeroed(bytes), *nv = wkv_alloc_zeroed(bytes);
+    void *nk = wkv__alloc_zeroed(bytes), *nv = wkv__alloc_zeroed(bytes);
     if (!nk || !nv) {
         free(nk);
         free(nv);
@@ -57,10 +57,10 @@ static int retype(size_t n, int f16, float **k, float **v, uint16_t **k16, uint1
     return 0;
 }
 
-int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16)
+int wkv__cross_kv_set_f16(wkv__cross_kv *c, int f16)
 {
     f16 = !!f16;
-    if (f16 == wkv_cross_half(c))
+    if (f16 == wkv__cross_half(c))
         return 0;
     if (retype((size_t)c->n_layer * c->n_ctx * c->n_state, f16, &c->k, &c->v, &c->k16,
                &c->v16) != 0)
@@ -70,10 +70,10 @@ int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16)
 }
 
 typedef struct {
-    wkv_compute *compute;
+    wkv__compute *compute;
     const float *enc, *bv;
-    const wkv_cweight *cw[2]; /* the compute type's K and V projections */
-    wkv_widen *wide;          /* their f32 values, widened only for a fallback */
+    const wkv__cweight *cw[2]; /* the compute type's K and V projections */
+    wkv__widen *wide;          /* their f32 values, widened only for a fallback */
     float *out[2];            /* f32 results: the cache, or the stage of a half cache */
     uint16_t *out16[2];       /* a half cache's layer, or NULL */
     int n_ctx, d;
@@ -82,11 +82,11 @@ typedef struct {
 static void fill_one(const fill_job *j, int i, int part, int r0, int r1)
 {
     const float *b = i ? j->bv : NULL;
-    if (!j->cw[i] || wkv_compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->cw[i], b,
+    if (!j->cw[i] || wkv__compute_linear(j->compute, part, j->enc, r0, r1, j->d, j->cw[i], b,
                                         j->d, j->out[i], 0, i ? WKV_LIN_SAME_X : 0) != 0)
-        wkv_linear_rows(j->enc, r0, r1, j->d, wkv_widen_get(j->wide, i), b, j->d, j->out[i], 0);
+        wkv__linear_rows(j->enc, r0, r1, j->d, wkv__widen_get(j->wide, i), b, j->d, j->out[i], 0);
     if (j->out16[i]) /* this part's rows rounded into the half cache */
-        wkv_f32_to_f16_row(j->out[i] + (size_t)r0 * j->d, j->out16[i] + (size_t)r0 * j->d,
+        wkv__f32_to_f16_row(j->out[i] + (size_t)r0 * j->d, j->out16[i] + (size_t)r0 * j->d,
                            (size_t)(r1 - r0) * j->d);
 }
 
@@ -96,50 +96,50 @@ static void fill_part(void *arg, int part, int n_parts)
 {
     const fill_job *j = arg;
     int r0, r1;
-    wkv_pool_share(j->n_ctx, part, n_parts, &r0, &r1);
+    wkv__pool_share(j->n_ctx, part, n_parts, &r0, &r1);
     fill_one(j, 0, part, r0, r1);
     fill_one(j, 1, part, r0, r1);
 }
 
-void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool, float *scratch, pthread_mutex_t *lock,
-                       wkv_compute *compute, float *stage)
+void wkv__cross_kv_fill(wkv__cross_kv *c, const wkv_model *m, const float *enc,
+                       wkv__pool *pool, float *scratch, pthread_mutex_t *lock,
+                       wkv__compute *compute, float *stage)
 {
     int d = c->n_state;
     size_t dd = (size_t)d * (size_t)d, nd = (size_t)c->n_ctx * (size_t)d;
     for (int l = 0; l < c->n_layer; l++) {
-        const wkv_layer *L = &m->w.dec[l];
-        wkv_widen wide;
-        wkv_widen_init(&wide, 2, lock);
-        wkv_widen_set(&wide, 0, &L->cross_k, dd, scratch);
-        wkv_widen_set(&wide, 1, &L->cross_v, dd, scratch + dd);
+        const wkv__layer *L = &m->w.dec[l];
+        wkv__widen wide;
+        wkv__widen_init(&wide, 2, lock);
+        wkv__widen_set(&wide, 0, &L->cross_k, dd, scratch);
+        wkv__widen_set(&wide, 1, &L->cross_v, dd, scratch + dd);
         fill_job j = {compute, enc, L->cross_v_b, {NULL, NULL}, &wide, {NULL, NULL},
                       {NULL, NULL}, c->n_ctx, d};
-        if (wkv_cross_half(c)) {
+        if (wkv__cross_half(c)) {
             j.out[0] = stage;
             j.out[1] = stage + nd;
-            j.out16[0] = wkv_cross_k16(c, l);
-            j.out16[1] = wkv_cross_v16(c, l);
+            j.out16[0] = wkv__cross_k16(c, l);
+            j.out16[1] = wkv__cross_v16(c, l);
         } else {
-            j.out[0] = wkv_cross_k(c, l);
-            j.out[1] = wkv_cross_v(c, l);
+            j.out[0] = wkv__cross_k(c, l);
+            j.out[1] = wkv__cross_v(c, l);
         }
         if (compute) {
             /* the projections run once per window on the encoder's output: part of a
              * window's cost like the encoder, so on its type, converted per layer */
-            const wkv_mat *src[2] = {&L->cross_k, &L->cross_v};
+            const wkv__mat *src[2] = {&L->cross_k, &L->cross_v};
             const int n[2] = {d, d};
-            wkv_compute_convert(compute, pool, 2, src, n, n, j.cw);
-            wkv_pool_run(pool, fill_part, &j);
+            wkv__compute_convert(compute, pool, 2, src, n, n, j.cw);
+            wkv__pool_run(pool, fill_part, &j);
             continue;
         }
         /* f32: the exact path, both matrices widened first, over the pool */
-        wkv_widen_all(&wide, pool);
-        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, j.out[0]);
-        wkv_linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, j.out[1]);
-        if (wkv_cross_half(c)) {
-            wkv_f32_to_f16_row(j.out[0], j.out16[0], nd);
-            wkv_f32_to_f16_row(j.out[1], j.out16[1], nd);
+        wkv__widen_all(&wide, pool);
+        wkv__linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, j.out[0]);
+        wkv__linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, j.out[1]);
+        if (wkv__cross_half(c)) {
+            wkv__f32_to_f16_row(j.out[0], j.out16[0], nd);
+            wkv__f32_to_f16_row(j.out[1], j.out16[1], nd);
         }
     }
     c->valid = 1;
@@ -156,25 +156,25 @@ static void widen_part(void *arg, int part, int n_parts)
     const widen_job *j = arg;
     size_t a = j->n * (size_t)part / (size_t)n_parts, b = j->n * (size_t)(part + 1) / (size_t)n_parts;
     for (int i = 0; i < 2; i++)
-        wkv_f16_to_f32_row(j->src[i] + a, j->dst[i] + a, b - a);
+        wkv__f16_to_f32_row(j->src[i] + a, j->dst[i] + a, b - a);
 }
 
-void wkv_cross_layer_f32(const wkv_cross_kv *c, int layer, float *wide, wkv_pool *pool,
+void wkv__cross_layer_f32(const wkv__cross_kv *c, int layer, float *wide, wkv__pool *pool,
                          const float **k, const float **v)
 {
-    if (!wkv_cross_half(c)) {
-        *k = wkv_cross_k(c, layer);
-        *v = wkv_cross_v(c, layer);
+    if (!wkv__cross_half(c)) {
+        *k = wkv__cross_k(c, layer);
+        *v = wkv__cross_v(c, layer);
         return;
     }
     size_t nd = (size_t)c->n_ctx * (size_t)c->n_state;
-    widen_job j = {{wkv_cross_k16(c, layer), wkv_cross_v16(c, layer)}, {wide, wide + nd}, nd};
-    wkv_pool_run(pool, widen_part, &j);
+    widen_job j = {{wkv__cross_k16(c, layer), wkv__cross_v16(c, layer)}, {wide, wide + nd}, nd};
+    wkv__pool_run(pool, widen_part, &j);
     *k = wide;
     *v = wide + nd;
 }
 
-int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state)
+int wkv__self_kv_init(wkv__self_kv *s, int n_layer, int n_ctx, int n_state)
 {
     s->n_layer = n_layer;
     s->n_ctx = n_ctx;
@@ -183,11 +183,11 @@ int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state)
     s->k = s->v = NULL;
     s->k16 = s->v16 = NULL;
     s->n = s->tokens = NULL;
-    return wkv_self_kv_reserve(s, 1);
+    return wkv__self_kv_reserve(s, 1);
 }
 
 /* Grows *buf from `have` to `want` slots of `per` elements of `elt` bytes, the new
- * ones zeroed, which makes them resident now (wkv_alloc_zeroed says why that
+ * ones zeroed, which makes them resident now (wkv__alloc_zeroed says why that
  * matters). */
 static int grow_slots(void **buf, int have, int want, size_t per, size_t elt)
 {
@@ -199,12 +199,12 @@ static int grow_slots(void **buf, int have, int want, size_t per, size_t elt)
     return 0;
 }
 
-int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots)
+int wkv__self_kv_reserve(wkv__self_kv *s, int n_slots)
 {
     if (n_slots <= s->n_slots)
         return 0;
     const size_t per = (size_t)s->n_layer * s->n_ctx * s->n_state;
-    const int half = wkv_self_half(s), have = s->n_slots;
+    const int half = wkv__self_half(s), have = s->n_slots;
     int ok = half ? grow_slots((void **)&s->k16, have, n_slots, per, sizeof(uint16_t)) == 0 &&
                         grow_slots((void **)&s->v16, have, n_slots, per, sizeof(uint16_t)) == 0
                   : grow_slots((void **)&s->k, have, n_slots, per, sizeof(float)) == 0 &&
@@ -223,10 +223,10 @@ int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots)
     return 0;
 }
 
-int wkv_self_kv_set_f16(wkv_self_kv *s, int f16)
+int wkv__self_kv_set_f16(wkv__self_kv *s, int f16)
 {
     f16 = !!f16;
-    if (f16 == wkv_self_half(s))
+    if (f16 == wkv__self_half(s))
         return 0;
     if (retype((size_t)s->n_slots * s->n_layer * s->n_ctx * s->n_state, f16, &s->k, &s->v,
                &s->k16, &s->v16) != 0)
@@ -236,35 +236,35 @@ int wkv_self_kv_set_f16(wkv_self_kv *s, int f16)
     return 0;
 }
 
-void wkv_self_kv_put(wkv_self_kv *s, int slot, int layer, int p, int n, const float *k,
+void wkv__self_kv_put(wkv__self_kv *s, int slot, int layer, int p, int n, const float *k,
                      const float *v)
 {
     const size_t d = (size_t)s->n_state, off = (size_t)p * d, len = (size_t)n * d;
-    if (wkv_self_half(s)) {
-        wkv_f32_to_f16_row(k, wkv_self_k16(s, slot, layer) + off, len);
-        wkv_f32_to_f16_row(v, wkv_self_v16(s, slot, layer) + off, len);
+    if (wkv__self_half(s)) {
+        wkv__f32_to_f16_row(k, wkv__self_k16(s, slot, layer) + off, len);
+        wkv__f32_to_f16_row(v, wkv__self_v16(s, slot, layer) + off, len);
     } else {
-        memcpy(wkv_self_k(s, slot, layer) + off, k, len * sizeof(float));
-        memcpy(wkv_self_v(s, slot, layer) + off, v, len * sizeof(float));
+        memcpy(wkv__self_k(s, slot, layer) + off, k, len * sizeof(float));
+        memcpy(wkv__self_v(s, slot, layer) + off, v, len * sizeof(float));
     }
 }
 
-void wkv_self_layer_f32(const wkv_self_kv *s, int slot, int layer, int n, float *wide,
+void wkv__self_layer_f32(const wkv__self_kv *s, int slot, int layer, int n, float *wide,
                         const float **k, const float **v)
 {
-    if (!wkv_self_half(s)) {
-        *k = wkv_self_k(s, slot, layer);
-        *v = wkv_self_v(s, slot, layer);
+    if (!wkv__self_half(s)) {
+        *k = wkv__self_k(s, slot, layer);
+        *v = wkv__self_v(s, slot, layer);
         return;
     }
     const size_t len = (size_t)n * s->n_state;
-    wkv_f16_to_f32_row(wkv_self_k16(s, slot, layer), wide, len);
-    wkv_f16_to_f32_row(wkv_self_v16(s, slot, layer), wide + len, len);
+    wkv__f16_to_f32_row(wkv__self_k16(s, slot, layer), wide, len);
+    wkv__f16_to_f32_row(wkv__self_v16(s, slot, layer), wide + len, len);
     *k = wide;
     *v = wide + len;
 }
 
-void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
+void wkv__self_kv_copy(wkv__self_kv *s, int dst, int src, int shared)
 {
     if (dst == src)
         return;
@@ -274,15 +274,15 @@ void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
     const size_t d = (size_t)s->n_state, from = (size_t)shared * d,
                  len = (size_t)(n - shared) * d;
     for (int l = 0; l < s->n_layer; l++) {
-        if (wkv_self_half(s)) {
-            memcpy(wkv_self_k16(s, dst, l) + from, wkv_self_k16(s, src, l) + from,
+        if (wkv__self_half(s)) {
+            memcpy(wkv__self_k16(s, dst, l) + from, wkv__self_k16(s, src, l) + from,
                    len * sizeof(uint16_t));
-            memcpy(wkv_self_v16(s, dst, l) + from, wkv_self_v16(s, src, l) + from,
+            memcpy(wkv__self_v16(s, dst, l) + from, wkv__self_v16(s, src, l) + from,
                    len * sizeof(uint16_t));
         } else {
-            memcpy(wkv_self_k(s, dst, l) + from, wkv_self_k(s, src, l) + from,
+            memcpy(wkv__self_k(s, dst, l) + from, wkv__self_k(s, src, l) + from,
                    len * sizeof(float));
-            memcpy(wkv_self_v(s, dst, l) + from, wkv_self_v(s, src, l) + from,
+            memcpy(wkv__self_v(s, dst, l) + from, wkv__self_v(s, src, l) + from,
                    len * sizeof(float));
         }
     }
@@ -291,7 +291,7 @@ void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared)
     s->n[dst] = n;
 }
 
-void wkv_self_kv_free(wkv_self_kv *s)
+void wkv__self_kv_free(wkv__self_kv *s)
 {
     free(s->k);
     free(s->v);

@@ -2,7 +2,7 @@
  *
  * Cross-KV cache: for each decoder layer, K = enc · Wk^T and V = enc · Wv^T + bv over
  * the n_audio_ctx encoder frames.  They depend only on the encoder output, so they
- * are computed once per window (wkv_cross_kv_fill, right after the encoder) and read
+ * are computed once per window (wkv__cross_kv_fill, right after the encoder) and read
  * by every decoding step of that window.  Invariant: `valid` is set exactly when the
  * cache holds the projections of the current encoder output; a new window refills them.
  * Element type: f32 (k, v) on the f32 compute type, whose results are the reference's;
@@ -11,7 +11,7 @@
  * is most of what a quantized file's step can still save (values beyond half's range,
  * +-65504, become +-inf there, as in whisper.cpp's cache).  Steps read the halves
  * directly (attn_f16.c); passes of more rows, the alignment pass and CPUs without those
- * kernels read a layer widened to f32 (wkv_cross_layer_f32).
+ * kernels read a layer widened to f32 (wkv__cross_layer_f32).
  *
  * Self-KV cache: for each decoder layer, the K and V rows of every position decoded
  * so far.  Past positions never change, so a step appends one row per new token and
@@ -20,9 +20,9 @@
  * tokens tokens[0..n) at positions 0..n-1; rows >= n are garbage.
  * Element type: f32 on the f32 compute type (exact); IEEE half on bf16/int8 like the
  * cross cache (whisper.cpp keeps both in half), each value the f32 projection rounded
- * (wkv_self_kv_put).  A single row attends over the halves directly (attn_f16.c); a
+ * (wkv__self_kv_put).  A single row attends over the halves directly (attn_f16.c); a
  * pass of several rows, which needs the causal mask, or a CPU without those kernels
- * reads the slot's layer widened to f32 (wkv_self_layer_f32).
+ * reads the slot's layer widened to f32 (wkv__self_layer_f32).
  */
 #ifndef WKV_KV_CACHE_H
 #define WKV_KV_CACHE_H
@@ -33,14 +33,14 @@
 #include <pthread.h>
 #include <stdint.h>
 
-struct wkv_compute;
+struct wkv__compute;
 
 typedef struct {
     int n_layer, n_ctx, n_state;
     float *k, *v;         /* [n_layer][n_ctx][n_state], f32; NULL when half */
     uint16_t *k16, *v16;  /* the same layout in IEEE half; NULL when f32 */
     int valid;
-} wkv_cross_kv;
+} wkv__cross_kv;
 
 /* Self-KV cache slots: one per sequence decoded side by side (beams, best-of
  * candidates); slot 0 is the plain single-sequence path. */
@@ -50,13 +50,13 @@ typedef struct {
     uint16_t *k16, *v16; /* the same layout in IEEE half; NULL when f32 */
     int *n;              /* positions filled, per slot */
     int *tokens;         /* [slot][n_ctx]: the tokens at those positions */
-} wkv_self_kv;
+} wkv__self_kv;
 
-int wkv_cross_kv_init(wkv_cross_kv *c, int n_layer, int n_ctx, int n_state);
-void wkv_cross_kv_free(wkv_cross_kv *c);
+int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state);
+void wkv__cross_kv_free(wkv__cross_kv *c);
 /* Switches the element type (f16: 1 = half, 0 = f32), reallocating; the cache becomes
  * invalid.  0, or -1 with the old type kept when memory runs out. */
-int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16);
+int wkv__cross_kv_set_f16(wkv__cross_kv *c, int f16);
 /* Projects the encoder output (n_ctx x n_state) through every decoder layer's
  * cross-attention key and value weights: in f32 (exact) without `compute`, else on
  * the context's bf16/int8 compute type like the encoder's linear layers.
@@ -64,79 +64,79 @@ int wkv_cross_kv_set_f16(wkv_cross_kv *c, int f16);
  * products (with a compute type: only if one of its products fails, under lock);
  * stage: 2 n_ctx x d floats, used only by a half cache (a layer's f32 results before
  * they are rounded). */
-void wkv_cross_kv_fill(wkv_cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv_pool *pool, float *scratch, pthread_mutex_t *lock,
-                       struct wkv_compute *compute, float *stage);
+void wkv__cross_kv_fill(wkv__cross_kv *c, const wkv_model *m, const float *enc,
+                       wkv__pool *pool, float *scratch, pthread_mutex_t *lock,
+                       struct wkv__compute *compute, float *stage);
 /* A layer's K and V as f32: the cache itself, or a half cache widened into `wide`
  * (2 n_ctx x d floats) over the pool. */
-void wkv_cross_layer_f32(const wkv_cross_kv *c, int layer, float *wide, wkv_pool *pool,
+void wkv__cross_layer_f32(const wkv__cross_kv *c, int layer, float *wide, wkv__pool *pool,
                          const float **k, const float **v);
 
-int wkv_self_kv_init(wkv_self_kv *s, int n_layer, int n_ctx, int n_state);
-void wkv_self_kv_free(wkv_self_kv *s);
+int wkv__self_kv_init(wkv__self_kv *s, int n_layer, int n_ctx, int n_state);
+void wkv__self_kv_free(wkv__self_kv *s);
 /* Makes room for n_slots sequences (grows once; never per token).  0 or -1. */
-int wkv_self_kv_reserve(wkv_self_kv *s, int n_slots);
+int wkv__self_kv_reserve(wkv__self_kv *s, int n_slots);
 /* Switches the element type (f16: 1 = half, 0 = f32) for the slots reserved so far,
  * reallocating; every slot becomes empty.  0, or -1 with the old type kept. */
-int wkv_self_kv_set_f16(wkv_self_kv *s, int f16);
+int wkv__self_kv_set_f16(wkv__self_kv *s, int f16);
 /* Stores rows [p, p + n) of a slot's layer from f32 K and V rows (n x n_state each),
  * rounded to half in a half cache. */
-void wkv_self_kv_put(wkv_self_kv *s, int slot, int layer, int p, int n, const float *k,
+void wkv__self_kv_put(wkv__self_kv *s, int slot, int layer, int p, int n, const float *k,
                      const float *v);
 /* Rows [0, n) of a slot's layer as f32: the cache itself, or a half cache widened into
  * `wide` (2 n x n_state floats: K, then V). */
-void wkv_self_layer_f32(const wkv_self_kv *s, int slot, int layer, int n, float *wide,
+void wkv__self_layer_f32(const wkv__self_kv *s, int slot, int layer, int n, float *wide,
                         const float **k, const float **v);
 /* Slot dst becomes a copy of slot src; rows below `shared` are known to be equal
  * already (a common prompt) and are not copied. */
-void wkv_self_kv_copy(wkv_self_kv *s, int dst, int src, int shared);
-static inline size_t wkv_self_offset(const wkv_self_kv *s, int slot, int layer)
+void wkv__self_kv_copy(wkv__self_kv *s, int dst, int src, int shared);
+static inline size_t wkv__self_offset(const wkv__self_kv *s, int slot, int layer)
 {
     return ((size_t)slot * s->n_layer + (size_t)layer) * s->n_ctx * s->n_state;
 }
 /* Whether the self cache is kept in half. */
-static inline int wkv_self_half(const wkv_self_kv *s)
+static inline int wkv__self_half(const wkv__self_kv *s)
 {
     return s->k16 != NULL;
 }
 
-static inline uint16_t *wkv_self_k16(const wkv_self_kv *s, int slot, int layer)
+static inline uint16_t *wkv__self_k16(const wkv__self_kv *s, int slot, int layer)
 {
-    return s->k16 + wkv_self_offset(s, slot, layer);
+    return s->k16 + wkv__self_offset(s, slot, layer);
 }
 
-static inline uint16_t *wkv_self_v16(const wkv_self_kv *s, int slot, int layer)
+static inline uint16_t *wkv__self_v16(const wkv__self_kv *s, int slot, int layer)
 {
-    return s->v16 + wkv_self_offset(s, slot, layer);
+    return s->v16 + wkv__self_offset(s, slot, layer);
 }
 
-/* f32 caches only (wkv_self_half false). */
-static inline float *wkv_self_k(const wkv_self_kv *s, int slot, int layer)
+/* f32 caches only (wkv__self_half false). */
+static inline float *wkv__self_k(const wkv__self_kv *s, int slot, int layer)
 {
-    return s->k + wkv_self_offset(s, slot, layer);
+    return s->k + wkv__self_offset(s, slot, layer);
 }
-static inline float *wkv_self_v(const wkv_self_kv *s, int slot, int layer)
+static inline float *wkv__self_v(const wkv__self_kv *s, int slot, int layer)
 {
-    return s->v + wkv_self_offset(s, slot, layer);
+    return s->v + wkv__self_offset(s, slot, layer);
 }
-static inline float *wkv_cross_k(const wkv_cross_kv *c, int layer)
+static inline float *wkv__cross_k(const wkv__cross_kv *c, int layer)
 {
     return c->k + (size_t)layer * c->n_ctx * c->n_state;
 }
-static inline float *wkv_cross_v(const wkv_cross_kv *c, int layer)
+static inline float *wkv__cross_v(const wkv__cross_kv *c, int layer)
 {
     return c->v + (size_t)layer * c->n_ctx * c->n_state;
 }
 /* Whether the cache is kept in half. */
-static inline int wkv_cross_half(const wkv_cross_kv *c)
+static inline int wkv__cross_half(const wkv__cross_kv *c)
 {
     return c->k16 != NULL;
 }
-static inline uint16_t *wkv_cross_k16(const wkv_cross_kv *c, int layer)
+static inline uint16_t *wkv__cross_k16(const wkv__cross_kv *c, int layer)
 {
     return c->k16 + (size_t)layer * c->n_ctx * c->n_state;
 }
-static inline uint16_t *wkv_cross_v16(const wkv_cross_kv *c, int layer)
+static inline uint16_t *wkv__cross_v16(const wkv__cross_kv *c, int layer)
 {
     return c->v16 + (size_t)layer * c->n_ctx * c->n_state;
 }

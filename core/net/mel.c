@@ -265,16 +265,16 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
                           int threads, char **error)
 {
     if (!filters || n_mels <= 0) {
-        wkv_set_error(error, "mel: no filter bank (n_mels %d)", n_mels);
+        wkv__set_error(error, "mel: no filter bank (n_mels %d)", n_mels);
         return NULL;
     }
     if ((!pcm && n > 0) || n < 0 || s0 < 0 || f0 < 0 || n_frames < 0) {
-        wkv_set_error(error, "mel: bad arguments");
+        wkv__set_error(error, "mel: bad arguments");
         return NULL;
     }
     if (n_frames > INT64_MAX / WKV_HOP / 2 || f0 > INT64_MAX / WKV_HOP / 2 ||
         (uint64_t)n_frames > SIZE_MAX / sizeof(float) / (size_t)n_mels) {
-        wkv_set_error(error, "mel: %lld frames is too long", (long long)n_frames);
+        wkv__set_error(error, "mel: %lld frames is too long", (long long)n_frames);
         return NULL;
     }
     /* the samples these frames read: reflection at 0 reads [0, 200] */
@@ -285,7 +285,7 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
     if (need_hi > stream_len)
         need_hi = stream_len;
     if (n_frames && (s0 > need_lo || s0 + n < need_hi)) {
-        wkv_set_error(error, "mel: frames %lld..%lld need samples %lld..%lld, have %lld..%lld",
+        wkv__set_error(error, "mel: frames %lld..%lld need samples %lld..%lld, have %lld..%lld",
                       (long long)f0, (long long)(f0 + n_frames), (long long)need_lo,
                       (long long)need_hi, (long long)s0, (long long)(s0 + n));
         return NULL;
@@ -300,7 +300,7 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
         free(pl);
         free(ext);
         free(data);
-        wkv_set_error(error, "mel: out of memory for %d x %lld frames", n_mels,
+        wkv__set_error(error, "mel: out of memory for %d x %lld frames", n_mels,
                       (long long)n_frames);
         return NULL;
     }
@@ -357,7 +357,7 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
     if (failed) {
         free(data);
         free(mel);
-        wkv_set_error(error, "mel: out of memory");
+        wkv__set_error(error, "mel: out of memory");
         return NULL;
     }
     mel->n_mels = n_mels;
@@ -368,11 +368,11 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
     return mel;
 }
 
-wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n,
+wkv_mel *wkv__mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n,
                                  int threads, char **error)
 {
     if (n > (size_t)(INT64_MAX / 4) - WKV_N_SAMPLES) {
-        wkv_set_error(error, "mel: input of %zu samples is too long", n);
+        wkv__set_error(error, "mel: input of %zu samples is too long", n);
         return NULL;
     }
     /* the reference: the input followed by 30 s of zeros, every frame of that */
@@ -389,7 +389,7 @@ wkv_mel *wkv_mel_compute_range(const wkv_model *model, const float *pcm, size_t 
                                char **error)
 {
     if (!model) {
-        wkv_set_error(error, "mel: no model");
+        wkv__set_error(error, "mel: no model");
         return NULL;
     }
     return mel_range(wkv_model_mel_filters(model), wkv_model_hparams(model)->n_mels, pcm, s0,
@@ -401,16 +401,16 @@ wkv_mel *wkv_mel_compute(const wkv_model *model, const float *pcm, size_t n, int
                          char **error)
 {
     if (!model) {
-        wkv_set_error(error, "mel: no model");
+        wkv__set_error(error, "mel: no model");
         return NULL;
     }
     const wkv_hparams *hp = wkv_model_hparams(model);
     const float *filters = wkv_model_mel_filters(model);
     if (!hp || !filters) {
-        wkv_set_error(error, "mel: the model has no mel filter bank");
+        wkv__set_error(error, "mel: the model has no mel filter bank");
         return NULL;
     }
-    return wkv_mel_compute_filters(filters, hp->n_mels, pcm, n, threads, error);
+    return wkv__mel_compute_filters(filters, hp->n_mels, pcm, n, threads, error);
 }
 
 void wkv_mel_free(wkv_mel *mel)

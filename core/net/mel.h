@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* mel.c: wkv_mel_compute on a filter bank given directly (n_mels x 201). */
-wkv_mel *wkv_mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n, int threads, char **error);
+wkv_mel *wkv__mel_compute_filters(const float *filters, int n_mels, const float *pcm, size_t n, int threads, char **error);
 
 
 #endif

@@ -15,7 +15,7 @@ static int finish_runs(wkv_stream *st, double now, char **error);
 static double monotonic_ms(void *user)
 {
     (void)user;
-    return wkv_now_ms();
+    return wkv__now_ms();
 }
 
 void wkv_stream_options_default(wkv_stream_options *o)
@@ -41,10 +41,10 @@ static int words_begin(wkv_stream *st, const wkv_options *opts, char **error)
     st->words.append = copy_or_null(opts->append_punctuations, &failed);
     st->words.content_frames = -1;
     if (failed) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
-    return wkv_heads_resolve(st->m, opts->alignment_heads, &st->words.pairs,
+    return wkv__heads_resolve(st->m, opts->alignment_heads, &st->words.pairs,
                              &st->words.n_pairs, NULL, error);
 }
 
@@ -54,7 +54,7 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
 {
     wkv_stream *st = calloc(1, sizeof *st);
     if (!st) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return NULL;
     }
     st->ctx = ctx;
@@ -69,26 +69,26 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         st->so.clock_ms = monotonic_ms;
     st->cb = cb;
     st->user = user;
-    st->detect = wkv_wants_detection(st->m, opts->language);
+    st->detect = wkv__wants_detection(st->m, opts->language);
     st->win = malloc((size_t)st->m->hp.n_mels * WKV_N_FRAMES * sizeof *st->win);
-    st->n_seed = wkv_initial_prompt_tokens(st->m, opts->initial_prompt, &st->seed, error);
+    st->n_seed = wkv__initial_prompt_tokens(st->m, opts->initial_prompt, &st->seed, error);
     if (st->n_seed < 0 || !st->win ||
-        wkv_own_language(&st->language, &st->opts,
+        wkv__own_language(&st->language, &st->opts,
                          opts->language ? opts->language : (st->detect ? "auto" : "en")) ||
-        wkv_ivec_push(&st->committed, st->seed, st->n_seed) != 0) {
+        wkv__ivec_push(&st->committed, st->seed, st->n_seed) != 0) {
         if (st->n_seed >= 0)
-            wkv_set_error(error, "out of memory");
+            wkv__set_error(error, "out of memory");
         wkv_stream_free(st);
         return NULL;
     }
     if (wkv_model_is_multilingual(st->m) && !st->detect &&
         wkv_lang_token(st->m, st->language) < 0) {
-        wkv_set_error(error, "unknown language '%s'", st->language);
+        wkv__set_error(error, "unknown language '%s'", st->language);
         wkv_stream_free(st);
         return NULL;
     }
     if (st->so.step_ms <= 0 || st->so.latency_ms < 0) {
-        wkv_set_error(error, "bad stream options: step %d ms, latency %d ms", st->so.step_ms,
+        wkv__set_error(error, "bad stream options: step %d ms, latency %d ms", st->so.step_ms,
                       st->so.latency_ms);
         wkv_stream_free(st);
         return NULL;
@@ -100,7 +100,7 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     st->opts.alignment_heads = NULL;
     st->opts.prepend_punctuations = st->opts.append_punctuations = NULL;
     st->word_floor = -INFINITY;
-    if (wkv_gate_open(&st->gate, st->so.vad_model, &st->so.vad_params, error) != 0) {
+    if (wkv__gate_open(&st->gate, st->so.vad_model, &st->so.vad_params, error) != 0) {
         wkv_stream_free(st);
         return NULL;
     }
@@ -117,12 +117,12 @@ void wkv_stream_free(wkv_stream *st)
     free(st->prev_hyp.v);
     free(st->seed);
     free(st->win);
-    wkv_gate_free(&st->gate);
+    wkv__gate_free(&st->gate);
     kept_forget(st);
     free(st->words.pairs);
     free((char *)st->words.prepend);
     free((char *)st->words.append);
-    wkv_run_forget_words(st);
+    wkv__run_forget_words(st);
     free(st);
 }
 
@@ -131,24 +131,24 @@ void wkv_stream_free(wkv_stream *st)
 /* The last run, kept while it committed nothing: a speech end that its audio already
  * covers commits its hypothesis as it is, without another run on the same words. */
 struct stream_kept {
-    wkv_run_state rs;
+    wkv__run_state rs;
     int64_t base;
 };
 
 static void kept_forget(wkv_stream *st)
 {
     if (st->kept)
-        wkv_run_state_clear(&st->kept->rs);
+        wkv__run_state_clear(&st->kept->rs);
     free(st->kept);
     st->kept = NULL;
 }
 
 /* After a run (with the gate): keeps it (returns 1, the caller must not clear it) when
  * it committed nothing and left its audio where it started; forgets the one before. */
-static int kept_keep(wkv_stream *st, wkv_run_state *rs, int64_t base)
+static int kept_keep(wkv_stream *st, wkv__run_state *rs, int64_t base)
 {
     kept_forget(st);
-    if (!st->gate.vs || wkv_run_committed(st, rs) || rs->at_end || rs->silent ||
+    if (!st->gate.vs || wkv__run_committed(st, rs) || rs->at_end || rs->silent ||
         rs->np == 0 || st->base != base || !(st->kept = malloc(sizeof *st->kept)))
         return 0;
     st->kept->rs = *rs;
@@ -164,7 +164,7 @@ static int kept_replay(wkv_stream *st, int64_t quiet, double now)
     struct stream_kept *l = st->kept;
     if (!l || l->base != st->base || l->base + l->rs.n < quiet || st->prev_hyp.n == 0)
         return 0;
-    wkv_run_state *rs = &l->rs;
+    wkv__run_state *rs = &l->rs;
     rs->at_end = rs->forced = 1;
     rs->n_commit = rs->np; /* every piece, and in word mode every word */
     rs->nw_commit = rs->rw.n;
@@ -177,11 +177,11 @@ static int kept_replay(wkv_stream *st, int64_t quiet, double now)
         rs->seg[i].committed_at = now;
     }
     int64_t base = st->base;
-    if (wkv_stream_commit_run(st, rs) != 0) {
+    if (wkv__stream_commit_run(st, rs) != 0) {
         kept_forget(st);
         return -1;
     }
-    wkv_stream_report_run(st, rs, now, base);
+    wkv__stream_report_run(st, rs, now, base);
     kept_forget(st);
     return 1;
 }
@@ -197,7 +197,7 @@ static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, c
     int64_t tail = st->n - head;
     float *rest = tail ? malloc((size_t)tail * sizeof *rest) : NULL;
     if (tail && !rest) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     if (tail)
@@ -205,7 +205,7 @@ static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, c
     st->n = head;
     int replayed = kept_replay(st, quiet, now);
     if (replayed < 0)
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
     int rc = replayed < 0 || (!replayed && finish_runs(st, now, error) < 0) ? -1 : 0;
     wkv_stream_drop(st, end); /* finish keeps nothing; after an error, neither do we */
     if (tail)
@@ -218,7 +218,7 @@ static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, c
 
 /* Carries out one gate step: a speech start's drop before its event, a speech end's
  * event before its drop or commit.  0 or -1. */
-static int gate_apply(wkv_stream *st, const wkv_gate_step *g, double now, char **error)
+static int gate_apply(wkv_stream *st, const wkv__gate_step *g, double now, char **error)
 {
     if (g->event == 1 && g->drop >= 0)
         wkv_stream_drop(st, g->drop);
@@ -236,10 +236,10 @@ static int gate_feed(wkv_stream *st, const float *pcm, size_t n, double now, cha
     float probs[WKV_VAD_MAX_PROBS(PIECE)];
     for (size_t i = 0; i < n; i += PIECE) {
         size_t k = n - i < PIECE ? n - i : PIECE;
-        size_t np = wkv_gate_score(&st->gate, pcm + i, k, probs);
+        size_t np = wkv__gate_score(&st->gate, pcm + i, k, probs);
         for (size_t j = 0; j < np; j++) {
-            wkv_gate_step g;
-            wkv_gate_chunk(&st->gate, probs[j], st->prev_hyp.n > 0, st->last_run, &g);
+            wkv__gate_step g;
+            wkv__gate_chunk(&st->gate, probs[j], st->prev_hyp.n > 0, st->last_run, &g);
             if (gate_apply(st, &g, now, error) != 0)
                 return -1;
         }
@@ -252,7 +252,7 @@ static int gate_feed(wkv_stream *st, const float *pcm, size_t n, double now, cha
  * (no run is due). */
 static int gate_idle(wkv_stream *st)
 {
-    int64_t drop = wkv_gate_idle_drop(&st->gate);
+    int64_t drop = wkv__gate_idle_drop(&st->gate);
     if (drop < 0 || st->prev_hyp.n > 0)
         return 0;
     wkv_stream_drop(st, drop);
@@ -264,7 +264,7 @@ static int gate_idle(wkv_stream *st)
  * committed.  0 or -1. */
 static int stream_run(wkv_stream *st, double now, int closing, char **error)
 {
-    wkv_run_state rs;
+    wkv__run_state rs;
     memset(&rs, 0, sizeof rs);
     int64_t base = st->base;
     rs.pending = st->n;
@@ -273,9 +273,9 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
     rs.duration = (double)rs.n / WKV_SAMPLE_RATE;
     st->last_run = st->base + st->n;
     rs.base = base;
-    int rc = wkv_run_decode(st, &rs, error);
+    int rc = wkv__run_decode(st, &rs, error);
     if (rc == 0) {
-        wkv_run_split(st, &rs);
+        wkv__run_split(st, &rs);
         rs.done_at = now + rs.busy_ms / 1000.0;
         const char *lang = rs.r.language >= 0 ? wkv_lang_code(st->m, rs.r.language) : "en";
         for (int i = 0; i < rs.np; i++) {
@@ -289,18 +289,18 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
             s->committed_at = rs.done_at;
         }
         if (rs.seg)
-            rs.seg[0].run_base = base; /* for wkv_stream_commit_run when there are no pieces */
-        if (wkv_stream_commit_run(st, &rs) != 0) {
-            wkv_set_error(error, "out of memory");
+            rs.seg[0].run_base = base; /* for wkv__stream_commit_run when there are no pieces */
+        if (wkv__stream_commit_run(st, &rs) != 0) {
+            wkv__set_error(error, "out of memory");
             rc = -1;
         }
     }
     if (rc == 0 && rs.n >= MAX_SAMPLES && st->base == base)
         wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
     if (rc == 0)
-        wkv_stream_report_run(st, &rs, now, base);
+        wkv__stream_report_run(st, &rs, now, base);
     if (!(rc == 0 && kept_keep(st, &rs, base)))
-        wkv_run_state_clear(&rs);
+        wkv__run_state_clear(&rs);
     return rc;
 }
 
@@ -321,7 +321,7 @@ static int finish_runs(wkv_stream *st, double now, char **error)
 int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
 {
     if (n > 0) {
-        if (wkv_stream_hold(st, pcm, n, error) != 0)
+        if (wkv__stream_hold(st, pcm, n, error) != 0)
             return -1;
         st->stats.audio_s += (double)n / WKV_SAMPLE_RATE;
     }
@@ -338,8 +338,8 @@ int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char
 int wkv_stream_finish(wkv_stream *st, double now, char **error)
 {
     if (st->gate.vs) {
-        wkv_gate_step g;
-        wkv_gate_close(&st->gate, st->base + st->n, st->prev_hyp.n > 0, &g);
+        wkv__gate_step g;
+        wkv__gate_close(&st->gate, st->base + st->n, st->prev_hyp.n > 0, &g);
         gate_apply(st, &g, now, error); /* no commit at the close: it never fails */
     }
     return finish_runs(st, now, error);
@@ -351,9 +351,9 @@ void wkv_stream_reset(wkv_stream *st)
     st->n = 0;
     st->last_run = st->base;
     st->committed.n = 0;
-    wkv_ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
+    wkv__ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
     st->prev_hyp.n = 0;
-    wkv_run_forget_words(st);
+    wkv__run_forget_words(st);
     st->word_floor = -INFINITY;
-    wkv_gate_reset(&st->gate, st->base);
+    wkv__gate_reset(&st->gate, st->base);
 }

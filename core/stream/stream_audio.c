@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int wkv_stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error)
+int wkv__stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error)
 {
     if (st->n + (int64_t)n > st->cap) {
         int64_t cap = st->cap ? st->cap : WKV_SAMPLE_RATE;
@@ -20,7 +20,7 @@ int wkv_stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error)
             cap *= 2;
         float *p = realloc(st->buf, (size_t)cap * sizeof *p);
         if (!p) {
-            wkv_set_error(error, "out of memory");
+            wkv__set_error(error, "out of memory");
             return -1;
         }
         st->buf = p;

@@ -11,9 +11,9 @@ static int64_t ms_samples(int ms)
     return (int64_t)ms * WKV_SAMPLE_RATE / 1000;
 }
 
-static const wkv_gate_step NOTHING = {.drop = -1, .event = -1};
+static const wkv__gate_step NOTHING = {.drop = -1, .event = -1};
 
-int wkv_gate_open(wkv_gate *g, const wkv_vad_model *vad_model, const wkv_vad_params *p, char **error)
+int wkv__gate_open(wkv__gate *g, const wkv_vad_model *vad_model, const wkv_vad_params *p, char **error)
 {
     g->quiet = -1;
     g->p = *p;
@@ -21,19 +21,19 @@ int wkv_gate_open(wkv_gate *g, const wkv_vad_model *vad_model, const wkv_vad_par
         return 0;
     const char *why = wkv_vad_params_check(p);
     if (why)
-        wkv_set_error(error, "%s", why);
+        wkv__set_error(error, "%s", why);
     if (why || !(g->vs = wkv_vad_stream_new(vad_model, error)))
         return -1;
     return 0;
 }
 
-void wkv_gate_free(wkv_gate *g)
+void wkv__gate_free(wkv__gate *g)
 {
     wkv_vad_stream_free(g->vs);
     g->vs = NULL;
 }
 
-void wkv_gate_reset(wkv_gate *g, int64_t at)
+void wkv__gate_reset(wkv__gate *g, int64_t at)
 {
     if (g->vs)
         wkv_vad_stream_reset(g->vs);
@@ -42,12 +42,12 @@ void wkv_gate_reset(wkv_gate *g, int64_t at)
     g->quiet = -1;
 }
 
-size_t wkv_gate_score(wkv_gate *g, const float *pcm, size_t n, float *probs)
+size_t wkv__gate_score(wkv__gate *g, const float *pcm, size_t n, float *probs)
 {
     return wkv_vad_push(g->vs, pcm, n, probs);
 }
 
-void wkv_gate_chunk(wkv_gate *g, float p, int has_hyp, int64_t last_run, wkv_gate_step *s)
+void wkv__gate_chunk(wkv__gate *g, float p, int has_hyp, int64_t last_run, wkv__gate_step *s)
 {
     const wkv_vad_params *vp = &g->p;
     const int64_t c = g->next, pad = ms_samples(vp->speech_pad_ms);
@@ -87,12 +87,12 @@ void wkv_gate_chunk(wkv_gate *g, float p, int has_hyp, int64_t last_run, wkv_gat
     s->end = end;
 }
 
-int64_t wkv_gate_idle_drop(const wkv_gate *g)
+int64_t wkv__gate_idle_drop(const wkv__gate *g)
 {
     return g->speaking ? -1 : g->next - ms_samples(g->p.speech_pad_ms);
 }
 
-void wkv_gate_close(wkv_gate *g, int64_t end, int has_hyp, wkv_gate_step *s)
+void wkv__gate_close(wkv__gate *g, int64_t end, int has_hyp, wkv__gate_step *s)
 {
     *s = NOTHING;
     if (g->next < end) {

@@ -17,7 +17,7 @@ typedef struct {
     int speaking;
     int64_t start; /* where the speech began */
     int64_t quiet; /* where the probabilities fell below threshold - 0.15; -1: not */
-} wkv_gate;
+} wkv__gate;
 
 /* What one chunk (or the close) asks of the stream, in this order: drop the audio
  * before `drop` (-1: nothing); tell the caller speech starts (event 1) or ends
@@ -29,24 +29,24 @@ typedef struct {
     int64_t at;
     int commit;
     int64_t quiet, end;
-} wkv_gate_step;
+} wkv__gate_step;
 
 /* Checks the parameters and loads the VAD; 0, or -1 with a message. */
-int wkv_gate_open(wkv_gate *g, const wkv_vad_model *vad_model, const wkv_vad_params *p, char **error);
-void wkv_gate_free(wkv_gate *g);
+int wkv__gate_open(wkv__gate *g, const wkv_vad_model *vad_model, const wkv_vad_params *p, char **error);
+void wkv__gate_free(wkv__gate *g);
 /* A new grid of chunks from stream index `at`. */
-void wkv_gate_reset(wkv_gate *g, int64_t at);
+void wkv__gate_reset(wkv__gate *g, int64_t at);
 /* The probabilities of the chunks these samples complete (at most
  * WKV_VAD_MAX_PROBS(n)). */
-size_t wkv_gate_score(wkv_gate *g, const float *pcm, size_t n, float *probs);
+size_t wkv__gate_score(wkv__gate *g, const float *pcm, size_t n, float *probs);
 /* The step for the next chunk's probability p.  has_hyp: a hypothesis waits
  * uncommitted; last_run: the stream index where the last run's audio ended. */
-void wkv_gate_chunk(wkv_gate *g, float p, int has_hyp, int64_t last_run, wkv_gate_step *s);
+void wkv__gate_chunk(wkv__gate *g, float p, int has_hyp, int64_t last_run, wkv__gate_step *s);
 /* Where silence may be dropped unheard while nothing is uncommitted: before the
  * padding a speech start takes from the audio before it; -1 while speaking. */
-int64_t wkv_gate_idle_drop(const wkv_gate *g);
+int64_t wkv__gate_idle_drop(const wkv__gate *g);
 /* The end of the audio, at stream index `end`: the partial chunk is not scored (what
  * follows is a new grid), speech still going ends there. */
-void wkv_gate_close(wkv_gate *g, int64_t end, int has_hyp, wkv_gate_step *s);
+void wkv__gate_close(wkv__gate *g, int64_t end, int has_hyp, wkv__gate_step *s);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-void wkv_stream_count_delay(wkv_stream *st, double delay)
+void wkv__stream_count_delay(wkv_stream *st, double delay)
 {
     st->delay_sum += delay;
     if (delay > st->stats.delay_max || st->stats.finals == 1)

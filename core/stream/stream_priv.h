@@ -26,18 +26,18 @@ struct wkv_stream {
     float *buf;          /* samples [base, base + n) */
     int64_t n, cap, base;
     int64_t last_run;    /* stream length at the last run */
-    wkv_ivec committed;  /* the prompt: tokens committed so far */
-    wkv_ivec prev_hyp;   /* text tokens of the previous run not committed */
+    wkv__ivec committed;  /* the prompt: tokens committed so far */
+    wkv__ivec prev_hyp;   /* text tokens of the previous run not committed */
     int *seed;           /* the initial prompt's tokens */
     int n_seed;
     float *win;          /* n_mels x 3000 */
     wkv_stream_stats stats;
     double delay_sum, delay_min;
     int64_t delay_hist[DELAY_BINS + 1];
-    wkv_gate gate;       /* voice activity gating, when so.vad_model is set (gate.vs) */
+    wkv__gate gate;       /* voice activity gating, when so.vad_model is set (gate.vs) */
     struct stream_kept *kept; /* with the gate: the last run, while it committed nothing */
     /* word mode (opts.word_timestamps; stream_words.c) */
-    wkv_words_state words; /* alignment heads, punctuation (owned copies) */
+    wkv__words_state words; /* alignment heads, punctuation (owned copies) */
     char **prev_words;   /* texts of the previous run's uncommitted words */
     int n_prev_words;
     double word_floor;   /* stream seconds where the last committed word ended */
@@ -46,19 +46,19 @@ struct wkv_stream {
 /* One run's pieces with their texts, and what the run decided. */
 typedef struct {
     wkv_window_result r;
-    wkv_piece *pc;
+    wkv__piece *pc;
     wkv_stream_segment *seg; /* one per piece */
     int np, n_commit, agreed, forced, silent, at_end;
     int64_t base, n, pending;
     double duration, busy_ms, done_at;
     /* word mode: the words, how many agreed and were committed, the finals */
-    wkv_run_words rw;
+    wkv__run_words rw;
     int nw_agreed, nw_commit, n_wfin;
     wkv_stream_segment *wfin;
-} wkv_run_state;
+} wkv__run_state;
 
 /* Whether the run commits anything: words in word mode, else pieces. */
-static inline int wkv_run_committed(const wkv_stream *st, const wkv_run_state *rs)
+static inline int wkv__run_committed(const wkv_stream *st, const wkv__run_state *rs)
 {
     return (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
 }
@@ -70,19 +70,19 @@ static inline int wkv_run_committed(const wkv_stream *st, const wkv_run_state *r
  * words, keeps the rest as the next run's comparison and one partial, trims the audio
  * held (0 or -1).  _report: the hook, statistics and callback.  _clear frees a run's
  * results; _forget_words the previous run's uncommitted words. */
-int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error);
-void wkv_run_split(wkv_stream *st, wkv_run_state *rs);
-int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs);
-void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_t base);
-void wkv_run_state_clear(wkv_run_state *rs);
-void wkv_run_forget_words(wkv_stream *st);
+int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error);
+void wkv__run_split(wkv_stream *st, wkv__run_state *rs);
+int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs);
+void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int64_t base);
+void wkv__run_state_clear(wkv__run_state *rs);
+void wkv__run_forget_words(wkv_stream *st);
 
 /* stream_audio.c: appends n samples to the audio held (0, or -1 with a message);
  * wkv_stream_drop (whisperkv.h) drops from its front. */
-int wkv_stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error);
+int wkv__stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error);
 
 /* Counts a final's commit delay (seconds) in the stream's statistics (stream_info.c);
  * stats.finals already counts it. */
-void wkv_stream_count_delay(wkv_stream *st, double delay);
+void wkv__stream_count_delay(wkv_stream *st, double delay);
 
 #endif

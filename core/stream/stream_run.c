@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void wkv_run_forget_words(wkv_stream *st)
+void wkv__run_forget_words(wkv_stream *st)
 {
     for (int i = 0; i < st->n_prev_words; i++)
         free(st->prev_words[i]);
@@ -28,18 +28,18 @@ static int count_text(const wkv_model *m, const int *t, int a, int b)
 
 /* The run's pieces with their times and (segment mode) texts; no pieces for a silent
  * run.  0 or -1. */
-static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
+static int cut_pieces(wkv_stream *st, wkv__run_state *rs)
 {
     const int tb = st->m->sp.timestamp_begin;
     const int *t = rs->r.tokens;
-    rs->np = rs->silent ? 0 : wkv_split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
+    rs->np = rs->silent ? 0 : wkv__split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
     if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
         return -1;
     for (int i = 0; i < rs->np; i++) {
-        const wkv_piece *p = &rs->pc[i];
+        const wkv__piece *p = &rs->pc[i];
         wkv_stream_segment *s = &rs->seg[i];
-        s->rel_start = t[p->tok0] >= tb ? wkv_ts_seconds(t[p->tok0], tb) : 0.0;
-        s->rel_end = p->closed ? wkv_ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
+        s->rel_start = t[p->tok0] >= tb ? wkv__ts_seconds(t[p->tok0], tb) : 0.0;
+        s->rel_end = p->closed ? wkv__ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
         s->tokens = t + p->tok0;
         s->n_tokens = p->tok1 - p->tok0;
         if (st->opts.word_timestamps)
@@ -53,13 +53,13 @@ static int cut_pieces(wkv_stream *st, wkv_run_state *rs)
 
 /* Word mode: the words of the run's pieces, from the alignment pass on the cross-KV
  * the decoding left in the context.  0 or -1. */
-static int run_words(wkv_stream *st, wkv_run_state *rs, int size, char **error)
+static int run_words(wkv_stream *st, wkv__run_state *rs, int size, char **error)
 {
     if (rs->np == 0)
         return 0;
     int sot[3], unicode;
-    int n_sot = wkv_words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
-    return wkv_run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
+    int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    return wkv__run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
                                (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
                                &rs->rw, error);
 }
@@ -67,7 +67,7 @@ static int run_words(wkv_stream *st, wkv_run_state *rs, int size, char **error)
 /* Log-mel of the first n samples held, the language (once), the decoding, the pieces
  * and (word mode) their words; fills rs->r, rs->seg and the run's compute time.
  * 0 or -1. */
-int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error)
+int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
 {
     double t0 = st->so.clock_ms(st->so.clock_user);
     /* only the frames of the audio held (at most one window): wkv_mel_compute would
@@ -81,8 +81,8 @@ int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error)
     wkv_mel_free(mel);
     if (size > 0 && st->detect) {
         /* language "auto": once, on the first run's window */
-        const char *code = wkv_language_first_window(st->ctx, st->win, NULL, error);
-        if (!code || wkv_own_language(&st->language, &st->opts, code) != 0)
+        const char *code = wkv__language_first_window(st->ctx, st->win, NULL, error);
+        if (!code || wkv__own_language(&st->language, &st->opts, code) != 0)
             return -1;
         st->detect = 0;
     }
@@ -94,12 +94,12 @@ int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error)
                      wkv_decode_window(st->ctx, prompt, n_prompt, &st->opts, &rs->r,
                                        error) != 0)) {
         if (error && !*error)
-            wkv_set_error(error, "the encoder failed");
+            wkv__set_error(error, "the encoder failed");
         return -1;
     }
-    rs->silent = size <= 0 || wkv_result_is_silent(&st->opts, &rs->r);
+    rs->silent = size <= 0 || wkv__result_is_silent(&st->opts, &rs->r);
     if (cut_pieces(st, rs) != 0) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     if (st->opts.word_timestamps && run_words(st, rs, size, error) != 0)
@@ -111,17 +111,17 @@ int wkv_run_decode(wkv_stream *st, wkv_run_state *rs, char **error)
 /* Word mode: LocalAgreement-2 over words, and a forced commit takes every word
  * whose start would be older than the latency once the next run is done (all of
  * them at the 30-s cap and at the end). */
-static void decide_words(const wkv_stream *st, wkv_run_state *rs, double margin_ms)
+static void decide_words(const wkv_stream *st, wkv__run_state *rs, double margin_ms)
 {
-    const wkv_run_words *rw = &rs->rw;
-    rs->nw_agreed = wkv_words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
+    const wkv__run_words *rw = &rs->rw;
+    rs->nw_agreed = wkv__words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
     rs->agreed = rw->n ? rw->tok_off[rs->nw_agreed] : 0;
     int n = rs->nw_agreed;
     if (rs->forced) {
         double horizon = (double)(rs->base + rs->pending) / WKV_SAMPLE_RATE +
                          (margin_ms - st->so.latency_ms) / 1000.0;
         int due = rs->at_end || rs->n >= MAX_SAMPLES ? rw->n
-                                                       : wkv_words_due(rw->w, rw->n, horizon);
+                                                       : wkv__words_due(rw->w, rw->n, horizon);
         n = due > n ? due : n;
     }
     rs->nw_commit = n;
@@ -130,7 +130,7 @@ static void decide_words(const wkv_stream *st, wkv_run_state *rs, double margin_
 }
 
 /* Decides what to commit: agreement with the previous run, forcing. */
-void wkv_run_split(wkv_stream *st, wkv_run_state *rs)
+void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
 {
     const int *t = rs->r.tokens;
     /* Would the oldest waiting audio be older than `latency` once the next run is
@@ -172,7 +172,7 @@ void wkv_run_split(wkv_stream *st, wkv_run_state *rs)
     }
 }
 
-static void clear_word_finals(wkv_run_state *rs)
+static void clear_word_finals(wkv__run_state *rs)
 {
     for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
         free((char *)rs->wfin[i].text);
@@ -185,18 +185,18 @@ static void clear_word_finals(wkv_run_state *rs)
  * tokens) as the next run's comparison and as one partial, and trims the audio at the
  * last committed word's end (all of it after a forced silent or wordless run, or at
  * the end).  0 or -1. */
-static int commit_words(wkv_stream *st, wkv_run_state *rs)
+static int commit_words(wkv_stream *st, wkv__run_state *rs)
 {
-    const wkv_run_words *rw = &rs->rw;
+    const wkv__run_words *rw = &rs->rw;
     const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
     const int nc = rs->nw_commit;
     clear_word_finals(rs); /* a kept run committed again (stream.c, at a speech end) made some */
     rs->wfin = calloc((size_t)nc + 1, sizeof *rs->wfin);
     if (!rs->wfin)
         return -1;
-    rs->n_wfin = wkv_run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
+    rs->n_wfin = wkv__run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
     if (rs->n_wfin < 0) {
-        rs->n_wfin = nc; /* wkv_run_state_clear frees what was written */
+        rs->n_wfin = nc; /* wkv__run_state_clear frees what was written */
         return -1;
     }
     int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
@@ -204,19 +204,19 @@ static int commit_words(wkv_stream *st, wkv_run_state *rs)
         keep = rs->base + rs->n; /* nothing left worth waiting for */
     const double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
     if (nc > 0) {
-        if (wkv_ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
+        if (wkv__ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
             return -1;
-        wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
+        wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
         st->word_floor = rw->w[nc - 1].end;
     }
-    wkv_run_forget_words(st);
+    wkv__run_forget_words(st);
     st->prev_hyp.n = 0;
     if (rw->n > nc && !(st->prev_words = calloc((size_t)(rw->n - nc), sizeof(char *))))
         return -1;
     for (int k = nc; k < rw->n; k++)
         if (!(st->prev_words[st->n_prev_words++] = strdup(rw->w[k].word)))
             return -1;
-    if (rw->n > nc && wkv_ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
+    if (rw->n > nc && wkv__ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
                                     rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
         return -1;
     wkv_stream_drop(st, keep);
@@ -227,7 +227,7 @@ static int commit_words(wkv_stream *st, wkv_run_state *rs)
     if (rw->n > nc) {
         /* the uncommitted words: one partial over all the audio since the last final */
         wkv_stream_segment *p = &rs->seg[rs->np];
-        if (wkv_run_words_segment(rw, nc, rw->n, base_s, &rs->seg[0], p) != 0)
+        if (wkv__run_words_segment(rw, nc, rw->n, base_s, &rs->seg[0], p) != 0)
             return -1;
         p->final = p->forced = 0;
         p->rel_start = trim;
@@ -240,7 +240,7 @@ static int commit_words(wkv_stream *st, wkv_run_state *rs)
 
 /* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
  * the audio and reports.  0 or -1. */
-int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs)
+int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
 {
     if (st->opts.word_timestamps)
         return commit_words(st, rs);
@@ -254,19 +254,19 @@ int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs)
         s->rel_start = s->rel_start < s->rel_end ? s->rel_start : s->rel_end;
         s->final = 1;
         committed_text += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
-        if (wkv_ivec_push(&st->committed, s->tokens, s->n_tokens) != 0)
+        if (wkv__ivec_push(&st->committed, s->tokens, s->n_tokens) != 0)
             return -1;
         trim = s->rel_end > trim ? s->rel_end : trim;
     }
     if (rs->forced && (rs->n_commit == rs->np || rs->silent))
         trim = rs->duration; /* nothing left worth waiting for */
-    wkv_ivec_keep_last(&st->committed, PROMPT_KEEP);
+    wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
     /* the next run is compared with what is left of this one */
     st->prev_hyp.n = 0;
     int k = 0;
     for (int i = 0; i < rs->r.n_tokens && !rs->silent; i++)
         if (t[i] < st->m->sp.eot && k++ >= committed_text &&
-            wkv_ivec_push(&st->prev_hyp, &t[i], 1) != 0)
+            wkv__ivec_push(&st->prev_hyp, &t[i], 1) != 0)
             return -1;
     int64_t keep = rs->at_end ? st->base + st->n
                               : st->base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
@@ -293,12 +293,12 @@ int wkv_stream_commit_run(wkv_stream *st, wkv_run_state *rs)
 }
 
 /* The hook, the statistics and the callback, once the state is updated. */
-void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_t base)
+void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int64_t base)
 {
     wkv_stream_stats *s = &st->stats;
     s->runs++;
     s->silent_runs += rs->silent;
-    s->forced_runs += rs->forced && wkv_run_committed(st, rs);
+    s->forced_runs += rs->forced && wkv__run_committed(st, rs);
     s->busy_ms += rs->busy_ms;
     if (rs->busy_ms > s->max_busy_ms)
         s->max_busy_ms = rs->busy_ms;
@@ -323,24 +323,24 @@ void wkv_stream_report_run(wkv_stream *st, wkv_run_state *rs, double now, int64_
                                                                              : &rs->seg[i];
         if (!partial && !words && !(seg->rel_end > seg->rel_start))
             continue;
-        if (!seg->text || wkv_text_is_blank(seg->text))
+        if (!seg->text || wkv__text_is_blank(seg->text))
             continue;
         if (partial) {
             s->partials++;
         } else {
             s->finals++;
             s->forced_finals += seg->forced;
-            wkv_stream_count_delay(st, seg->committed_at - seg->end);
+            wkv__stream_count_delay(st, seg->committed_at - seg->end);
         }
         if (st->cb)
             st->cb(seg, st->user);
     }
 }
 
-void wkv_run_state_clear(wkv_run_state *rs)
+void wkv__run_state_clear(wkv__run_state *rs)
 {
     clear_word_finals(rs);
-    wkv_run_words_clear(&rs->rw);
+    wkv__run_words_clear(&rs->rw);
     for (int i = 0; rs->seg && i <= rs->np; i++)
         free((char *)rs->seg[i].text);
     free(rs->seg);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void wkv_run_words_clear(wkv_run_words *rw)
+void wkv__run_words_clear(wkv__run_words *rw)
 {
-    wkv_wsegs_clear(rw->segs, rw->n_segs);
+    wkv__wsegs_clear(rw->segs, rw->n_segs);
     free(rw->segs);
     free(rw->w);
     free(rw->piece);
@@ -20,7 +20,7 @@ void wkv_run_words_clear(wkv_run_words *rw)
 }
 
 /* The words of every piece, flattened; the times stay relative to the run. */
-static int flatten(wkv_run_words *rw, double base_s, double duration, double floor_s)
+static int flatten(wkv__run_words *rw, double base_s, double duration, double floor_s)
 {
     int total = 0, n_tok = 0;
     for (int i = 0; i < rw->n_segs; i++)
@@ -42,7 +42,7 @@ static int flatten(wkv_run_words *rw, double base_s, double duration, double flo
     rw->tok_off[0] = 0;
     for (int i = 0; i < rw->n_segs; i++)
         for (int k = 0; k < rw->segs[i].n_words; k++) {
-            const wkv_aword *a = &rw->segs[i].words[k];
+            const wkv__aword *a = &rw->segs[i].words[k];
             /* audio already committed: the word was said before the trim point */
             if (base_s + a->end <= floor_s + 1e-9)
                 continue;
@@ -60,9 +60,9 @@ static int flatten(wkv_run_words *rw, double base_s, double duration, double flo
     return 0;
 }
 
-int wkv_run_words_build(wkv_context *ctx, const wkv_words_state *ws, const int *sot, int n_sot,
+int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int *sot, int n_sot,
                         int unicode, const wkv_stream_segment *pieces, int np, int size,
-                        double base_s, double duration, double floor_s, wkv_run_words *rw,
+                        double base_s, double duration, double floor_s, wkv__run_words *rw,
                         char **error)
 {
     memset(rw, 0, sizeof *rw);
@@ -70,24 +70,24 @@ int wkv_run_words_build(wkv_context *ctx, const wkv_words_state *ws, const int *
         return 0;
     rw->segs = calloc((size_t)np, sizeof *rw->segs);
     if (!rw->segs) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     rw->n_segs = np;
     for (int i = 0; i < np; i++)
-        rw->segs[i] = (wkv_wseg){.start = pieces[i].rel_start, .end = pieces[i].rel_end,
+        rw->segs[i] = (wkv__wseg){.start = pieces[i].rel_start, .end = pieces[i].rel_end,
                                  .tokens = pieces[i].tokens, .n_tokens = pieces[i].n_tokens};
     /* times relative to the run (offset 0): its audio starts at the last trim point */
-    if (wkv_words_align(ctx, ws, sot, n_sot, unicode, rw->segs, np, 0.0, size, error) != 0)
+    if (wkv__words_align(ctx, ws, sot, n_sot, unicode, rw->segs, np, 0.0, size, error) != 0)
         return -1;
     if (flatten(rw, base_s, duration, floor_s) != 0) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     return 0;
 }
 
-int wkv_words_agree(char *const *prev, int n_prev, const wkv_word *cur, int n_cur)
+int wkv__words_agree(char *const *prev, int n_prev, const wkv_word *cur, int n_cur)
 {
     int k = 0;
     while (k < n_prev && k < n_cur && !strcmp(prev[k], cur[k].word))
@@ -95,7 +95,7 @@ int wkv_words_agree(char *const *prev, int n_prev, const wkv_word *cur, int n_cu
     return k;
 }
 
-int wkv_words_due(const wkv_word *w, int n, double horizon)
+int wkv__words_due(const wkv_word *w, int n, double horizon)
 {
     int due = 0;
     for (int k = 0; k < n; k++)
@@ -104,7 +104,7 @@ int wkv_words_due(const wkv_word *w, int n, double horizon)
     return due;
 }
 
-int wkv_run_words_segment(const wkv_run_words *rw, int a, int b, double base_s,
+int wkv__run_words_segment(const wkv__run_words *rw, int a, int b, double base_s,
                           const wkv_stream_segment *proto, wkv_stream_segment *out)
 {
     size_t len = 0;
@@ -134,7 +134,7 @@ int wkv_run_words_segment(const wkv_run_words *rw, int a, int b, double base_s,
     return 0;
 }
 
-int wkv_run_words_finals(const wkv_run_words *rw, int n_agreed, int n_commit, double base_s,
+int wkv__run_words_finals(const wkv__run_words *rw, int n_agreed, int n_commit, double base_s,
                          const wkv_stream_segment *proto, wkv_stream_segment *out)
 {
     int n = 0;
@@ -142,7 +142,7 @@ int wkv_run_words_finals(const wkv_run_words *rw, int n_agreed, int n_commit, do
         int agreed = a < n_agreed, b = a + 1;
         while (b < n_commit && rw->piece[b] == rw->piece[a] && (b < n_agreed) == agreed)
             b++;
-        if (wkv_run_words_segment(rw, a, b, base_s, proto, &out[n]) != 0)
+        if (wkv__run_words_segment(rw, a, b, base_s, proto, &out[n]) != 0)
             return -1;
         out[n].final = 1;
         out[n].forced = !agreed;

@@ -9,14 +9,14 @@
 
 /* The words of one run, flattened over its pieces, in stream seconds. */
 typedef struct {
-    wkv_wseg *segs;  /* one per piece; they own the words' texts and tokens */
+    wkv__wseg *segs;  /* one per piece; they own the words' texts and tokens */
     int n_segs;
     wkv_word *w;     /* the words kept, in order */
     int *piece;      /* the piece of each */
     int *tok;        /* all their tokens, word after word */
     int *tok_off;    /* word k's tokens: tok[tok_off[k] .. tok_off[k + 1]) */
     int n;
-} wkv_run_words;
+} wkv__run_words;
 
 /* Aligns the run's pieces (tokens, n_tokens, rel_start, rel_end of pieces[0..np)) over
  * `size` frames with the window's cross-KV still in ctx, then keeps the words that end
@@ -24,32 +24,32 @@ typedef struct {
  * monotonic: a word starts no earlier than the one before it ends (nor than floor_s
  * or the run's start) and ends within the run.  base_s: the run's first sample;
  * duration: its length.  0, or -1 with a message. */
-int wkv_run_words_build(wkv_context *ctx, const wkv_words_state *ws, const int *sot, int n_sot,
+int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int *sot, int n_sot,
                         int unicode, const wkv_stream_segment *pieces, int np, int size,
-                        double base_s, double duration, double floor_s, wkv_run_words *rw,
+                        double base_s, double duration, double floor_s, wkv__run_words *rw,
                         char **error);
-void wkv_run_words_clear(wkv_run_words *rw);
+void wkv__run_words_clear(wkv__run_words *rw);
 
 /* LocalAgreement-2 over words: the number of leading words of cur whose texts are
  * exactly prev[0], prev[1], ... (byte-equal: a word whose punctuation or case
  * changed is not agreed). */
-int wkv_words_agree(char *const *prev, int n_prev, const wkv_word *cur, int n_cur);
+int wkv__words_agree(char *const *prev, int n_prev, const wkv_word *cur, int n_cur);
 
 /* The words a forced commit takes: every word up to the last one that starts at or
  * before `horizon` (stream seconds); 0 when none does. */
-int wkv_words_due(const wkv_word *w, int n, double horizon);
+int wkv__words_due(const wkv_word *w, int n, double horizon);
 
 /* Words [a, b) as one segment: fields from proto (the run's), text their texts
  * (malloc'd), tokens theirs, words theirs, start/end from the first start to the
  * last end.  0 or -1 (out of memory). */
-int wkv_run_words_segment(const wkv_run_words *rw, int a, int b, double base_s,
+int wkv__run_words_segment(const wkv__run_words *rw, int a, int b, double base_s,
                           const wkv_stream_segment *proto, wkv_stream_segment *out);
 
 /* The finals of a commit of words [0, n_commit), [0, n_agreed) by agreement: one per
  * stretch of words of one piece with the same agreement (forced set on the others),
  * into out (n_commit entries at most).  Returns their number or -1 (out of memory;
  * the texts written so far are out's to free). */
-int wkv_run_words_finals(const wkv_run_words *rw, int n_agreed, int n_commit, double base_s,
+int wkv__run_words_finals(const wkv__run_words *rw, int n_agreed, int n_commit, double base_s,
                          const wkv_stream_segment *proto, wkv_stream_segment *out);
 
 #endif

@@ -41,7 +41,7 @@ struct wkv_vad_stream {
 
 static float round_f16(float x)
 {
-    return wkv_f16_to_f32(wkv_f32_to_f16(x));
+    return wkv__f16_to_f32(wkv__f32_to_f16(x));
 }
 
 static float sigmoid(float x)
@@ -64,7 +64,7 @@ static void stft_magnitude(wkv_vad_stream *s, const float *x, float *out)
     /* frame t is p[128 t .. 128 t + 255] (BLAS wants them apart, not overlapping) */
     for (int t = 0; t < WKV_VAD_FRAMES; t++)
         memcpy(s->frames + t * WKV_VAD_NFFT, p + t * WKV_VAD_HOP, WKV_VAD_NFFT * sizeof *p);
-    wkv_sgemm(1, WKV_VAD_FRAMES, BASIS_ROWS,
+    wkv__sgemm(1, WKV_VAD_FRAMES, BASIS_ROWS,
                 WKV_VAD_NFFT, 1.0f, s->frames, WKV_VAD_NFFT, s->m->basis, WKV_VAD_NFFT, 0.0f,
                 s->spec, BASIS_ROWS);
     for (int t = 0; t < WKV_VAD_FRAMES; t++) {
@@ -80,8 +80,8 @@ static void stft_magnitude(wkv_vad_stream *s, const float *x, float *out)
 static void conv_layer(wkv_vad_stream *s, int l, float *in, int len, float *out,
                        int *len_out)
 {
-    const int ic = wkv_vad_enc_shape[l][0], oc = wkv_vad_enc_shape[l][1];
-    const int stride = wkv_vad_enc_shape[l][2], K = WKV_VAD_KERNEL;
+    const int ic = wkv__vad_enc_shape[l][0], oc = wkv__vad_enc_shape[l][1];
+    const int stride = wkv__vad_enc_shape[l][2], K = WKV_VAD_KERNEL;
     const int lo = (len + 2 - K) / stride + 1;
     for (int j = 0; j < len * ic; j++) /* once per value, not per copy */
         in[j] = round_f16(in[j]);
@@ -91,7 +91,7 @@ static void conv_layer(wkv_vad_stream *s, int l, float *in, int len, float *out,
                 int at = stride * t + k - 1;
                 s->col[(t * ic + i) * K + k] = at >= 0 && at < len ? in[at * ic + i] : 0.0f;
             }
-    wkv_sgemm(1, lo, oc, ic * K, 1.0f, s->col, ic * K,
+    wkv__sgemm(1, lo, oc, ic * K, 1.0f, s->col, ic * K,
                 s->m->enc_w[l], ic * K, 0.0f, out, oc);
     const float *b = s->m->enc_b[l];
     for (int t = 0; t < lo; t++)
@@ -107,8 +107,8 @@ static void lstm_step(wkv_vad_stream *s, const float *u)
 {
     const wkv_vad_model *m = s->m;
     const int H = WKV_VAD_HIDDEN;
-    wkv_sgemv(GATES, H, 1.0f, m->w_ih, H, u, 0.0f, s->gates);
-    wkv_sgemv(GATES, H, 1.0f, m->w_hh, H, s->h, 0.0f, s->gates_hh);
+    wkv__sgemv(GATES, H, 1.0f, m->w_ih, H, u, 0.0f, s->gates);
+    wkv__sgemv(GATES, H, 1.0f, m->w_hh, H, s->h, 0.0f, s->gates_hh);
     for (int j = 0; j < GATES; j++)
         s->gates[j] = (s->gates[j] + m->b_ih[j]) + (s->gates_hh[j] + m->b_hh[j]);
     for (int j = 0; j < H; j++) {
@@ -144,16 +144,16 @@ static float chunk_prob(wkv_vad_stream *s, const float *x)
 wkv_vad_stream *wkv_vad_stream_new(const wkv_vad_model *model, char **error)
 {
     if (!model) {
-        wkv_set_error(error, "no VAD model given");
+        wkv__set_error(error, "no VAD model given");
         return NULL;
     }
     wkv_vad_stream *s = calloc(1, sizeof *s);
     if (!s) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return NULL;
     }
     s->m = model;
-    wkv_blas_single_threaded(); /* small products: OpenBLAS's threads would only cost */
+    wkv__blas_single_threaded(); /* small products: OpenBLAS's threads would only cost */
     return s;
 }
 
@@ -218,7 +218,7 @@ int64_t wkv_vad_probs(const wkv_vad_model *model, const float *pcm, size_t n, fl
     if (n == 0)
         return 0;
     if (!pcm) {
-        wkv_set_error(error, "no samples given");
+        wkv__set_error(error, "no samples given");
         return -1;
     }
     size_t cap = WKV_VAD_MAX_PROBS(n);
@@ -226,7 +226,7 @@ int64_t wkv_vad_probs(const wkv_vad_model *model, const float *pcm, size_t n, fl
     wkv_vad_stream *s = wkv_vad_stream_new(model, error);
     if (!p || !s) {
         if (!p)
-            wkv_set_error(error, "out of memory for %zu probabilities", cap);
+            wkv__set_error(error, "out of memory for %zu probabilities", cap);
         free(p);
         wkv_vad_stream_free(s);
         return -1;

@@ -16,7 +16,7 @@
 #define WKV_VAD_KERNEL 3
 
 /* in, out channels and stride of each encoder layer */
-extern const int wkv_vad_enc_shape[WKV_VAD_LAYERS][3];
+extern const int wkv__vad_enc_shape[WKV_VAD_LAYERS][3];
 
 struct wkv_vad_model {
     int version[3];

@@ -15,7 +15,7 @@
 /* after magic, model type and version: n_window, n_context (stored, never used),
  * n_encoder_layers, each layer's in, out, kernel, then lstm_input_size,
  * lstm_hidden_size, final_conv_in, final_conv_out */
-static const int32_t wkv_vad_header[WKV_VAD_N_HEADER] = {
+static const int32_t wkv__vad_header[WKV_VAD_N_HEADER] = {
     512, 64, 4, 129, 128, 3, 128, 64, 3, 64, 64, 3, 64, 128, 3, 128, 128, 128, 1,
 };
 
@@ -24,9 +24,9 @@ typedef struct {
     int n_dims;
     int32_t ne[3]; /* innermost first, as in the file */
     int type;      /* 0 F32, 1 F16 */
-} wkv_vad_tensor_def;
+} wkv__vad_tensor_def;
 
-static const wkv_vad_tensor_def wkv_vad_tensors[WKV_VAD_N_TENSORS] = {
+static const wkv__vad_tensor_def wkv__vad_tensors[WKV_VAD_N_TENSORS] = {
     {"_model.encoder.0.reparam_conv.weight", 3, {3, 129, 128}, 1},
     {"_model.encoder.0.reparam_conv.bias", 1, {128}, 0},
     {"_model.encoder.1.reparam_conv.weight", 3, {3, 128, 64}, 1},

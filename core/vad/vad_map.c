@@ -103,13 +103,13 @@ int wkv_vad_filter(const float *pcm, size_t n, const wkv_vad_segment *segs, int 
     *map = NULL;
     const char *bad = wkv_vad_params_check(p);
     if (bad || n_segs < 0 || (n_segs > 0 && !segs) || (n > 0 && !pcm)) {
-        wkv_set_error(error, "%s", bad ? bad : "bad arguments to wkv_vad_filter");
+        wkv__set_error(error, "%s", bad ? bad : "bad arguments to wkv_vad_filter");
         return -1;
     }
     for (int i = 0; i < n_segs; i++)
         if (segs[i].start < 0 || segs[i].end < segs[i].start ||
             segs[i].end > (int64_t)1 << 40) {
-            wkv_set_error(error, "speech segment %d is not a valid time range", i);
+            wkv__set_error(error, "speech segment %d is not a valid time range", i);
             return -1;
         }
     wkv_vad_map *m = calloc(1, sizeof *m);
@@ -138,7 +138,7 @@ int wkv_vad_filter(const float *pcm, size_t n, const wkv_vad_segment *segs, int 
 oom:
     wkv_vad_map_free(m);
     *map = NULL;
-    wkv_set_error(error, "out of memory for the VAD-filtered audio");
+    wkv__set_error(error, "out of memory for the VAD-filtered audio");
     return -1;
 }
 

@@ -19,11 +19,11 @@
 #define MODEL_TYPE WKV_VAD_MODEL_TYPE
 #define N_TENSORS WKV_VAD_N_TENSORS
 
-typedef wkv_vad_tensor_def tensor_def;
-static const tensor_def *const defs = wkv_vad_tensors;
+typedef wkv__vad_tensor_def tensor_def;
+static const tensor_def *const defs = wkv__vad_tensors;
 
 /* in, out channels and stride of each encoder layer (the strides are the graph's) */
-const int wkv_vad_enc_shape[WKV_VAD_LAYERS][3] = {
+const int wkv__vad_enc_shape[WKV_VAD_LAYERS][3] = {
     {129, 128, 1}, {128, 64, 2}, {64, 64, 2}, {64, 128, 1},
 };
 
@@ -37,40 +37,40 @@ static size_t def_count(const tensor_def *d)
 
 /* ---------------------------------------------------------------- header */
 
-static int expect_i32(wkv_reader *r, int32_t want, const char *what)
+static int expect_i32(wkv__reader *r, int32_t want, const char *what)
 {
     uint64_t at = r->off;
     int32_t v;
-    if (wkv_rd_i32(r, &v, what))
+    if (wkv__rd_i32(r, &v, what))
         return -1;
     if (v != want) {
-        wkv_fail(r, at, "%s is %" PRId32 ", expected %" PRId32 " (only the Silero VAD "
+        wkv__fail(r, at, "%s is %" PRId32 ", expected %" PRId32 " (only the Silero VAD "
                         "network whisper.cpp runs is supported)", what, v, want);
         return -1;
     }
     return 0;
 }
 
-static int read_model_type(wkv_reader *r)
+static int read_model_type(wkv__reader *r)
 {
     uint64_t at = r->off;
     int32_t len;
-    if (wkv_rd_i32(r, &len, "the model type length"))
+    if (wkv__rd_i32(r, &len, "the model type length"))
         return -1;
     if (len != (int32_t)strlen(MODEL_TYPE)) {
         /* a Whisper file keeps n_vocab (51864..51866) here */
         if (len >= 50000 && len <= 60000)
-            wkv_fail(r, at, "this is a Whisper model (n_vocab %" PRId32 " where a VAD file "
+            wkv__fail(r, at, "this is a Whisper model (n_vocab %" PRId32 " where a VAD file "
                             "names its model type), not a Silero VAD model", len);
         else
-            wkv_fail(r, at, "model type length %" PRId32 ", expected %zu for \"%s\": not a "
+            wkv__fail(r, at, "model type length %" PRId32 ", expected %zu for \"%s\": not a "
                             "Silero VAD model file", len, strlen(MODEL_TYPE), MODEL_TYPE);
         return -1;
     }
-    if (wkv_need(r, (uint64_t)len, "the model type"))
+    if (wkv__need(r, (uint64_t)len, "the model type"))
         return -1;
     if (memcmp(r->p + r->off, MODEL_TYPE, (size_t)len) != 0) {
-        wkv_fail(r, r->off, "model type \"%.*s\", expected \"%s\"", (int)len,
+        wkv__fail(r, r->off, "model type \"%.*s\", expected \"%s\"", (int)len,
                  (const char *)r->p + r->off, MODEL_TYPE);
         return -1;
     }
@@ -78,18 +78,18 @@ static int read_model_type(wkv_reader *r)
     return 0;
 }
 
-static int read_header(wkv_reader *r, wkv_vad_model *m)
+static int read_header(wkv__reader *r, wkv_vad_model *m)
 {
     static const char *const vnames[3] = {"version major", "version minor", "version patch"};
-    if (wkv_read_magic(r) || read_model_type(r))
+    if (wkv__read_magic(r) || read_model_type(r))
         return -1;
     for (int i = 0; i < 3; i++) {
         uint64_t at = r->off;
         int32_t v;
-        if (wkv_rd_i32(r, &v, vnames[i]))
+        if (wkv__rd_i32(r, &v, vnames[i]))
             return -1;
         if (v < 0 || v > 999) {
-            wkv_fail(r, at, "%s is %" PRId32 ", expected 0..999", vnames[i], v);
+            wkv__fail(r, at, "%s is %" PRId32 ", expected 0..999", vnames[i], v);
             return -1;
         }
         m->version[i] = v;
@@ -103,7 +103,7 @@ static int read_header(wkv_reader *r, wkv_vad_model *m)
         "lstm_input_size", "lstm_hidden_size", "final_conv_in", "final_conv_out",
     };
     for (int i = 0; i < WKV_VAD_N_HEADER; i++)
-        if (expect_i32(r, wkv_vad_header[i], names[i]))
+        if (expect_i32(r, wkv__vad_header[i], names[i]))
             return -1;
     return 0;
 }
@@ -111,27 +111,27 @@ static int read_header(wkv_reader *r, wkv_vad_model *m)
 /* ---------------------------------------------------------------- tensors */
 
 /* Reads one record's header at r->off; *idx gets its entry in defs. */
-static int read_record(wkv_reader *r, const int *seen, int *idx)
+static int read_record(wkv__reader *r, const int *seen, int *idx)
 {
     uint64_t at = r->off;
     int32_t n_dims, name_len, type, ne[4];
-    if (wkv_rd_i32(r, &n_dims, "a tensor's n_dims") ||
-        wkv_rd_i32(r, &name_len, "a tensor's name length") ||
-        wkv_rd_i32(r, &type, "a tensor's type"))
+    if (wkv__rd_i32(r, &n_dims, "a tensor's n_dims") ||
+        wkv__rd_i32(r, &name_len, "a tensor's name length") ||
+        wkv__rd_i32(r, &type, "a tensor's type"))
         return -1;
     if (n_dims < 0 || n_dims > 4) {
-        wkv_fail(r, at, "tensor n_dims %" PRId32 ", expected 0..4", n_dims);
+        wkv__fail(r, at, "tensor n_dims %" PRId32 ", expected 0..4", n_dims);
         return -1;
     }
     if (name_len < 1 || name_len > WKV_MAX_NAME_LEN) {
-        wkv_fail(r, at + 4, "tensor name length %" PRId32 ", expected 1..%d", name_len,
+        wkv__fail(r, at + 4, "tensor name length %" PRId32 ", expected 1..%d", name_len,
                  WKV_MAX_NAME_LEN);
         return -1;
     }
     for (int i = 0; i < n_dims; i++)
-        if (wkv_rd_i32(r, &ne[i], "a tensor's dimensions"))
+        if (wkv__rd_i32(r, &ne[i], "a tensor's dimensions"))
             return -1;
-    if (wkv_need(r, (uint64_t)name_len, "a tensor name"))
+    if (wkv__need(r, (uint64_t)name_len, "a tensor name"))
         return -1;
     const char *name = (const char *)r->p + r->off;
     *idx = -1;
@@ -139,13 +139,13 @@ static int read_record(wkv_reader *r, const int *seen, int *idx)
         if ((size_t)name_len == strlen(defs[k].name) && !memcmp(name, defs[k].name, (size_t)name_len))
             *idx = k;
     if (*idx < 0) {
-        wkv_fail(r, r->off, "unknown tensor \"%.*s\" in a Silero VAD file", (int)name_len, name);
+        wkv__fail(r, r->off, "unknown tensor \"%.*s\" in a Silero VAD file", (int)name_len, name);
         return -1;
     }
     r->off += (uint64_t)name_len;
     const tensor_def *d = &defs[*idx];
     if (seen[*idx]) {
-        wkv_fail(r, at, "tensor \"%s\" appears twice", d->name);
+        wkv__fail(r, at, "tensor \"%s\" appears twice", d->name);
         return -1;
     }
     int same = n_dims == d->n_dims;
@@ -157,30 +157,30 @@ static int read_record(wkv_reader *r, const int *seen, int *idx)
             snprintf(want + strlen(want), sizeof want - strlen(want), " %" PRId32, d->ne[i]);
         for (int i = 0; i < n_dims; i++)
             snprintf(got + strlen(got), sizeof got - strlen(got), " %" PRId32, ne[i]);
-        wkv_fail(r, at, "tensor \"%s\" has the wrong shape [%s ], expected [%s ] (innermost "
+        wkv__fail(r, at, "tensor \"%s\" has the wrong shape [%s ], expected [%s ] (innermost "
                         "first)", d->name, got, want);
         return -1;
     }
     if (type != d->type) {
-        wkv_fail(r, at + 8, "tensor \"%s\" has type %" PRId32 ", expected %d (%s)", d->name, type,
-                 d->type, wkv_quant_type_name(d->type));
+        wkv__fail(r, at + 8, "tensor \"%s\" has type %" PRId32 ", expected %d (%s)", d->name, type,
+                 d->type, wkv__quant_type_name(d->type));
         return -1;
     }
     return 0;
 }
 
 /* The data of tensor defs[idx] at r->off into dst, widened to f32. */
-static int read_data(wkv_reader *r, int idx, float *dst)
+static int read_data(wkv__reader *r, int idx, float *dst)
 {
     const tensor_def *d = &defs[idx];
     size_t n = def_count(d);
-    uint64_t bytes = wkv_type_bytes(d->type, n);
-    if (wkv_need(r, bytes, d->name))
+    uint64_t bytes = wkv__type_bytes(d->type, n);
+    if (wkv__need(r, bytes, d->name))
         return -1;
-    wkv_row_to_f32(d->type, r->p + r->off, dst, n);
-    size_t bad = wkv_first_out_of_range(dst, n, INFINITY);
+    wkv__row_to_f32(d->type, r->p + r->off, dst, n);
+    size_t bad = wkv__first_out_of_range(dst, n, INFINITY);
     if (bad < n) {
-        wkv_fail(r, r->off + wkv_type_bytes(d->type, bad), "tensor \"%s\": value %zu is not "
+        wkv__fail(r, r->off + wkv__type_bytes(d->type, bad), "tensor \"%s\": value %zu is not "
                  "finite", d->name, bad);
         return -1;
     }
@@ -188,11 +188,11 @@ static int read_data(wkv_reader *r, int idx, float *dst)
     return 0;
 }
 
-static int read_tensors(wkv_reader *r, float *const *dst)
+static int read_tensors(wkv__reader *r, float *const *dst)
 {
     int seen[N_TENSORS] = {0}, n_seen = 0;
     if (r->off == r->size) {
-        wkv_fail(r, r->off, "no tensors: the file ends after the header");
+        wkv__fail(r, r->off, "no tensors: the file ends after the header");
         return -1;
     }
     while (r->off < r->size) {
@@ -204,7 +204,7 @@ static int read_tensors(wkv_reader *r, float *const *dst)
     }
     for (int k = 0; k < N_TENSORS; k++)
         if (!seen[k]) {
-            wkv_fail(r, r->off, "tensor \"%s\" is missing (%d of %d found; truncated file?)",
+            wkv__fail(r, r->off, "tensor \"%s\" is missing (%d of %d found; truncated file?)",
                      defs[k].name, n_seen, N_TENSORS);
             return -1;
         }
@@ -216,13 +216,13 @@ static int read_tensors(wkv_reader *r, float *const *dst)
 static wkv_vad_model *parse(const uint8_t *data, uint64_t size, const char *name, int mapped,
                             char **error)
 {
-    wkv_reader r = {data, size, 0, name, error, mapped};
+    wkv__reader r = {data, size, 0, name, error, mapped};
     wkv_vad_model *m = calloc(1, sizeof *m);
     size_t total = 0;
     for (int k = 0; k < N_TENSORS; k++)
         total += def_count(&defs[k]);
     if (!m || !(m->arena = malloc(total * sizeof *m->arena))) {
-        wkv_set_error(error, "%s: offset 0: out of memory", name);
+        wkv__set_error(error, "%s: offset 0: out of memory", name);
         goto fail;
     }
     float *dst[N_TENSORS];
@@ -253,21 +253,21 @@ fail:
 wkv_vad_model *wkv_vad_model_load(const char *path, char **error)
 {
     if (!path) {
-        wkv_set_error(error, "(null): offset 0: no VAD model path given");
+        wkv__set_error(error, "(null): offset 0: no VAD model path given");
         return NULL;
     }
-    wkv_file_view v;
-    if (wkv_file_open(path, &v, error))
+    wkv__file_view v;
+    if (wkv__file_open(path, &v, error))
         return NULL;
     wkv_vad_model *m = parse(v.data, v.size, path, v.map != NULL, error);
-    wkv_file_close(&v);
+    wkv__file_close(&v);
     return m;
 }
 
 wkv_vad_model *wkv_vad_model_load_memory(const void *data, size_t size, char **error)
 {
     if (!data && size) {
-        wkv_set_error(error, "(memory): offset 0: no data given");
+        wkv__set_error(error, "(memory): offset 0: no data given");
         return NULL;
     }
     return parse(data, size, "(memory)", 0, error);

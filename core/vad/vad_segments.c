@@ -182,11 +182,11 @@ int wkv_vad_segments(const float *probs, int64_t n_probs, const wkv_vad_params *
     *segs = NULL;
     const char *bad = wkv_vad_params_check(p);
     if (bad) {
-        wkv_set_error(error, "%s", bad);
+        wkv__set_error(error, "%s", bad);
         return -1;
     }
     if (n_probs < 0 || (n_probs > 0 && !probs) || n_probs > INT64_MAX / WKV_VAD_CHUNK / 2) {
-        wkv_set_error(error, "bad probabilities: %lld of them", (long long)n_probs);
+        wkv__set_error(error, "bad probabilities: %lld of them", (long long)n_probs);
         return -1;
     }
     limits k;
@@ -207,7 +207,7 @@ int wkv_vad_segments(const float *probs, int64_t n_probs, const wkv_vad_params *
     seg_list l = {NULL, 0, 0};
     if (detect(probs, n_probs, &k, &l)) {
         free(l.v);
-        wkv_set_error(error, "out of memory for the speech segments");
+        wkv__set_error(error, "out of memory for the speech segments");
         return -1;
     }
     post_process(&l, &k, pad);
@@ -215,7 +215,7 @@ int wkv_vad_segments(const float *probs, int64_t n_probs, const wkv_vad_params *
         *segs = malloc((size_t)l.n * sizeof **segs);
         if (!*segs) {
             free(l.v);
-            wkv_set_error(error, "out of memory for the speech segments");
+            wkv__set_error(error, "out of memory for the speech segments");
             return -1;
         }
         for (int i = 0; i < l.n; i++) {

@@ -101,14 +101,14 @@ static int parse_list(const wkv_hparams *hp, const char *s, int *p, int max)
     return k;
 }
 
-int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_pairs,
+int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_pairs,
                       char **name, char **error)
 {
     const wkv_hparams *hp = &m->hp;
     const int all = hp->n_text_layer * hp->n_text_head;
     int *p = malloc((size_t)(all > 0 ? all : 1) * 2 * sizeof *p);
     if (!p) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     if (!spec || !*spec)
@@ -128,7 +128,7 @@ int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_
             if (!strcmp(spec, TABLES[i].name) || (TABLES[i].alias && !strcmp(spec, TABLES[i].alias)))
                 t = &TABLES[i];
         if (t && !table_fits(t, hp)) {
-            wkv_set_error(error, "alignment heads '%s' are for a %d x %d decoder with %d tokens; "
+            wkv__set_error(error, "alignment heads '%s' are for a %d x %d decoder with %d tokens; "
                           "this model is %d x %d with %d", spec, t->n_layer, t->n_head,
                           t->n_vocab, hp->n_text_layer, hp->n_text_head, hp->n_vocab);
             free(p);
@@ -137,7 +137,7 @@ int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_
         if (!t) {
             int n = parse_list(hp, spec, p, all);
             if (n < 0) {
-                wkv_set_error(error, "bad alignment heads '%s': auto, default, a checkpoint "
+                wkv__set_error(error, "bad alignment heads '%s': auto, default, a checkpoint "
                               "name or LAYER.HEAD,... (layers < %d, heads < %d)", spec,
                               hp->n_text_layer, hp->n_text_head);
                 free(p);
@@ -147,7 +147,7 @@ int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_
             *n_pairs = n;
             if (name && !(*name = strdup(spec))) {
                 free(p);
-                wkv_set_error(error, "out of memory");
+                wkv__set_error(error, "out of memory");
                 return -1;
             }
             return 0;
@@ -170,7 +170,7 @@ int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_
     *n_pairs = n;
     if (name && !(*name = strdup(t ? t->name : "default"))) {
         free(p);
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     return 0;
@@ -180,7 +180,7 @@ char *wkv_alignment_heads_name(const wkv_model *model, const char *spec, char **
 {
     int *pairs, n;
     char *name = NULL;
-    if (wkv_heads_resolve(model, spec, &pairs, &n, &name, error) != 0)
+    if (wkv__heads_resolve(model, spec, &pairs, &n, &name, error) != 0)
         return NULL;
     free(pairs);
     return name;
@@ -208,9 +208,9 @@ static void record_layer(void *user, int layer, const float *q, const float *k, 
         const int h = r->pairs[2 * i + 1];
         float *w = r->w + (size_t)i * r->L * r->F;
         /* raw scores (q s)(k s), s = hd^-1/4; the attention's own output is not needed */
-        wkv_sgemm(1, n, r->F, hd, 1.0f / sqrtf((float)hd), q + h * hd, d, k + h * hd, d, 0.0f, w, r->F);
+        wkv__sgemm(1, n, r->F, hd, 1.0f / sqrtf((float)hd), q + h * hd, d, k + h * hd, d, 0.0f, w, r->F);
         for (int p = 0; p < n; p++)
-            wkv_softmax(w + (size_t)p * r->F, r->F);
+            wkv__softmax(w + (size_t)p * r->F, r->F);
     }
 }
 
@@ -374,7 +374,7 @@ static int token_probs(wkv_context *ctx, int pos0, const int *text, int n_text, 
         return -1;
     for (int k0 = 0; k0 < n_text; k0 += 8) {
         int n = n_text - k0 < 8 ? n_text - k0 : 8;
-        if (wkv_decoder_logits_rows(ctx, pos0 + k0, n, logits) != 0) {
+        if (wkv__decoder_logits_rows(ctx, pos0 + k0, n, logits) != 0) {
             free(logits);
             return -1;
         }
@@ -392,7 +392,7 @@ static int token_probs(wkv_context *ctx, int pos0, const int *text, int n_text, 
     return 0;
 }
 
-int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int *seq, int L,
+int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int *seq, int L,
                      int n_sot, int F, float *matrix, float *probs)
 {
     const int n_text = L - n_sot - 2;
@@ -405,7 +405,7 @@ int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int 
     /* no frames (a 1-frame window): nothing to record, the matrix is empty */
     ctx->cross_hook = F > 0 ? record_layer : NULL;
     ctx->cross_hook_user = &rec;
-    int rc = wkv_decoder_pass(ctx, seq, L);
+    int rc = wkv__decoder_pass(ctx, seq, L);
     ctx->cross_hook = NULL;
     ctx->cross_hook_user = NULL;
     if (rc == 0)
@@ -416,9 +416,9 @@ int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int 
     return rc;
 }
 
-int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
+int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
                      int n_sot, const int *text, int n_text, int num_frames,
-                     int unicode_split, wkv_aword **words, int *n_words, char **error)
+                     int unicode_split, wkv__aword **words, int *n_words, char **error)
 {
     const wkv_model *m = ctx->model;
     const int L = n_sot + n_text + 2, F = num_frames / 2, N = n_text + 1;
@@ -429,13 +429,13 @@ int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int 
     if (n_text <= 0 || L > m->hp.n_text_ctx)
         return 0;
     if (F < 0 || F > m->hp.n_audio_ctx) {
-        wkv_set_error(error, "cannot align %d tokens over %d frames", n_text, num_frames);
+        wkv__set_error(error, "cannot align %d tokens over %d frames", n_text, num_frames);
         return -1;
     }
     int *seq = malloc((size_t)L * sizeof *seq);
     float *a = malloc((size_t)N * (F > 0 ? F : 1) * sizeof *a), *probs = malloc((size_t)n_text * sizeof *probs);
     double *times = malloc((size_t)(N + F + 2) * sizeof *times);
-    wkv_aword *pieces = NULL;
+    wkv__aword *pieces = NULL;
     int n_pieces = 0, n_times = 0, rc = -1;
     if (!seq || !a || !probs || !times)
         goto out;
@@ -443,11 +443,11 @@ int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int 
     seq[n_sot] = m->sp.notimestamps;
     memcpy(seq + n_sot + 1, text, (size_t)n_text * sizeof *seq);
     seq[L - 1] = m->sp.eot;
-    if (wkv_align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, F, a, probs) != 0 ||
+    if (wkv__align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, F, a, probs) != 0 ||
         dtw_times(a, N, F, times, &n_times) != 0)
         goto out;
     /* text + eot, split into words */
-    if (wkv_split_words(m, seq + n_sot + 1, n_text + 1, unicode_split, &pieces, &n_pieces) != 0)
+    if (wkv__split_words(m, seq + n_sot + 1, n_text + 1, unicode_split, &pieces, &n_pieces) != 0)
         goto out;
     rc = 0;
     if (n_pieces <= 1)
@@ -476,8 +476,8 @@ int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int 
     }
 out:
     if (rc != 0 && error && !*error)
-        wkv_set_error(error, "word alignment failed (out of memory or bad tokens)");
-    wkv_awords_free(pieces, n_pieces);
+        wkv__set_error(error, "word alignment failed (out of memory or bad tokens)");
+    wkv__awords_free(pieces, n_pieces);
     free(seq);
     free(a);
     free(probs);

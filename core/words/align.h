@@ -9,7 +9,7 @@
 /* align.c: the (layer, head) pairs of an alignment-heads spec (wkv_options), malloc'd
  * in *pairs (2 ints each) and, when name is not NULL, the spec's name (malloc'd).
  * 0, or -1 with a message. */
-int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_pairs,
+int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_pairs,
                       char **name, char **error);
 
 /* align.c: one window's alignment (find_alignment): the forward pass over
@@ -17,15 +17,15 @@ int wkv_heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n_
  * words of text with times relative to the window.  unicode_split: the language
  * splits words by unicode units.  No words (*n_words 0) for fewer than two pieces.
  * 0, or -1 (out of memory, bad tokens) with a message. */
-int wkv_align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
+int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
                      int n_sot, const int *text, int n_text, int num_frames,
-                     int unicode_split, wkv_aword **words, int *n_words, char **error);
+                     int unicode_split, wkv__aword **words, int *n_words, char **error);
 
 /* align.c: the pass and the matrix alone: seq (L tokens: n_sot, notimestamps, text,
  * eot) through the decoder; matrix gets the (L - n_sot - 1) x F DTW input before
  * negation (text rows after softmax over F frames, standardization, median filter,
  * mean over heads), probs the L - n_sot - 2 text tokens' probabilities.  0 or -1. */
-int wkv_align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int *seq, int L,
+int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int *seq, int L,
                      int n_sot, int F, float *matrix, float *probs);
 
 #endif

@@ -12,7 +12,7 @@
 
 #define ALL_PUNCTUATION "\"'\u201c\u00bf([{-\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001"
 
-void wkv_wsegs_clear(wkv_wseg *segs, int n)
+void wkv__wsegs_clear(wkv__wseg *segs, int n)
 {
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < segs[i].n_words; k++) {
@@ -26,7 +26,7 @@ void wkv_wsegs_clear(wkv_wseg *segs, int n)
 }
 
 /* get_end: the end of the last word, else of the last segment; 0 when none. */
-static int last_end(const wkv_wseg *segs, int n, double *end)
+static int last_end(const wkv__wseg *segs, int n, double *end)
 {
     for (int i = n - 1; i >= 0; i--)
         if (segs[i].n_words > 0) {
@@ -44,14 +44,14 @@ static int64_t round_even(double x)
     return (int64_t)nearbyint(x);
 }
 
-static int is_anomaly(const wkv_wseg *s)
+static int is_anomaly(const wkv__wseg *s)
 {
     if (!s || s->n_words == 0)
         return 0;
     double score = 0.0;
     int counted = 0;
     for (int i = 0; i < s->n_words && counted < 8; i++) {
-        const wkv_aword *w = &s->words[i];
+        const wkv__aword *w = &s->words[i];
         if (strstr(ALL_PUNCTUATION, w->text))
             continue;
         counted++;
@@ -66,7 +66,7 @@ static int is_anomaly(const wkv_wseg *s)
     return score >= 3 || score + 0.01 >= counted;
 }
 
-static const wkv_wseg *next_with_words(const wkv_wseg *segs, int from, int n)
+static const wkv__wseg *next_with_words(const wkv__wseg *segs, int from, int n)
 {
     for (int i = from; i < n; i++)
         if (segs[i].n_words > 0)
@@ -75,7 +75,7 @@ static const wkv_wseg *next_with_words(const wkv_wseg *segs, int from, int n)
 }
 
 /* hallucination_silence_threshold: returns 1 when the whole window is dropped */
-int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_segs,
+int wkv__skip_hallucinations(const wkv__words_state *st, wkv__wseg *segs, int *n_segs,
                                int64_t seek, int size, int single_ending, int64_t *next_seek)
 {
     const double th = st->hallucination_threshold;
@@ -88,18 +88,18 @@ int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_se
     double end;
     if (!single_ending && last_end(segs, n, &end) && end > offset)
         *next_seek = window_end - end > th ? round_even(end * 100) : seek + size;
-    const wkv_wseg *first = next_with_words(segs, 0, n);
+    const wkv__wseg *first = next_with_words(segs, 0, n);
     if (first && is_anomaly(first) && first->start - offset > th) {
         *next_seek = seek + round_even((first->start - offset) * 100);
         return 1;
     }
     double hal_last_end = st->last_speech;
     for (int i = 0; i < n; i++) {
-        const wkv_wseg *s = &segs[i];
+        const wkv__wseg *s = &segs[i];
         if (s->n_words == 0)
             continue;
         if (is_anomaly(s)) {
-            const wkv_wseg *next = next_with_words(segs, i + 1, n);
+            const wkv__wseg *next = next_with_words(segs, i + 1, n);
             double next_start = next ? next->words[0].start : offset + seg_duration;
             int before = s->start - hal_last_end > th || s->start < th || s->start - offset < 2.0;
             int after = next_start - s->end > th || is_anomaly(next) || window_end - s->end < 2.0;
@@ -107,7 +107,7 @@ int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_se
                 *next_seek = round_even(fmax(offset + 1, s->start) * 100);
                 if (content_duration - s->end < th)
                     *next_seek = st->content_frames;
-                wkv_wsegs_clear(segs + i, n - i);
+                wkv__wsegs_clear(segs + i, n - i);
                 *n_segs = i;
                 return 0;
             }
@@ -117,7 +117,7 @@ int wkv_skip_hallucinations(const wkv_words_state *st, wkv_wseg *segs, int *n_se
     return 0;
 }
 
-int wkv_words_sot(const wkv_model *m, const char *language, int translate, int sot[3],
+int wkv__words_sot(const wkv_model *m, const char *language, int translate, int sot[3],
                   int *unicode_split)
 {
     sot[0] = m->sp.sot;
@@ -126,12 +126,12 @@ int wkv_words_sot(const wkv_model *m, const char *language, int translate, int s
         return 1;
     sot[1] = wkv_lang_token(m, language);
     sot[2] = translate ? m->sp.translate : m->sp.transcribe;
-    *unicode_split = wkv_lang_unicode_split(language);
+    *unicode_split = wkv__lang_unicode_split(language);
     return 3;
 }
 
-int wkv_words_align(wkv_context *ctx, const wkv_words_state *st, const int *sot_seq, int n_sot,
-                    int unicode_split, wkv_wseg *segs, int n, double offset, int size,
+int wkv__words_align(wkv_context *ctx, const wkv__words_state *st, const int *sot_seq, int n_sot,
+                    int unicode_split, wkv__wseg *segs, int n, double offset, int size,
                     char **error)
 {
     const int eot = ctx->model->sp.eot;
@@ -142,7 +142,7 @@ int wkv_words_align(wkv_context *ctx, const wkv_words_state *st, const int *sot_
         n_text += segs[i].n_tokens;
     int *text = malloc((size_t)(n_text + 1) * sizeof *text);
     if (!text) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
     n_text = 0;
@@ -154,25 +154,25 @@ int wkv_words_align(wkv_context *ctx, const wkv_words_state *st, const int *sot_
                 segs[i].n_text++;
             }
     }
-    wkv_aword *words;
+    wkv__aword *words;
     int n_words;
-    double t0 = wkv_now_ms();
-    int rc = wkv_align_window(ctx, st->pairs, st->n_pairs, sot_seq, n_sot, text, n_text, size,
+    double t0 = wkv__now_ms();
+    int rc = wkv__align_window(ctx, st->pairs, st->n_pairs, sot_seq, n_sot, text, n_text, size,
                               unicode_split, &words, &n_words, error);
     free(text);
     if (rc != 0)
         return -1;
-    if (wkv_add_word_timestamps(segs, n, words, n_words, offset, st->last_speech, st->prepend,
+    if (wkv__add_word_timestamps(segs, n, words, n_words, offset, st->last_speech, st->prepend,
                                 st->append) != 0) {
-        wkv_set_error(error, "out of memory");
+        wkv__set_error(error, "out of memory");
         return -1;
     }
-    ctx->stats.align_ms += wkv_now_ms() - t0;
+    ctx->stats.align_ms += wkv__now_ms() - t0;
     return 0;
 }
 
-int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, int n_sot,
-                     int unicode_split, wkv_wseg *segs, int *n_segs, int64_t seek, int size,
+int wkv__words_window(wkv_context *ctx, wkv__words_state *st, const int *sot_seq, int n_sot,
+                     int unicode_split, wkv__wseg *segs, int *n_segs, int64_t seek, int size,
                      int single_ending, int64_t *next_seek, int *drop, char **error)
 {
     const double offset = (double)seek * WKV_HOP / WKV_SAMPLE_RATE;
@@ -180,14 +180,14 @@ int wkv_words_window(wkv_context *ctx, wkv_words_state *st, const int *sot_seq, 
     *drop = 0;
     if (n == 0)
         return 0;
-    if (wkv_words_align(ctx, st, sot_seq, n_sot, unicode_split, segs, n, offset, size,
+    if (wkv__words_align(ctx, st, sot_seq, n_sot, unicode_split, segs, n, offset, size,
                         error) != 0)
         return -1;
     double end;
     if (!single_ending && last_end(segs, n, &end) && end > offset)
         *next_seek = round_even(end * 100);
     if (st->hallucination_threshold > 0 &&
-        wkv_skip_hallucinations(st, segs, n_segs, seek, size, single_ending, next_seek)) {
+        wkv__skip_hallucinations(st, segs, n_segs, seek, size, single_ending, next_seek)) {
         *drop = 1;
         return 0;
     }

@@ -15,7 +15,7 @@
 #define DEFAULT_APPEND "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001"
 #define SENTENCE_ENDS ".\u3002!\uff01?\uff1f"
 
-void wkv_awords_free(wkv_aword *w, int n)
+void wkv__awords_free(wkv__aword *w, int n)
 {
     for (int i = 0; w && i < n; i++) {
         free(w[i].text);
@@ -24,7 +24,7 @@ void wkv_awords_free(wkv_aword *w, int n)
     free(w);
 }
 
-int wkv_lang_unicode_split(const char *code)
+int wkv__lang_unicode_split(const char *code)
 {
     static const char *const langs[] = {"zh", "ja", "th", "lo", "my", "yue"};
     for (size_t i = 0; code && i < sizeof langs / sizeof *langs; i++)
@@ -61,16 +61,16 @@ static int substring(const char *needle, const char *hay)
 static int stripped_in(const char *text, const char *set)
 {
     char *copy = strdup(text);
-    int in = copy && substring(wkv_text_strip(copy), set);
+    int in = copy && substring(wkv__text_strip(copy), set);
     free(copy);
     return in;
 }
 
-static int push_word(wkv_aword **w, int *n, int *cap, char *text, const int *toks, int nt)
+static int push_word(wkv__aword **w, int *n, int *cap, char *text, const int *toks, int nt)
 {
     if (*n == *cap) {
         int c = *cap ? *cap * 2 : 16;
-        wkv_aword *p = realloc(*w, (size_t)c * sizeof *p);
+        wkv__aword *p = realloc(*w, (size_t)c * sizeof *p);
         if (!p)
             return -1;
         *w = p;
@@ -80,13 +80,13 @@ static int push_word(wkv_aword **w, int *n, int *cap, char *text, const int *tok
     if (!copy)
         return -1;
     memcpy(copy, toks, (size_t)nt * sizeof *toks);
-    (*w)[*n] = (wkv_aword){.text = text, .tokens = copy, .n_tokens = nt};
+    (*w)[*n] = (wkv__aword){.text = text, .tokens = copy, .n_tokens = nt};
     (*n)++;
     return 0;
 }
 
 /* Appends text and tokens to word w (both taken from b, which is left empty). */
-static int join(wkv_aword *w, char **text, int **toks, int *nt)
+static int join(wkv__aword *w, char **text, int **toks, int *nt)
 {
     size_t a = strlen(w->text), b = strlen(*text);
     char *t = realloc(w->text, a + b + 1);
@@ -107,7 +107,7 @@ static int join(wkv_aword *w, char **text, int **toks, int *nt)
 
 /* split_tokens_on_unicode: pieces that decode without a replacement character, or
  * whose replacement is a real one in the decode of all the tokens. */
-static int split_unicode(const wkv_model *m, const int *tokens, int n, wkv_aword **out,
+static int split_unicode(const wkv_model *m, const int *tokens, int n, wkv__aword **out,
                          int *n_out, int *cap)
 {
     char *full_text = wkv_tokens_to_text(m, tokens, n, 0);
@@ -148,15 +148,15 @@ static int split_unicode(const wkv_model *m, const int *tokens, int n, wkv_aword
     return rc;
 }
 
-int wkv_split_words(const wkv_model *m, const int *tokens, int n, int unicode_split,
-                    wkv_aword **words, int *n_words)
+int wkv__split_words(const wkv_model *m, const int *tokens, int n, int unicode_split,
+                    wkv__aword **words, int *n_words)
 {
-    wkv_aword *p = NULL;
+    wkv__aword *p = NULL;
     int np = 0, cap = 0;
     *words = NULL;
     *n_words = 0;
     if (split_unicode(m, tokens, n, &p, &np, &cap) != 0) {
-        wkv_awords_free(p, np);
+        wkv__awords_free(p, np);
         return -1;
     }
     if (unicode_split) {
@@ -181,7 +181,7 @@ int wkv_split_words(const wkv_model *m, const int *tokens, int n, int unicode_sp
                 free(p[k].text);
                 free(p[k].tokens);
             }
-            wkv_awords_free(p, nw);
+            wkv__awords_free(p, nw);
             return -1;
         }
     }
@@ -203,7 +203,7 @@ static int ends_with_space(const char *s)
 
 /* merge_punctuations: prepended marks join the following word (right to left),
  * appended ones the preceding word (left to right); donors are left empty. */
-static int merge_punctuations(wkv_aword *w, int n, const char *prepend, const char *append)
+static int merge_punctuations(wkv__aword *w, int n, const char *prepend, const char *append)
 {
     int j = n - 1;
     for (int i = n - 2; i >= 0; i--) {
@@ -260,7 +260,7 @@ static double dmin(double a, double b)
     return b < a ? b : a;
 }
 
-int wkv_add_word_timestamps(wkv_wseg *segs, int n_segs, wkv_aword *w, int nw, double offset,
+int wkv__add_word_timestamps(wkv__wseg *segs, int n_segs, wkv__aword *w, int nw, double offset,
                             double last_speech, const char *prepend, const char *append)
 {
     double *dur = malloc((size_t)(nw > 0 ? nw : 1) * sizeof *dur);
@@ -289,7 +289,7 @@ int wkv_add_word_timestamps(wkv_wseg *segs, int n_segs, wkv_aword *w, int nw, do
     /* words go to segments by token count, so they drift across segment boundaries */
     int k = 0;
     for (int s = 0; s < n_segs; s++) {
-        wkv_wseg *g = &segs[s];
+        wkv__wseg *g = &segs[s];
         int saved = 0;
         g->words = malloc((size_t)(nw > 0 ? nw : 1) * sizeof *g->words);
         g->n_words = 0;
@@ -299,7 +299,7 @@ int wkv_add_word_timestamps(wkv_wseg *segs, int n_segs, wkv_aword *w, int nw, do
             saved += w[k].n_tokens;
             if (!w[k].text[0])
                 continue;
-            wkv_aword *x = &g->words[g->n_words++];
+            wkv__aword *x = &g->words[g->n_words++];
             *x = w[k];
             x->start = round2(offset + w[k].start);
             x->end = round2(offset + w[k].end);
@@ -308,7 +308,7 @@ int wkv_add_word_timestamps(wkv_wseg *segs, int n_segs, wkv_aword *w, int nw, do
         }
         if (g->n_words == 0)
             continue;
-        wkv_aword *a = g->words, *z = &g->words[g->n_words - 1];
+        wkv__aword *a = g->words, *z = &g->words[g->n_words - 1];
         /* the first words after a pause are no longer than twice the median */
         if (a->end - last_speech > median * 4 &&
             (a->end - a->start > max_dur ||
@@ -331,6 +331,6 @@ int wkv_add_word_timestamps(wkv_wseg *segs, int n_segs, wkv_aword *w, int nw, do
     rc = 0;
 out:
     free(dur);
-    wkv_awords_free(w, nw);
+    wkv__awords_free(w, nw);
     return rc;
 }
