@@ -13,6 +13,7 @@
  * The vocabulary is a vocabulary-only (or full) ggml file: $WKV_FUZZ_VOCAB, else the
  * build-time default (a shared vocabulary, read where it is, not copied). */
 #include "base/util.h"
+#include "model/vocab.h"
 #include "model/model.h"
 
 #include <stdint.h>

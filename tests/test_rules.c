@@ -11,7 +11,7 @@
 #include "model/vocab.h"
 #include "kernels/ops.h"
 #include "decode/rules.h"
-#include "longform/segments.h"
+#include "decode/pieces.h"
 #include "testutil.h"
 
 #include <math.h>

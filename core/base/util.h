@@ -17,7 +17,4 @@ double wkv__now_ms(void);
  * a half self-KV cache's rows (an f32 one is written when its slots are made). */
 void *wkv__alloc_zeroed(size_t bytes);
 
-/* Python's str.strip() on UTF-8 text, in place; returns s. */
-char *wkv__text_strip(char *s);
-
 #endif

@@ -12,7 +12,7 @@
  *    whole input's log-mel would have), and the samples before the next window's first
  *    frame are dropped, so a caller holds about 30 s at a time. */
 #include "longform/window.h"
-#include "longform/segments.h"
+#include "longform/language.h"
 #include "base/util.h"
 #include "net/context.h"
 

@@ -3,7 +3,10 @@
  * at timestamp pairs and seek to where the last complete segment ended. */
 #include "words/word_window.h"
 #include "base/util.h"
-#include "longform/segments.h"
+#include "base/ivec.h"
+#include "decode/pieces.h"
+#include "longform/language.h"
+#include "model/vocab.h"
 
 #include <math.h>
 #include <stdlib.h>

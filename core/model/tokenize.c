@@ -3,6 +3,7 @@
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
  * splits the text into pieces, and each piece is BPE-encoded by rank (vocab.c). */
 #include "model/vocab.h"
+#include "base/util.h"
 #include "model/unicode_tables.h"
 
 #include <stdlib.h>
@@ -123,4 +124,26 @@ int wkv_text_to_tokens(const wkv_model *m, const char *text, int *out, int max_o
         i += len;
     }
     return count;
+}
+
+int wkv__initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out,
+                              char **error)
+{
+    *out = NULL;
+    if (!prompt || !*prompt)
+        return 0;
+    char *stripped = strdup(prompt);
+    char *text = stripped ? wkv__strdup_printf(" %s", wkv__text_strip(stripped)) : NULL;
+    free(stripped);
+    int n = text ? wkv_text_to_tokens(m, text, NULL, 0) : -1;
+    int *toks = n > 0 ? malloc((size_t)n * sizeof *toks) : NULL;
+    if (n < 0 || (n > 0 && (!toks || wkv_text_to_tokens(m, text, toks, n) != n))) {
+        free(text);
+        free(toks);
+        wkv__set_error(error, "cannot encode the initial prompt");
+        return -1;
+    }
+    free(text);
+    *out = toks;
+    return n;
 }

@@ -536,6 +536,14 @@ char *wkv__text_strip(char *s)
     return s;
 }
 
+int wkv__text_is_blank(const char *text)
+{
+    char *copy = strdup(text ? text : "");
+    int blank = !copy || wkv__text_strip(copy)[0] == 0;
+    free(copy);
+    return blank;
+}
+
 /* The multilingual vocabulary is the larger one (51865 tokens and up). */
 int wkv_model_is_multilingual(const wkv_model *m)
 {

@@ -20,4 +20,16 @@ const int *wkv__non_speech_tokens(const wkv_model *m, int *n);
 /* Token id of exactly these bytes, or -1. */
 int wkv__vocab_find(const wkv_model *m, const char *bytes, size_t len);
 
+/* The reference's initial prompt: the tokens of " " + prompt.strip().  *out gets a
+ * malloc'd array (NULL for no prompt: NULL or ""); returns their number or -1 with
+ * *error set. */
+int wkv__initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out,
+                              char **error);
+
+/* Python's str.strip() on UTF-8 text, in place; returns s. */
+char *wkv__text_strip(char *s);
+
+/* Whether text is empty once Python's str.strip() has run over it. */
+int wkv__text_is_blank(const char *text);
+
 #endif

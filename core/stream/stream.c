@@ -2,6 +2,9 @@
  * over the audio since the last commit, LocalAgreement-2 between consecutive runs,
  * forced commits at the latency bound, trimming at the last committed segment. */
 #include "stream/stream_priv.h"
+#include "base/ivec.h"
+#include "longform/language.h"
+#include "model/vocab.h"
 #include "base/util.h"
 
 #include <math.h>

@@ -6,7 +6,8 @@
 #define WKV_STREAM_PRIV_H
 
 #include "net/context.h"
-#include "longform/segments.h"
+#include "base/ivec.h"
+#include "decode/pieces.h"
 #include "stream/stream_gate.h"
 #include "stream/stream_words.h"
 

@@ -3,6 +3,10 @@
  * with the previous run (LocalAgreement-2) or forced by the latency bound; the commit,
  * which trims the audio held; and the report to the caller. */
 #include "stream/stream_priv.h"
+#include "model/vocab.h"
+#include "base/ivec.h"
+#include "decode/pieces.h"
+#include "longform/language.h"
 #include "base/util.h"
 
 #include <math.h>

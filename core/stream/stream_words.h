@@ -5,7 +5,6 @@
 #define WKV_STREAM_WORDS_H
 
 #include "words/word_window.h"
-#include "longform/segments.h"
 
 /* The words of one run, flattened over its pieces, in stream seconds. */
 typedef struct {

@@ -3,6 +3,7 @@
  * the duration heuristics and the segment-boundary fixes.  Source: openai/whisper's
  * tokenizer.py and timing.py. */
 #include "words/words.h"
+#include "model/vocab.h"
 #include "model/model.h"
 #include "base/util.h"
 
