@@ -292,6 +292,11 @@ static int64_t piece_run(wkv_transcriber *t, int size, char **error)
     int64_t hi = t->closed ? len : (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2;
     hi = hi < len ? hi : len;
     hi = hi > lo ? hi : lo;
+    if (lo < t->base) { /* never: the drop keeps the next window's first sample */
+        wkv__set_error(error, "transcriber: window at frame %lld needs sample %lld, dropped",
+                       (long long)seek, (long long)lo);
+        return -1;
+    }
     double t0 = wkv__now_ms();
     wkv_mel *mel = wkv_mel_compute_range(wkv_context_model(t->ctx), t->pcm + (lo - t->base),
                                          (size_t)(hi - lo), lo, t->closed ? len : -1, seek,

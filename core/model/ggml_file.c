@@ -1,7 +1,7 @@
 /* The whisper.cpp ggml file (little-endian, no padding, as whisper.cpp's
  * models/convert-pt-to-ggml.py writes it and whisper_model_load reads it) as the
- * loader reads it: the file mapped or read whole, bounds-checked reads whose messages
- * name the byte offset of anything wrong, and the parts before the tensors (magic,
+ * loader reads it: the file read through a window (never mapped: ggml_file.h says why),
+ * bounds-checked reads whose messages name the byte offset of anything wrong, and the parts before the tensors (magic,
  * hyper-parameters, mel filter bank, vocabulary), each checked against the limits
  * below before it is used.  Only regular files are opened (a FIFO would block).  The
  * tensors are ggml_tensors.c's, the model built from them model.c's. */
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +26,7 @@
 #define MAX_STATE 8192
 #define MAX_LAYERS 64
 #define MEL_BINS 201 /* n_fft / 2 + 1 */
-#define MMAP_MIN (1u << 20)
+#define WINDOW (16u << 10) /* bytes read at a time for the small reads */
 #define MAX_QNT_VERSION 99 /* "a small version": f32/f16 files may carry any */
 
 /* ---------------------------------------------------------------- byte access */
@@ -73,11 +72,86 @@ int wkv__need(wkv__reader *r, uint64_t n, const char *what)
     return -1;
 }
 
+/* The file ended before `want` bytes at `off` (it shrank since it was opened), or
+ * an I/O error (err). */
+static void changed(wkv__reader *r, uint64_t off, uint64_t want, int err)
+{
+    if (err)
+        wkv__fail(r, off, "read error: %s", strerror(err));
+    else
+        wkv__fail(r, off, "the file ends before the %" PRIu64 " bytes it had when opened "
+                          "(truncated or replaced while loading?)", want);
+}
+
+/* pread until n bytes are in or the file ends; the count read, or -1 (errno). */
+static int64_t pread_full(int fd, void *dst, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (uint8_t *)dst + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (int64_t)got;
+}
+
+const uint8_t *wkv__at(wkv__reader *r, uint64_t off, size_t n)
+{
+    if (r->p)
+        return r->p + off;
+    if (off >= r->win_off && off + n <= r->win_off + r->win_len)
+        return r->win + (off - r->win_off);
+    /* a window from off: at least n bytes, WINDOW for the many small reads */
+    uint64_t left = r->size > off ? r->size - off : 0;
+    size_t want = n > WINDOW ? n : (left < WINDOW ? (size_t)left : WINDOW);
+    if (want < n)
+        want = n;
+    if (want > r->win_cap) {
+        uint8_t *w = realloc(r->win, want);
+        if (!w) {
+            wkv__fail(r, off, "out of memory reading %zu bytes", want);
+            return NULL;
+        }
+        r->win = w;
+        r->win_cap = want;
+    }
+    r->win_len = 0;
+    int64_t got = pread_full(r->fd, r->win, want, off);
+    if (got < (int64_t)n) {
+        changed(r, off, r->size, got < 0 ? errno : 0);
+        return NULL;
+    }
+    r->win_off = off;
+    r->win_len = (size_t)got;
+    return r->win;
+}
+
+int wkv__read_into(wkv__reader *r, uint64_t off, void *dst, size_t n)
+{
+    if (r->p) {
+        memcpy(dst, r->p + off, n);
+        return 0;
+    }
+    int64_t got = pread_full(r->fd, dst, n, off);
+    if (got == (int64_t)n)
+        return 0;
+    changed(r, off, r->size, got < 0 ? errno : 0);
+    return -1;
+}
+
 int wkv__rd_u32(wkv__reader *r, uint32_t *v, const char *what)
 {
     if (wkv__need(r, 4, what))
         return -1;
-    *v = wkv__ld_u32(r->p + r->off);
+    const uint8_t *q = wkv__at(r, r->off, 4);
+    if (!q)
+        return -1;
+    *v = wkv__ld_u32(q);
     r->off += 4;
     return 0;
 }
@@ -93,17 +167,33 @@ int wkv__rd_i32(wkv__reader *r, int32_t *v, const char *what)
 
 /* ---------------------------------------------------------------- the file */
 
-void wkv__file_close(wkv__file_view *v)
+void wkv__reader_memory(wkv__reader *r, const void *data, uint64_t size, const char *name,
+                        char **error)
 {
-    if (v->map)
-        munmap(v->map, v->map_len);
-    free(v->buf);
-    memset(v, 0, sizeof *v);
+    memset(r, 0, sizeof *r);
+    r->p = data;
+    r->size = size;
+    r->path = name;
+    r->error = error;
+    r->fd = -1;
 }
 
-int wkv__file_open(const char *path, wkv__file_view *v, char **error)
+void wkv__reader_close(wkv__reader *r)
 {
-    memset(v, 0, sizeof *v);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->win);
+    r->fd = -1;
+    r->win = NULL;
+    r->win_len = r->win_cap = 0;
+}
+
+int wkv__reader_open(wkv__reader *r, const char *path, char **error)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    r->path = path;
+    r->error = error;
     /* O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; the
      * fstat below then refuses anything but a regular file (for which the flag has
      * no effect) */
@@ -114,71 +204,29 @@ int wkv__file_open(const char *path, wkv__file_view *v, char **error)
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        wkv__set_error(error, "%s: offset 0: cannot stat the model file: %s", path,
-                      strerror(errno));
+    const char *why = NULL;
+    const int stat_failed = fstat(fd, &st) != 0;
+    if (stat_failed)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "is a directory, not a model file";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_size <= 0)
+        why = "the file is empty";
+    else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
+        why = "the file is too large";
+    if (why) {
+        wkv__set_error(error, "%s: offset 0: %s%s", path,
+                      stat_failed ? "cannot stat the model file: " : "", why);
         close(fd);
         return -1;
     }
-    if (S_ISDIR(st.st_mode)) {
-        wkv__set_error(error, "%s: offset 0: is a directory, not a model file", path);
-        close(fd);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        wkv__set_error(error, "%s: offset 0: not a regular file", path);
-        close(fd);
-        return -1;
-    }
-    if (st.st_size <= 0) {
-        wkv__set_error(error, "%s: offset 0: the file is empty", path);
-        close(fd);
-        return -1;
-    }
-    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
-        wkv__set_error(error, "%s: offset 0: the file is too large (%" PRIu64 " bytes)",
-                      path, (uint64_t)st.st_size);
-        close(fd);
-        return -1;
-    }
-    size_t len = (size_t)st.st_size;
-    /* big files are mapped (no second copy of a 3-GB model in memory); small ones
-     * are read, which is cheaper than a mapping in a process with many threads
-     * (every munmap then costs a TLB shoot-down on each CPU) */
-    void *p = len >= MMAP_MIN ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    if (p != MAP_FAILED) {
-        v->map = p;
-        v->map_len = len;
-        v->data = p;
-        v->size = len;
-        madvise(p, len, MADV_SEQUENTIAL);
-        close(fd);
-        return 0;
-    }
-    /* small, or no mmap on this file system: read it */
-    v->buf = malloc(len);
-    if (!v->buf) {
-        wkv__set_error(error, "%s: offset 0: out of memory reading %zu bytes", path, len);
-        close(fd);
-        return -1;
-    }
-    size_t got = 0;
-    while (got < len) {
-        ssize_t k = read(fd, v->buf + got, len - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            wkv__set_error(error, "%s: offset %zu: read error: %s", path, got,
-                          k < 0 ? strerror(errno) : "file shrank while reading");
-            close(fd);
-            wkv__file_close(v);
-            return -1;
-        }
-        got += (size_t)k;
-    }
-    close(fd);
-    v->data = v->buf;
-    v->size = len;
+#ifdef POSIX_FADV_SEQUENTIAL
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); /* a hint: read ahead */
+#endif
+    r->fd = fd;
+    r->size = (uint64_t)st.st_size;
     return 0;
 }
 
@@ -341,7 +389,10 @@ int wkv__read_mel_filters(wkv__reader *r, wkv_model *m)
         wkv__fail(r, r->off, "out of memory");
         return -1;
     }
-    wkv__row_to_f32(WKV_TYPE_F32, r->p + r->off, m->mel_filters, n);
+    const uint8_t *q = wkv__at(r, r->off, n * 4);
+    if (!q)
+        return -1;
+    wkv__row_to_f32(WKV_TYPE_F32, q, m->mel_filters, n);
     size_t bad = wkv__first_out_of_range(m->mel_filters, n, INFINITY);
     if (bad < n) {
         wkv__fail(r, r->off + 4 * (uint64_t)bad, "mel filter value %zu is not finite", bad);
@@ -372,7 +423,10 @@ int wkv__read_vocab(wkv__reader *r, wkv_model *m)
             snprintf(what, sizeof what, "the length of token %" PRId32, i);
             return wkv__need(r, 4, what);
         }
-        len = wkv__ld_u32(r->p + r->off);
+        const uint8_t *q = wkv__at(r, r->off, 4);
+        if (!q)
+            return -1;
+        len = wkv__ld_u32(q);
         r->off += 4;
         if (len > MAX_TOKEN_LEN) {
             wkv__fail(r, at, "token %" PRId32 " has length %" PRIu32 " (at most %u)", i, len,
@@ -397,11 +451,20 @@ int wkv__read_vocab(wkv__reader *r, wkv_model *m)
     uint64_t p = start;
     uint32_t pos = 0;
     for (int32_t i = 0; i < n; i++) {
-        uint32_t len = wkv__ld_u32(r->p + p);
+        const uint8_t *q = wkv__at(r, p, 4);
+        uint32_t len = q ? wkv__ld_u32(q) : 0;
+        /* the file may have changed since the first pass: what it holds now must still
+         * fit what was counted */
+        if (!q || len > MAX_TOKEN_LEN || pos + (uint64_t)len + 1 > total ||
+            !(q = wkv__at(r, p + 4, len))) {
+            if (q)
+                wkv__fail(r, p, "the vocabulary changed while being read");
+            return -1;
+        }
         p += 4;
         m->tok_off[i] = pos;
         m->tok_len[i] = len;
-        memcpy(m->tok_bytes + pos, r->p + p, len);
+        memcpy(m->tok_bytes + pos, q, len);
         m->tok_bytes[pos + len] = 0;
         pos += len + 1;
         p += len;

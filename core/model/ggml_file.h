@@ -1,7 +1,12 @@
 /* The whisper.cpp ggml file as the loader sees it (ggml_file.c, ggml_tensors.c):
- * a reader over the whole file image whose every read is bounds-checked and whose
- * messages name the byte offset, the parts before the tensors, and the record of
- * each tensor a model needs.  model.c builds the model from them. */
+ * a reader whose every read is bounds-checked and whose messages name the byte
+ * offset, the parts before the tensors, and the record of each tensor a model needs.
+ * model.c builds the model from them.
+ *
+ * Files are read (pread), never mapped: a mapped page past a new end of file is a
+ * SIGBUS, so a model file truncated while it loads killed the process; read, it is an
+ * error.  The weights go from the file straight into their arenas, a chunk at a time,
+ * so the load's peak stays the arenas (the page cache is not the process's). */
 #ifndef WKV_GGML_FILE_H
 #define WKV_GGML_FILE_H
 
@@ -14,15 +19,32 @@
 
 /* ---------------------------------------------------------------- reading */
 
-/* A whole file image being parsed; `path` heads every message. */
+/* A model file (or a memory image) being parsed; `path` heads every message. */
 typedef struct {
-    const uint8_t *p;
-    uint64_t size;
+    const uint8_t *p;  /* a memory image (wkv_model_load_memory), or NULL: read fd */
+    uint64_t size;     /* at open */
     uint64_t off;
     const char *path;
     char **error;
-    int mapped; /* p is our own read-only file mapping: pages may be dropped */
+    int fd;            /* the file, or -1 */
+    uint8_t *win;      /* fd: bytes [win_off, win_off + win_len) of the file */
+    uint64_t win_off;
+    size_t win_len, win_cap;
 } wkv__reader;
+
+/* Opens a regular file (a FIFO, a directory, an empty or huge file are refused with
+ * a message) into r; 0 or -1.  wkv__reader_memory: a reader over bytes in memory.
+ * wkv__reader_close frees what either holds (not the memory image). */
+int wkv__reader_open(wkv__reader *r, const char *path, char **error);
+void wkv__reader_memory(wkv__reader *r, const void *data, uint64_t size, const char *name,
+                        char **error);
+void wkv__reader_close(wkv__reader *r);
+/* Bytes [off, off + n) of the file, which the caller bounds-checked (wkv__need):
+ * valid until the reader's next call.  NULL with a message when the file no longer
+ * holds them (it shrank, or an I/O error). */
+const uint8_t *wkv__at(wkv__reader *r, uint64_t off, size_t n);
+/* Copies bytes [off, off + n) into dst (a file's straight from the file); 0 or -1. */
+int wkv__read_into(wkv__reader *r, uint64_t off, void *dst, size_t n);
 
 /* "<path>: offset <N>: <message>" into *r->error. */
 void wkv__fail(wkv__reader *r, uint64_t off, const char *fmt, ...)
@@ -52,20 +74,6 @@ static inline uint16_t wkv__ld_u16(const uint8_t *p)
 /* Index of the first value that is not below `limit` in magnitude (NaN included),
  * or n. */
 size_t wkv__first_out_of_range(const float *x, size_t n, float limit);
-
-/* ---------------------------------------------------------------- the file */
-
-/* A regular file mapped (large) or read (small) whole. */
-typedef struct {
-    const uint8_t *data;
-    uint64_t size;
-    void *map;      /* mmap'd region, or NULL */
-    size_t map_len;
-    uint8_t *buf;   /* read() fallback, or NULL */
-} wkv__file_view;
-
-int wkv__file_open(const char *path, wkv__file_view *v, char **error);
-void wkv__file_close(wkv__file_view *v);
 
 /* ---------------------------------------------------------------- before the tensors */
 

@@ -237,9 +237,12 @@ int wkv__scan_tensors(wkv__reader *r, wkv__tensor_set *ts)
         snprintf(what, sizeof what, "the header of tensor #%d", index);
         if (wkv__need(r, 12, what))
             return -1;
-        n_dims = (int32_t)wkv__ld_u32(r->p + hdr);
-        name_len = (int32_t)wkv__ld_u32(r->p + hdr + 4);
-        type = (int32_t)wkv__ld_u32(r->p + hdr + 8);
+        const uint8_t *q = wkv__at(r, hdr, 12);
+        if (!q)
+            return -1;
+        n_dims = (int32_t)wkv__ld_u32(q);
+        name_len = (int32_t)wkv__ld_u32(q + 4);
+        type = (int32_t)wkv__ld_u32(q + 8);
         if (n_dims < 1 || n_dims > 4) {
             wkv__fail(r, hdr, "tensor #%d has n_dims %" PRId32 ", expected 1..4", index, n_dims);
             return -1;
@@ -255,8 +258,11 @@ int wkv__scan_tensors(wkv__reader *r, wkv__tensor_set *ts)
         snprintf(what, sizeof what, "the shape of tensor #%d", index);
         if (wkv__need(r, 4 * (uint64_t)n_dims, what))
             return -1;
+        const uint8_t *dims = wkv__at(r, r->off, 4 * (size_t)n_dims);
+        if (!dims)
+            return -1;
         for (int i = 0; i < n_dims; i++) {
-            ne[i] = (int32_t)wkv__ld_u32(r->p + r->off);
+            ne[i] = (int32_t)wkv__ld_u32(dims + 4 * i);
             if (ne[i] < 1) {
                 wkv__fail(r, r->off, "tensor #%d has ne[%d] = %" PRId64 ", expected a positive "
                                     "size", index, i, ne[i]);
@@ -268,7 +274,13 @@ int wkv__scan_tensors(wkv__reader *r, wkv__tensor_set *ts)
         snprintf(what, sizeof what, "the name of tensor #%d", index);
         if (wkv__need(r, (uint64_t)name_len, what))
             return -1;
-        const char *nm = (const char *)r->p + name_off;
+        /* a copy: the reader's window moves on */
+        char nm[WKV_MAX_NAME_LEN + 1];
+        const uint8_t *nq = wkv__at(r, name_off, (size_t)name_len);
+        if (!nq)
+            return -1;
+        memcpy(nm, nq, (size_t)name_len);
+        nm[name_len] = 0;
         printable_name((const uint8_t *)nm, (size_t)name_len, name, sizeof name);
         r->off += (uint64_t)name_len;
 

@@ -4,8 +4,9 @@
  * validated hyper-parameters, the mel filter bank, the vocabulary and the weights: an
  * f32 arena and the block matrices as the file stores them (below).
  *
- * The file is mapped (or read) whole and parsed with bounds checks on every field;
- * nothing is trusted before it is checked (ggml_file.c).  Tensors are parsed in two
+ * The file is read (never mapped: a file truncated while it loads is then an error,
+ * not a SIGBUS) and parsed with bounds checks on every field; nothing is trusted
+ * before it is checked (ggml_file.c).  Tensors are parsed in two
  * passes: the first (ggml_tensors.c) validates every header, name, type, shape and
  * data range and records where each expected tensor's data lies; only then are the
  * arenas allocated here (their sizes follow from the hyper-parameters and the tensors'
@@ -31,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -66,18 +66,24 @@ static uint64_t memory_limit(void)
  * chunk is checked while it is in cache: every weight must be finite, and those the
  * decoder keeps in f16 (non-f32 files) must not overflow it.  With `scratch`, dst is
  * one chunk's buffer reused for every chunk (a tensor kept in its blocks: checked
- * only). */
-static int load_tensor(wkv__reader *r, const wkv__tensor_rec *x, float *dst, int to_f16, int scratch)
+ * only): `copy` is then the tensor as stored, already read. */
+static int load_tensor(wkv__reader *r, const wkv__tensor_rec *x, const uint8_t *copy, float *dst,
+                       int to_f16, int scratch)
 {
     const size_t chunk = CHUNK;
     const float limit = to_f16 ? 65520.0f : INFINITY; /* 65520 rounds to f16 infinity */
-    const uint8_t *src = r->p + x->data_off;
     for (size_t at = 0; at < x->count; at += chunk) {
         size_t n = x->count - at < chunk ? x->count - at : chunk;
         float *out = scratch ? dst : dst + at;
         /* a block type's tensor is a 2-D matrix of whole blocks (wkv__scan_tensors), and
-         * CHUNK a whole number of blocks */
-        wkv__row_to_f32(x->type, src + wkv__type_bytes(x->type, at), out, n);
+         * CHUNK a whole number of blocks; the chunk from the copy already made, or from
+         * the file */
+        const uint64_t b0 = wkv__type_bytes(x->type, at);
+        const uint8_t *src = copy ? copy + b0
+                                  : wkv__at(r, x->data_off + b0, (size_t)wkv__type_bytes(x->type, n));
+        if (!src)
+            return -1;
+        wkv__row_to_f32(x->type, src, out, n);
         size_t i = wkv__first_out_of_range(out, n, limit);
         if (i < n) {
             char name[WKV_MAX_NAME_LEN + 32];
@@ -95,20 +101,6 @@ static int load_tensor(wkv__reader *r, const wkv__tensor_rec *x, float *dst, int
         }
     }
     return 0;
-}
-
-/* Hands a converted tensor's file pages back: they count in the resident size until
- * the file is unmapped, and would otherwise add the whole file to the arena at the
- * load's peak.  The whole pages inside [p, p + len) only; read-only private file pages
- * are simply dropped (never the caller's memory: wkv_model_load_memory does not map). */
-static void drop_pages(const uint8_t *p, uint64_t len)
-{
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (page == 0 || (page & (page - 1)) != 0)
-        return;
-    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + len) & ~(page - 1);
-    if (b > a)
-        madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 /* Second pass: the arena, the pointers and the data. */
@@ -135,8 +127,7 @@ static int load_tensors(wkv__reader *r, wkv_model *m, wkv__tensor_set *ts)
         }
         total += x->count;
     }
-    /* refuse before allocating: a file can be mapped (or sparse) and much larger than
-     * memory, and an arena past it would only be paged out or killed while filled */
+    /* refuse before allocating: a file can be sparse and much larger than memory, and an arena past it would only be paged out or killed while filled */
     uint64_t bytes = (uint64_t)total * sizeof(float) + qbytes, lim = memory_limit();
     if (bytes > lim) {
         wkv__fail(r, ts->e[0].hdr_off, "the weights need %" PRIu64 " MiB as f32, more than the %"
@@ -169,19 +160,16 @@ static int load_tensors(wkv__reader *r, wkv_model *m, wkv__tensor_set *ts)
         float **slot = (float **)(void *)(base + x->slot);
         if (kept_in_blocks(x)) {
             size_t nb = (size_t)wkv__type_bytes(x->type, x->count);
-            memcpy(qdst, r->p + x->data_off, nb);
+            rc = wkv__read_into(r, x->data_off, qdst, nb);
             *(wkv__mat *)(void *)(base + x->mat) = (wkv__mat){x->type, qdst};
+            if (rc == 0)
+                rc = load_tensor(r, x, qdst, scratch, 0, 1);
             qdst += nb;
-            rc = load_tensor(r, x, scratch, 0, 1);
-            if (rc == 0 && r->mapped)
-                drop_pages(r->p + x->data_off, nb);
             continue;
         }
         *slot = dst;
         int to_f16 = f16_file && x->mat;
-        rc = load_tensor(r, x, dst, to_f16, 0);
-        if (rc == 0 && r->mapped)
-            drop_pages(r->p + x->data_off, wkv__type_bytes(x->type, x->count));
+        rc = load_tensor(r, x, NULL, dst, to_f16, 0);
         dst += x->count;
     }
     free(scratch);
@@ -190,11 +178,11 @@ static int load_tensors(wkv__reader *r, wkv_model *m, wkv__tensor_set *ts)
 
 /* ---------------------------------------------------------------- load */
 
-/* Parses a whole file image; `name` (the path, or "(memory)") heads every message. */
-static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, int vocab_only,
-                        int mapped, char **error)
+/* Parses a model file (or image) through its reader; `name` (the path, or "(memory)")
+ * heads every message. */
+static wkv_model *parse(wkv__reader *rp, const char *name, int vocab_only, char **error)
 {
-    wkv__reader r = {data, size, 0, name, error, mapped};
+    wkv__reader r = *rp;
     wkv__tensor_set ts = {NULL, 0, 0, 0, 0};
     wkv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(name))) {
@@ -217,10 +205,6 @@ static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, in
         }
         if (wkv__scan_tensors(&r, &ts))
             goto fail;
-        /* the first pass faulted in the pages around every header (and the kernel's
-         * readahead after them): hand them back, or they add to the copies' peak */
-        if (r.mapped)
-            drop_pages(r.p, r.size);
         if (load_tensors(&r, m, &ts) || wkv__weights_keep_f16(m, error))
             goto fail;
         wkv__weights_bind(m);
@@ -228,9 +212,11 @@ static wkv_model *parse(const uint8_t *data, uint64_t size, const char *name, in
     if (wkv__vocab_init(m, error))
         goto fail;
     free(ts.e);
+    *rp = r; /* its window, for wkv__reader_close */
     return m;
 fail:
     free(ts.e);
+    *rp = r;
     wkv_model_free(m);
     return NULL;
 }
@@ -241,11 +227,11 @@ static wkv_model *load(const char *path, int vocab_only, char **error)
         wkv__set_error(error, "(null): offset 0: no model path given");
         return NULL;
     }
-    wkv__file_view v;
-    if (wkv__file_open(path, &v, error))
+    wkv__reader r;
+    if (wkv__reader_open(&r, path, error))
         return NULL;
-    wkv_model *m = parse(v.data, v.size, path, vocab_only, v.map != NULL, error);
-    wkv__file_close(&v);
+    wkv_model *m = parse(&r, path, vocab_only, error);
+    wkv__reader_close(&r);
     return m;
 }
 
@@ -260,7 +246,9 @@ wkv_model *wkv_model_load_memory(const void *data, size_t size, char **error)
         wkv__set_error(error, "(memory): offset 0: no data given");
         return NULL;
     }
-    return parse(data, size, "(memory)", 0, 0, error);
+    wkv__reader r;
+    wkv__reader_memory(&r, data, size, "(memory)", error);
+    return parse(&r, "(memory)", 0, error);
 }
 
 wkv_model *wkv__model_load_vocab_only(const char *path, char **error)

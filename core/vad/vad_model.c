@@ -69,9 +69,12 @@ static int read_model_type(wkv__reader *r)
     }
     if (wkv__need(r, (uint64_t)len, "the model type"))
         return -1;
-    if (memcmp(r->p + r->off, MODEL_TYPE, (size_t)len) != 0) {
+    const uint8_t *q = wkv__at(r, r->off, (size_t)len);
+    if (!q)
+        return -1;
+    if (memcmp(q, MODEL_TYPE, (size_t)len) != 0) {
         wkv__fail(r, r->off, "model type \"%.*s\", expected \"%s\"", (int)len,
-                 (const char *)r->p + r->off, MODEL_TYPE);
+                 (const char *)q, MODEL_TYPE);
         return -1;
     }
     r->off += (uint64_t)len;
@@ -133,7 +136,9 @@ static int read_record(wkv__reader *r, const int *seen, int *idx)
             return -1;
     if (wkv__need(r, (uint64_t)name_len, "a tensor name"))
         return -1;
-    const char *name = (const char *)r->p + r->off;
+    const char *name = (const char *)wkv__at(r, r->off, (size_t)name_len);
+    if (!name)
+        return -1;
     *idx = -1;
     for (int k = 0; k < N_TENSORS; k++)
         if ((size_t)name_len == strlen(defs[k].name) && !memcmp(name, defs[k].name, (size_t)name_len))
@@ -177,7 +182,10 @@ static int read_data(wkv__reader *r, int idx, float *dst)
     uint64_t bytes = wkv__type_bytes(d->type, n);
     if (wkv__need(r, bytes, d->name))
         return -1;
-    wkv__row_to_f32(d->type, r->p + r->off, dst, n);
+    const uint8_t *q = wkv__at(r, r->off, (size_t)bytes);
+    if (!q)
+        return -1;
+    wkv__row_to_f32(d->type, q, dst, n);
     size_t bad = wkv__first_out_of_range(dst, n, INFINITY);
     if (bad < n) {
         wkv__fail(r, r->off + wkv__type_bytes(d->type, bad), "tensor \"%s\": value %zu is not "
@@ -213,10 +221,8 @@ static int read_tensors(wkv__reader *r, float *const *dst)
 
 /* ---------------------------------------------------------------- load */
 
-static wkv_vad_model *parse(const uint8_t *data, uint64_t size, const char *name, int mapped,
-                            char **error)
+static wkv_vad_model *parse(wkv__reader *r, const char *name, char **error)
 {
-    wkv__reader r = {data, size, 0, name, error, mapped};
     wkv_vad_model *m = calloc(1, sizeof *m);
     size_t total = 0;
     for (int k = 0; k < N_TENSORS; k++)
@@ -231,7 +237,7 @@ static wkv_vad_model *parse(const uint8_t *data, uint64_t size, const char *name
         dst[k] = p;
         p += def_count(&defs[k]);
     }
-    if (read_header(&r, m) || read_tensors(&r, dst))
+    if (read_header(r, m) || read_tensors(r, dst))
         goto fail;
     for (int l = 0; l < WKV_VAD_LAYERS; l++) {
         m->enc_w[l] = dst[2 * l];
@@ -256,11 +262,11 @@ wkv_vad_model *wkv_vad_model_load(const char *path, char **error)
         wkv__set_error(error, "(null): offset 0: no VAD model path given");
         return NULL;
     }
-    wkv__file_view v;
-    if (wkv__file_open(path, &v, error))
+    wkv__reader r;
+    if (wkv__reader_open(&r, path, error))
         return NULL;
-    wkv_vad_model *m = parse(v.data, v.size, path, v.map != NULL, error);
-    wkv__file_close(&v);
+    wkv_vad_model *m = parse(&r, path, error);
+    wkv__reader_close(&r);
     return m;
 }
 
@@ -270,7 +276,9 @@ wkv_vad_model *wkv_vad_model_load_memory(const void *data, size_t size, char **e
         wkv__set_error(error, "(memory): offset 0: no data given");
         return NULL;
     }
-    return parse(data, size, "(memory)", 0, error);
+    wkv__reader r;
+    wkv__reader_memory(&r, data, size, "(memory)", error);
+    return parse(&r, "(memory)", error);
 }
 
 void wkv_vad_model_free(wkv_vad_model *m)
