@@ -409,31 +409,41 @@ static void report_language(run *r, const wkv_transcriber *t)
     g_free(probs);
 }
 
-/* Offline: the core's transcriber on the whole file (its own copy of the samples:
- * ours go at once), window after window with progress. */
-static int transcribe_offline(run *r)
+/* Runs the windows the transcriber has ready, with progress; 0 or -1. */
+static int run_ready(run *r, wkv_transcriber *t, int64_t content)
 {
-    wkv_transcriber *t = wkv_transcriber_new(r->ctx, &r->opts, on_segment, r, &r->err);
-    if (!t || wkv_transcriber_push(t, r->pcm, r->n_samples, &r->err) != 0) {
-        wkv_transcriber_free(t);
-        return -1;
-    }
-    g_clear_pointer(&r->pcm, g_free);
-    wkv_transcriber_close(t);
-    const int64_t content = wkv_transcriber_content(t);
-    on_progress(0, content, r); /* the 0% line, before the first window */
-    int n_seg = 0;
-    while (n_seg >= 0 && wkv_transcriber_next(t) > 0) {
+    while (wkv_transcriber_next(t) > 0) {
         int64_t seek = wkv_transcriber_run(t, &r->err);
-        if (seek < 0) {
-            n_seg = -1;
-            break;
-        }
+        if (seek < 0)
+            return -1;
         report_language(r, t);
         on_progress(seek, content, r);
     }
-    if (n_seg >= 0)
-        n_seg = wkv_transcriber_segments(t);
+    return 0;
+}
+
+/* Offline: the core's transcriber on the file, a window's worth of samples at a time,
+ * each window run once it is in (with window normalization the transcriber then holds
+ * about one window; the reference's global one waits for the close). */
+static int transcribe_offline(run *r)
+{
+    wkv_transcriber *t = wkv_transcriber_new(r->ctx, &r->opts, on_segment, r, &r->err);
+    if (!t)
+        return -1;
+    const int64_t content = (int64_t)r->n_samples / WKV_HOP;
+    on_progress(0, content, r); /* the 0% line, before the first window */
+    int rc = 0;
+    for (gsize at = 0; rc == 0 && at < r->n_samples; at += WKV_N_SAMPLES) {
+        gsize k = MIN((gsize)WKV_N_SAMPLES, r->n_samples - at);
+        rc = wkv_transcriber_push(t, r->pcm + at, k, &r->err);
+        if (rc == 0)
+            rc = run_ready(r, t, content);
+    }
+    g_clear_pointer(&r->pcm, g_free);
+    wkv_transcriber_close(t);
+    if (rc == 0)
+        rc = run_ready(r, t, content);
+    int n_seg = rc == 0 ? wkv_transcriber_segments(t) : -1;
     wkv_transcriber_free(t);
     return n_seg;
 }

@@ -341,7 +341,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
         return TRUE;
     }
     /* the queue keeps only what the stream still needs.  Why two copies of that audio
-     * (the stream holds it too, stream_audio.c): the queue's bound on a live backlog
+     * (the stream holds it too, stream_priv.h): the queue's bound on a live backlog
      * (LIVE_MAX_SAMPLES, gstwhisperqueue.c) counts what is queued, so what the stream
      * has not committed must still count there, or a worker that falls behind would
      * hold up to 30 s more than the bound says before any audio is skipped */

@@ -22,24 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 static int spit(const char *path, const char *b, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -147,14 +129,14 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t n;
-    char *data = slurp(argv[1], &n);
+    char *data = tu_read_file(argv[1], &n);
     if (!data) {
         fprintf(stderr, "cannot read %s\n", argv[1]);
         return 1;
     }
     trials("f16", data, n, argv[2]);
     free(data);
-    if (argc > 3 && (data = slurp(argv[3], &n))) {
+    if (argc > 3 && (data = tu_read_file(argv[3], &n))) {
         trials("q8_0", data, n, argv[2]);
         free(data);
     }

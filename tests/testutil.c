@@ -40,7 +40,7 @@ char *tu_shared_path(const char *rel)
     return buf;
 }
 
-float *tu_read_f32(const char *path, size_t *n)
+void *tu_read_file(const char *path, size_t *bytes)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -48,14 +48,23 @@ float *tu_read_f32(const char *path, size_t *n)
     fseek(f, 0, SEEK_END);
     long sz = ftell(f);
     fseek(f, 0, SEEK_SET);
-    float *p = malloc(sz > 0 ? (size_t)sz : 1);
+    char *p = malloc(sz > 0 ? (size_t)sz : 1);
     if (p && fread(p, 1, (size_t)sz, f) != (size_t)sz) {
         free(p);
         p = NULL;
     }
     fclose(f);
     if (p)
-        *n = (size_t)sz / sizeof(float);
+        *bytes = (size_t)sz;
+    return p;
+}
+
+float *tu_read_f32(const char *path, size_t *n)
+{
+    size_t bytes = 0;
+    float *p = tu_read_file(path, &bytes);
+    if (p)
+        *n = bytes / sizeof(float);
     return p;
 }
 

@@ -32,6 +32,8 @@ const char *tu_require_shared(const char *what);
 /* "<shared>/<rel>" in a static buffer (one at a time). */
 char *tu_shared_path(const char *rel);
 
+/* Reads a whole file; *bytes gets its size.  NULL if missing. */
+void *tu_read_file(const char *path, size_t *bytes);
 /* Reads a whole file; *n gets the number of floats.  NULL if missing. */
 float *tu_read_f32(const char *path, size_t *n);
 /* max |a-b| / max(max |b|, 1e-6) */

@@ -13,6 +13,7 @@
  *    frame are dropped, so a caller holds about 30 s at a time. */
 #include "longform/window.h"
 #include "longform/language.h"
+#include "base/samples.h"
 #include "base/util.h"
 #include "net/context.h"
 
@@ -31,8 +32,7 @@ struct wkv_transcriber {
     int closed;         /* no more samples will come */
     int detect;         /* the language is still to be detected */
     float *probs;       /* the detection's probabilities (n_langs), once detected */
-    float *pcm;         /* samples [base, base + n) of the input */
-    int64_t base, n, cap;
+    wkv__samples in;    /* the input's samples held */
     int64_t seek;       /* the next window's first frame */
     float *win;         /* n_mels x 3000 */
     /* whole: the log-mel (owned unless given), the clips and the one under way */
@@ -120,7 +120,7 @@ void wkv_transcriber_free(wkv_transcriber *t)
     wkv_mel_free(t->mel);
     free(t->clips);
     free(t->probs);
-    free(t->pcm);
+    wkv__samples_free(&t->in);
     free(t->win);
     free(t);
 }
@@ -131,27 +131,7 @@ int wkv_transcriber_push(wkv_transcriber *t, const float *pcm, size_t n, char **
         wkv__set_error(error, "transcriber: samples pushed after the close");
         return -1;
     }
-    if (n == 0)
-        return 0;
-    if (n > (size_t)(INT64_MAX / 8) - (size_t)t->n) {
-        wkv__set_error(error, "transcriber: input too long");
-        return -1;
-    }
-    if (t->n + (int64_t)n > t->cap) {
-        int64_t cap = t->cap ? t->cap : WKV_N_SAMPLES;
-        while (cap < t->n + (int64_t)n)
-            cap *= 2;
-        float *p = realloc(t->pcm, (size_t)cap * sizeof *p);
-        if (!p) {
-            wkv__set_error(error, "out of memory");
-            return -1;
-        }
-        t->pcm = p;
-        t->cap = cap;
-    }
-    memcpy(t->pcm + t->n, pcm, n * sizeof *pcm);
-    t->n += (int64_t)n;
-    return 0;
+    return wkv__samples_push(&t->in, pcm, n, error);
 }
 
 void wkv_transcriber_close(wkv_transcriber *t)
@@ -192,7 +172,7 @@ static int whole_next(const wkv_transcriber *t, int64_t content, int64_t *seek, 
 
 int wkv_transcriber_next(const wkv_transcriber *t)
 {
-    const int64_t len = t->base + t->n; /* samples of the input so far */
+    const int64_t len = t->in.base + t->in.n; /* samples of the input so far */
     if (t->whole) {
         if (!t->closed)
             return 0;
@@ -239,15 +219,13 @@ static int whole_begin(wkv_transcriber *t, char **error)
     t->begun = 1;
     if (!whole_mel(t)) {
         double t0 = wkv__now_ms();
-        static const float none[1];
-        t->mel = wkv_mel_compute(wkv_context_model(t->ctx), t->pcm ? t->pcm : none,
-                                 (size_t)t->n, t->ctx->threads, error);
+        static const float none[1]; /* no input: the log-mel of the padding alone */
+        t->mel = wkv_mel_compute(wkv_context_model(t->ctx), t->in.v ? t->in.v : none,
+                                 (size_t)t->in.n, t->ctx->threads, error);
         if (!t->mel)
             return -1;
         t->ctx->stats.mel_ms += wkv__now_ms() - t0;
-        free(t->pcm);
-        t->pcm = NULL;
-        t->n = t->cap = 0;
+        wkv__samples_free(&t->in);
     }
     const wkv_mel *mel = whole_mel(t);
     wkv__longform_set_content(t->lf, mel->content_frames);
@@ -287,18 +265,13 @@ static int64_t whole_run(wkv_transcriber *t, char **error)
  * transcribe.py detects on the first 3000 frames of its padded log-mel). */
 static int64_t piece_run(wkv_transcriber *t, int size, char **error)
 {
-    const int64_t seek = t->seek, len = t->base + t->n;
+    const int64_t seek = t->seek, len = t->in.base + t->in.n;
     const int64_t lo = seek * WKV_HOP - WKV_N_FFT / 2 > 0 ? seek * WKV_HOP - WKV_N_FFT / 2 : 0;
     int64_t hi = t->closed ? len : (seek + size - 1) * WKV_HOP + WKV_N_FFT / 2;
     hi = hi < len ? hi : len;
     hi = hi > lo ? hi : lo;
-    if (lo < t->base) { /* never: the drop keeps the next window's first sample */
-        wkv__set_error(error, "transcriber: window at frame %lld needs sample %lld, dropped",
-                       (long long)seek, (long long)lo);
-        return -1;
-    }
     double t0 = wkv__now_ms();
-    wkv_mel *mel = wkv_mel_compute_range(wkv_context_model(t->ctx), t->pcm + (lo - t->base),
+    wkv_mel *mel = wkv_mel_compute_range(wkv_context_model(t->ctx), t->in.v + (lo - t->in.base),
                                          (size_t)(hi - lo), lo, t->closed ? len : -1, seek,
                                          t->detect ? WKV_N_FRAMES : size, t->ctx->threads,
                                          error);
@@ -318,14 +291,8 @@ static int64_t piece_run(wkv_transcriber *t, int size, char **error)
     if (next < 0)
         return -1;
     t->seek = next;
-    /* the next window's first frame reads from 200 samples before it */
-    int64_t keep = next * WKV_HOP - WKV_N_FFT / 2;
-    int64_t drop = keep - t->base < t->n ? keep - t->base : t->n;
-    if (drop > 0) {
-        memmove(t->pcm, t->pcm + drop, (size_t)(t->n - drop) * sizeof *t->pcm);
-        t->n -= drop;
-        t->base += drop;
-    }
+    /* the next window's first frame reads from 200 samples before it: its lo */
+    wkv__samples_drop(&t->in, next * WKV_HOP - WKV_N_FFT / 2);
     return next;
 }
 
@@ -341,7 +308,7 @@ int64_t wkv_transcriber_run(wkv_transcriber *t, char **error)
 
 int64_t wkv_transcriber_held(const wkv_transcriber *t)
 {
-    return t->n;
+    return t->in.n;
 }
 
 const char *wkv_transcriber_language(const wkv_transcriber *t, float *probs)
@@ -361,7 +328,7 @@ int wkv_transcriber_segments(const wkv_transcriber *t)
 int64_t wkv_transcriber_content(const wkv_transcriber *t)
 {
     const wkv_mel *mel = whole_mel(t);
-    return mel ? mel->content_frames : (t->base + t->n) / WKV_HOP;
+    return mel ? mel->content_frames : (t->in.base + t->in.n) / WKV_HOP;
 }
 
 /* ------------------------------------------------------------------ whole inputs */
@@ -403,9 +370,31 @@ int wkv_transcribe(wkv_context *ctx, const float *pcm, size_t n, const wkv_optio
     if (!t)
         return -1;
     int rc = -1;
-    if (wkv_transcriber_push(t, pcm, n, error) == 0) {
+    if (t->whole) {
+        /* the log-mel straight from the caller's samples: no copy of the input */
+        double t0 = wkv__now_ms();
+        t->mel = wkv_mel_compute(wkv_context_model(ctx), pcm, n, ctx->threads, error);
+        ctx->stats.mel_ms += wkv__now_ms() - t0;
+        t->closed = 1;
+        rc = t->mel ? run_all(t, on_progress, user, error) : -1;
+    } else {
+        /* a window's worth at a time, each window run once it is in: the transcriber
+         * holds about one window, never the whole input */
+        int64_t seek = 0, content = (int64_t)n / WKV_HOP;
+        rc = 0;
+        for (size_t at = 0; rc == 0 && at < n; at += WKV_N_SAMPLES) {
+            size_t k = n - at < WKV_N_SAMPLES ? n - at : WKV_N_SAMPLES;
+            rc = wkv_transcriber_push(t, pcm + at, k, error);
+            while (rc == 0 && wkv_transcriber_next(t) > 0) {
+                if ((seek = wkv_transcriber_run(t, error)) < 0)
+                    rc = -1;
+                else if (on_progress)
+                    on_progress(seek, content, user);
+            }
+        }
         wkv_transcriber_close(t);
-        rc = run_all(t, on_progress, user, error);
+        if (rc == 0)
+            rc = run_all(t, on_progress, user, error);
     }
     wkv_transcriber_free(t);
     return rc;

@@ -108,7 +108,7 @@ const uint8_t *wkv__at(wkv__reader *r, uint64_t off, size_t n)
         return r->win + (off - r->win_off);
     /* a window from off: at least n bytes, WINDOW for the many small reads */
     uint64_t left = r->size > off ? r->size - off : 0;
-    size_t want = n > WINDOW ? n : (left < WINDOW ? (size_t)left : WINDOW);
+    size_t want = left < WINDOW ? (size_t)left : WINDOW;
     if (want < n)
         want = n;
     if (want > r->win_cap) {

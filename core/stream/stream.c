@@ -115,7 +115,7 @@ void wkv_stream_free(wkv_stream *st)
     if (!st)
         return;
     free(st->language);
-    free(st->buf);
+    wkv__samples_free(&st->audio);
     free(st->committed.v);
     free(st->prev_hyp.v);
     free(st->seed);
@@ -152,7 +152,7 @@ static int kept_keep(wkv_stream *st, wkv__run_state *rs, int64_t base)
 {
     kept_forget(st);
     if (!st->gate.vs || wkv__run_committed(st, rs) || rs->at_end || rs->silent ||
-        rs->np == 0 || st->base != base || !(st->kept = malloc(sizeof *st->kept)))
+        rs->np == 0 || st->audio.base != base || !(st->kept = malloc(sizeof *st->kept)))
         return 0;
     st->kept->rs = *rs;
     st->kept->base = base;
@@ -165,21 +165,21 @@ static int kept_keep(wkv_stream *st, wkv__run_state *rs, int64_t base)
 static int kept_replay(wkv_stream *st, int64_t quiet, double now)
 {
     struct stream_kept *l = st->kept;
-    if (!l || l->base != st->base || l->base + l->rs.n < quiet || st->prev_hyp.n == 0)
+    if (!l || l->base != st->audio.base || l->base + l->rs.n < quiet || st->prev_hyp.n == 0)
         return 0;
     wkv__run_state *rs = &l->rs;
     rs->at_end = rs->forced = 1;
     rs->n_commit = rs->np; /* every piece, and in word mode every word */
     rs->nw_commit = rs->rw.n;
     rs->busy_ms = 0; /* no compute */
-    rs->pending = st->n;
+    rs->pending = st->audio.n;
     free((char *)rs->seg[rs->np].text); /* its partial went out already */
     memset(&rs->seg[rs->np], 0, sizeof rs->seg[rs->np]);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].forced = 1;
         rs->seg[i].committed_at = now;
     }
-    int64_t base = st->base;
+    int64_t base = st->audio.base;
     if (wkv__stream_commit_run(st, rs) != 0) {
         kept_forget(st);
         return -1;
@@ -194,27 +194,27 @@ static int kept_replay(wkv_stream *st, int64_t quiet, double now)
  * the speech went quiet at `quiet`.  0 or -1. */
 static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, char **error)
 {
-    int64_t head = end - st->base < st->n ? end - st->base : st->n;
+    int64_t head = end - st->audio.base < st->audio.n ? end - st->audio.base : st->audio.n;
     if (head <= 0)
         return 0;
-    int64_t tail = st->n - head;
+    int64_t tail = st->audio.n - head;
     float *rest = tail ? malloc((size_t)tail * sizeof *rest) : NULL;
     if (tail && !rest) {
         wkv__set_error(error, "out of memory");
         return -1;
     }
     if (tail)
-        memcpy(rest, st->buf + head, (size_t)tail * sizeof *rest);
-    st->n = head;
+        memcpy(rest, st->audio.v + head, (size_t)tail * sizeof *rest);
+    st->audio.n = head;
     int replayed = kept_replay(st, quiet, now);
     if (replayed < 0)
         wkv__set_error(error, "out of memory");
     int rc = replayed < 0 || (!replayed && finish_runs(st, now, error) < 0) ? -1 : 0;
     wkv_stream_drop(st, end); /* finish keeps nothing; after an error, neither do we */
     if (tail)
-        memcpy(st->buf + st->n, rest, (size_t)tail * sizeof *rest);
-    st->n += tail;
-    st->last_run = st->base; /* the runs ended there: what follows is unheard */
+        memcpy(st->audio.v + st->audio.n, rest, (size_t)tail * sizeof *rest);
+    st->audio.n += tail;
+    st->last_run = st->audio.base; /* the runs ended there: what follows is unheard */
     free(rest);
     return rc;
 }
@@ -259,7 +259,7 @@ static int gate_idle(wkv_stream *st)
     if (drop < 0 || st->prev_hyp.n > 0)
         return 0;
     wkv_stream_drop(st, drop);
-    st->last_run = st->base + st->n;
+    st->last_run = st->audio.base + st->audio.n;
     return 1;
 }
 
@@ -269,12 +269,12 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
 {
     wkv__run_state rs;
     memset(&rs, 0, sizeof rs);
-    int64_t base = st->base;
-    rs.pending = st->n;
-    rs.n = st->n < MAX_SAMPLES ? st->n : MAX_SAMPLES;
-    rs.at_end = closing && rs.n == st->n;
+    int64_t base = st->audio.base;
+    rs.pending = st->audio.n;
+    rs.n = st->audio.n < MAX_SAMPLES ? st->audio.n : MAX_SAMPLES;
+    rs.at_end = closing && rs.n == st->audio.n;
     rs.duration = (double)rs.n / WKV_SAMPLE_RATE;
-    st->last_run = st->base + st->n;
+    st->last_run = st->audio.base + st->audio.n;
     rs.base = base;
     int rc = wkv__run_decode(st, &rs, error);
     if (rc == 0) {
@@ -298,7 +298,7 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
             rc = -1;
         }
     }
-    if (rc == 0 && rs.n >= MAX_SAMPLES && st->base == base)
+    if (rc == 0 && rs.n >= MAX_SAMPLES && st->audio.base == base)
         wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
     if (rc == 0)
         wkv__stream_report_run(st, &rs, now, base);
@@ -311,7 +311,7 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
 static int finish_runs(wkv_stream *st, double now, char **error)
 {
     int runs = 0;
-    while (st->n > 0) {
+    while (st->audio.n > 0) {
         if (stream_run(st, now, 1, error) != 0)
             return -1;
         runs++;
@@ -324,7 +324,7 @@ static int finish_runs(wkv_stream *st, double now, char **error)
 int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char **error)
 {
     if (n > 0) {
-        if (wkv__stream_hold(st, pcm, n, error) != 0)
+        if (wkv__samples_push(&st->audio, pcm, n, error) != 0)
             return -1;
         st->stats.audio_s += (double)n / WKV_SAMPLE_RATE;
     }
@@ -332,8 +332,8 @@ int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char
     if (st->gate.vs && gate_feed(st, pcm, n, now, error) != 0)
         return -1;
     int64_t step = (int64_t)st->so.step_ms * WKV_SAMPLE_RATE / 1000;
-    if ((st->gate.vs && gate_idle(st)) || st->n == 0 ||
-        st->base + st->n - st->last_run < step)
+    if ((st->gate.vs && gate_idle(st)) || st->audio.n == 0 ||
+        st->audio.base + st->audio.n - st->last_run < step)
         return (int)(st->stats.runs - runs0);
     return stream_run(st, now, 0, error) == 0 ? (int)(st->stats.runs - runs0) : -1;
 }
@@ -342,7 +342,7 @@ int wkv_stream_finish(wkv_stream *st, double now, char **error)
 {
     if (st->gate.vs) {
         wkv__gate_step g;
-        wkv__gate_close(&st->gate, st->base + st->n, st->prev_hyp.n > 0, &g);
+        wkv__gate_close(&st->gate, st->audio.base + st->audio.n, st->prev_hyp.n > 0, &g);
         gate_apply(st, &g, now, error); /* no commit at the close: it never fails */
     }
     return finish_runs(st, now, error);
@@ -350,13 +350,18 @@ int wkv_stream_finish(wkv_stream *st, double now, char **error)
 
 void wkv_stream_reset(wkv_stream *st)
 {
-    st->base += st->n;
-    st->n = 0;
-    st->last_run = st->base;
+    st->audio.base += st->audio.n;
+    st->audio.n = 0;
+    st->last_run = st->audio.base;
     st->committed.n = 0;
     wkv__ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
     st->prev_hyp.n = 0;
     wkv__run_forget_words(st);
     st->word_floor = -INFINITY;
-    wkv__gate_reset(&st->gate, st->base);
+    wkv__gate_reset(&st->gate, st->audio.base);
+}
+
+void wkv_stream_drop(wkv_stream *st, int64_t index)
+{
+    wkv__samples_drop(&st->audio, index);
 }

@@ -18,12 +18,12 @@ void wkv__stream_count_delay(wkv_stream *st, double delay)
 
 int64_t wkv_stream_base(const wkv_stream *st)
 {
-    return st->base;
+    return st->audio.base;
 }
 
 int64_t wkv_stream_length(const wkv_stream *st)
 {
-    return st->base + st->n;
+    return st->audio.base + st->audio.n;
 }
 
 const char *wkv_stream_language(const wkv_stream *st)

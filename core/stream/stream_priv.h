@@ -1,6 +1,6 @@
 /* The live stream's state, shared by the files of the stream module: stream.c (the
  * API, the loop of runs, the gate's answers carried out), stream_run.c (one run),
- * stream_audio.c (the audio held), stream_info.c (what the caller is told).  The
+ * stream_info.c (what the caller is told).  The
  * voice-activity gate (stream_gate.h) is an object of its own.  Not installed. */
 #ifndef WKV_STREAM_PRIV_H
 #define WKV_STREAM_PRIV_H
@@ -9,6 +9,7 @@
 #include "base/ivec.h"
 #include "decode/pieces.h"
 #include "stream/stream_gate.h"
+#include "base/samples.h"
 #include "stream/stream_words.h"
 
 #define DELAY_BINS 6000           /* commit delays in 10-ms bins up to 60 s */
@@ -24,8 +25,12 @@ struct wkv_stream {
     void *user;
     char *language;      /* owned: opts.language */
     int detect;          /* "auto" on a multilingual model, not detected yet */
-    float *buf;          /* samples [base, base + n) */
-    int64_t n, cap, base;
+    /* the audio held: samples [audio.base, audio.base + audio.n) of the stream.  Why a
+     * copy of what the element also queues: a run decodes up to 30 s of it and runs
+     * decide over the same samples while their text waits for agreement, so the stream
+     * needs them contiguous and its own; the element's queue is the hand-off between its
+     * threads, and its live backlog bound counts what is queued (gstwhisperlive.c) */
+    wkv__samples audio;
     int64_t last_run;    /* stream length at the last run */
     wkv__ivec committed;  /* the prompt: tokens committed so far */
     wkv__ivec prev_hyp;   /* text tokens of the previous run not committed */
@@ -77,10 +82,6 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs);
 void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int64_t base);
 void wkv__run_state_clear(wkv__run_state *rs);
 void wkv__run_forget_words(wkv_stream *st);
-
-/* stream_audio.c: appends n samples to the audio held (0, or -1 with a message);
- * wkv_stream_drop (whisperkv.h) drops from its front. */
-int wkv__stream_hold(wkv_stream *st, const float *pcm, size_t n, char **error);
 
 /* Counts a final's commit delay (seconds) in the stream's statistics (stream_info.c);
  * stats.finals already counts it. */

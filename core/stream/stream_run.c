@@ -77,7 +77,7 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
     /* only the frames of the audio held (at most one window): wkv_mel_compute would
      * also transform the 30 s of zero padding after them, every run */
     int size = (int)(rs->n / WKV_HOP < WKV_N_FRAMES ? rs->n / WKV_HOP : WKV_N_FRAMES);
-    wkv_mel *mel = wkv_mel_compute_range(st->m, st->buf, (size_t)rs->n, 0, rs->n, 0, size,
+    wkv_mel *mel = wkv_mel_compute_range(st->m, st->audio.v, (size_t)rs->n, 0, rs->n, 0, size,
                                          st->ctx->threads, error);
     if (!mel)
         return -1;
@@ -223,7 +223,7 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     if (rw->n > nc && wkv__ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
                                     rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
         return -1;
-    wkv_stream_drop(st, keep);
+    wkv__samples_drop(&st->audio, keep);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
@@ -272,9 +272,9 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
         if (t[i] < st->m->sp.eot && k++ >= committed_text &&
             wkv__ivec_push(&st->prev_hyp, &t[i], 1) != 0)
             return -1;
-    int64_t keep = rs->at_end ? st->base + st->n
-                              : st->base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
-    wkv_stream_drop(st, keep);
+    int64_t keep = rs->at_end ? st->audio.base + st->audio.n
+                              : st->audio.base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
+    wkv__samples_drop(&st->audio, keep);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
@@ -311,7 +311,7 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
             .base = base, .n = rs->n, .pending = rs->pending, .busy_ms = rs->busy_ms,
             .now = now, .silent = rs->silent, .forced = rs->forced, .at_end = rs->at_end,
             .agreed = rs->agreed, .pieces = rs->seg, .n_pieces = rs->np,
-            .n_commit = rs->n_commit, .new_base = st->base, .words = rs->rw.w,
+            .n_commit = rs->n_commit, .new_base = st->audio.base, .words = rs->rw.w,
             .n_words = rs->rw.n, .n_words_agreed = rs->nw_agreed,
             .n_words_committed = rs->nw_commit,
         };
