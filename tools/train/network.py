@@ -18,6 +18,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+_SDPA = hasattr(F, "scaled_dot_product_attention") and tuple(
+    int(x) for x in torch.__version__.split(".")[:2]) >= (2, 1)
+
+
 def sinusoids(length, channels):
     inc = math.log(10000) / (channels // 2 - 1)
     inv = torch.exp(-inc * torch.arange(channels // 2, dtype=torch.float64))
@@ -46,6 +50,11 @@ class Attention(nn.Module):
             v = self.value(src).view(b, src.shape[1], h, hd).transpose(1, 2)
         else:
             k, v = kv
+        if _SDPA and not return_weights and (not causal or t == k.shape[-2]):
+            # the fused kernel (torch >= 2.1: a GPU's flash attention); q and k are
+            # already scaled, hence scale 1
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=1.0)
+            return self.out(o.transpose(1, 2).reshape(b, t, d))
         w = q @ k.transpose(-1, -2)
         if causal:
             n = w.shape[-1]
@@ -124,8 +133,8 @@ class Decoder(nn.Module):
         if (idx < 0).any():
             raise ValueError("an input token outside the trained vocabulary")
         x = self.token_embedding(idx) + self.positional_embedding[: tokens.shape[1]]
-        for blk in self.blocks:
-            x = blk(x, xa, causal=True, keep=keep)
+        for i, blk in enumerate(self.blocks):  # the guidance keeps the last layer's weights
+            x = blk(x, xa, causal=True, keep=keep if i == len(self.blocks) - 1 else None)
         return self.ln(x)
 
     def compact_logits(self, h):
@@ -143,8 +152,14 @@ class Decoder(nn.Module):
         w[self.vocab_ids] = self.token_embedding.weight.detach()
         return w
 
-    def forward(self, tokens, xa):  # full-vocabulary logits (for checks and tools)
-        return self.hidden(tokens, xa) @ self.full_embedding().t()
+    def forward(self, tokens, xa):
+        """Full-vocabulary logits as the file computes them (for checks and tools): an
+        id outside the trained vocabulary reads the shared row, as in the file."""
+        emb = self.full_embedding().to(xa.device)
+        x = emb[tokens] + self.positional_embedding[: tokens.shape[1]]
+        for blk in self.blocks:
+            x = blk(x, xa, causal=True)
+        return self.ln(x) @ emb.t()
 
 
 class Whisper(nn.Module):
