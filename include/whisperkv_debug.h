@@ -52,6 +52,17 @@ WKV_API int wkv_cpu_has_avx512(void);
  * environment the program starts with can change it. */
 WKV_API int wkv_blas_misses_avx512(void);
 
+/* ---------------------------------------------------------------- allocation */
+
+/* Allocation-failure injection for tests (docs/reliability.md, "Allocation failure"):
+ * after wkv_debug_alloc_fail(n), the n-th allocation of the core from then on fails
+ * (returns NULL) and the others succeed; 0 turns it off.  Counted over the whole
+ * process, every thread.  wkv_debug_alloc_count: the core's allocations since the
+ * call; wkv_debug_alloc_failed: 1 once the n-th has failed. */
+WKV_API void wkv_debug_alloc_fail(long n);
+WKV_API long wkv_debug_alloc_count(void);
+WKV_API int wkv_debug_alloc_failed(void);
+
 #ifdef __cplusplus
 }
 #endif

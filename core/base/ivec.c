@@ -1,5 +1,6 @@
 /* A growable array of ints (ivec.h). */
 #include "base/ivec.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@ int wkv__ivec_push(wkv__ivec *a, const int *x, int n)
         int cap = a->cap ? a->cap : 256;
         while (cap < a->n + n)
             cap *= 2;
-        int *p = realloc(a->v, (size_t)cap * sizeof *p);
+        int *p = wkv__realloc(a->v, (size_t)cap * sizeof *p);
         if (!p)
             return -1;
         a->v = p;

@@ -69,7 +69,7 @@ static int spin_until(atomic_uint *gen, unsigned not, atomic_int *count, atomic_
 static void *worker(void *p)
 {
     worker_arg wa = *(worker_arg *)p;
-    free(p);
+    wkv__free(p);
     wkv__pool *pool = wa.pool;
     unsigned seen = 0;
     for (;;) {
@@ -94,7 +94,7 @@ static void *worker(void *p)
 
 wkv__pool *wkv__pool_new(int n_threads)
 {
-    wkv__pool *pool = calloc(1, sizeof *pool);
+    wkv__pool *pool = wkv__calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
     pool->n = 1;
@@ -105,15 +105,15 @@ wkv__pool *wkv__pool_new(int n_threads)
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->done, NULL);
     if (n_threads > 1)
-        pool->tid = malloc((size_t)(n_threads - 1) * sizeof *pool->tid);
+        pool->tid = wkv__malloc((size_t)(n_threads - 1) * sizeof *pool->tid);
     for (int i = 1; pool->tid && i < n_threads; i++) {
-        worker_arg *wa = malloc(sizeof *wa);
+        worker_arg *wa = wkv__malloc(sizeof *wa);
         if (!wa)
             break;
         *wa = (worker_arg){pool, i};
         pool->n = i + 1; /* before the thread starts: it reads n for every job */
         if (pthread_create(&pool->tid[i - 1], NULL, worker, wa) != 0) {
-            free(wa);
+            wkv__free(wa);
             pool->n = i; /* parts only for threads that started */
             break;
         }
@@ -131,11 +131,11 @@ void wkv__pool_free(wkv__pool *pool)
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->n - 1; i++)
         pthread_join(pool->tid[i], NULL);
-    free(pool->tid);
+    wkv__free(pool->tid);
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->wake);
     pthread_cond_destroy(&pool->done);
-    free(pool);
+    wkv__free(pool);
 }
 
 void wkv__pool_run(wkv__pool *pool, wkv__task_fn fn, void *arg)

@@ -17,7 +17,7 @@ int wkv__samples_push(wkv__samples *s, const float *pcm, size_t k, char **error)
         int64_t cap = s->cap ? s->cap : 16000; /* a second, then doubled */
         while (cap < s->n + (int64_t)k)
             cap *= 2;
-        float *p = realloc(s->v, (size_t)cap * sizeof *p);
+        float *p = wkv__realloc(s->v, (size_t)cap * sizeof *p);
         if (!p) {
             wkv__set_error(error, "out of memory");
             return -1;
@@ -42,6 +42,6 @@ void wkv__samples_drop(wkv__samples *s, int64_t index)
 
 void wkv__samples_free(wkv__samples *s)
 {
-    free(s->v);
+    wkv__free(s->v);
     memset(s, 0, sizeof *s);
 }

@@ -1,4 +1,4 @@
-/* Error strings, a clock, zeroed buffers, text stripping: the little every layer needs. */
+/* Error strings, a clock, the allocation functions: the little every layer needs. */
 #ifndef WKV_UTIL_H
 #define WKV_UTIL_H
 
@@ -16,5 +16,17 @@ double wkv__now_ms(void);
  * (context.h), so a stream's resident size is reached in its first window but for
  * a half self-KV cache's rows (an f32 one is written when its slots are made). */
 void *wkv__alloc_zeroed(size_t bytes);
+
+/* Every allocation of the core goes through these (tools/check_alloc.py fails on a
+ * direct malloc, calloc, realloc, strdup or posix_memalign anywhere else in core/), so
+ * that a test can make the N-th of them fail (wkv_debug_alloc_fail, whisperkv_debug.h)
+ * and see each one end in a clean error.  Memory they return is freed with free(), as
+ * the API's strings are (wkv__free is free). */
+void *wkv__malloc(size_t bytes);
+void *wkv__calloc(size_t count, size_t size);
+void *wkv__realloc(void *p, size_t bytes);
+char *wkv__strdup(const char *s);
+int wkv__memalign(void **p, size_t align, size_t bytes); /* posix_memalign's contract */
+void wkv__free(void *p);
 
 #endif

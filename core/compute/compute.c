@@ -130,8 +130,8 @@ static void convert_rows(cweight *cw, wkv_compute_type type, int r0, int r1, flo
 /* Room for n rows of `in` weights in the type's form. */
 static int cweight_alloc(cweight *cw, wkv_compute_type type, size_t count, size_t rows)
 {
-    cw->q = malloc(count * (type == WKV_COMPUTE_BF16 ? sizeof(uint16_t) : 1));
-    cw->scale = type == WKV_COMPUTE_BF16 ? NULL : malloc(rows * sizeof(float));
+    cw->q = wkv__malloc(count * (type == WKV_COMPUTE_BF16 ? sizeof(uint16_t) : 1));
+    cw->scale = type == WKV_COMPUTE_BF16 ? NULL : wkv__malloc(rows * sizeof(float));
     return cw->q && (type == WKV_COMPUTE_BF16 || cw->scale) ? 0 : -1;
 }
 
@@ -220,7 +220,7 @@ int wkv__compute_grow(void **buf, size_t *have, size_t need)
 {
     if (need <= *have)
         return 0;
-    void *nb = realloc(*buf, need);
+    void *nb = wkv__realloc(*buf, need);
     if (!nb)
         return -1;
     *buf = nb;
@@ -254,9 +254,9 @@ int wkv__compute_exec(const wkv__compute *c, cpart *pt, const cshape *sh, const 
     cprim *p = prim_get(c, pt, sh);
     if (p && p->scr_bytes > pt->scratch_bytes) {
         /* oneDNN's kernels want it cache-line aligned; its contents need not survive */
-        free(pt->scratch);
+        wkv__free(pt->scratch);
         pt->scratch_bytes = 0;
-        if (posix_memalign(&pt->scratch, 64, p->scr_bytes) != 0)
+        if (wkv__memalign(&pt->scratch, 64, p->scr_bytes) != 0)
             pt->scratch = NULL;
         else
             pt->scratch_bytes = p->scr_bytes;
@@ -461,17 +461,17 @@ void wkv__compute_free(wkv__compute *c)
 {
     if (!c)
         return;
-    free(c->k16);
-    free(c->k8);
-    free(c->k_scale);
-    free(c->v16);
+    wkv__free(c->k16);
+    wkv__free(c->k8);
+    wkv__free(c->k_scale);
+    wkv__free(c->v16);
     for (int i = 0; i < 2; i++) {
-        free(c->w[i].q);
-        free(c->w[i].scale);
+        wkv__free(c->w[i].q);
+        wkv__free(c->w[i].scale);
     }
     for (int i = 0; i < WKV_COMPUTE_SLOTS; i++) {
-        free(c->slot[i].q);
-        free(c->slot[i].scale);
+        wkv__free(c->slot[i].q);
+        wkv__free(c->slot[i].scale);
     }
     for (int p = 0; c->parts && p < c->n_parts; p++) {
         cpart *pt = &c->parts[p];
@@ -479,18 +479,18 @@ void wkv__compute_free(wkv__compute *c)
             prim_free(&pt->prims[i]);
         if (pt->stream)
             dnnl_stream_destroy(pt->stream);
-        free(pt->qx);
-        free(pt->att16);
-        free(pt->row_scale);
-        free(pt->dense);
-        free(pt->scratch);
-        free(pt->acc);
-        free(pt->wrow);
+        wkv__free(pt->qx);
+        wkv__free(pt->att16);
+        wkv__free(pt->row_scale);
+        wkv__free(pt->dense);
+        wkv__free(pt->scratch);
+        wkv__free(pt->acc);
+        wkv__free(pt->wrow);
     }
-    free(c->parts);
+    wkv__free(c->parts);
     if (c->engine)
         dnnl_engine_destroy(c->engine);
-    free(c);
+    wkv__free(c);
 }
 
 wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_parts,
@@ -502,21 +502,21 @@ wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_
     }
     const wkv_hparams *hp = &m->hp;
     const int d = hp->n_audio_state;
-    wkv__compute *c = calloc(1, sizeof *c);
+    wkv__compute *c = wkv__calloc(1, sizeof *c);
     if (!c)
         goto oom;
     c->type = type;
     c->n_parts = n_parts > 0 ? n_parts : 1;
-    c->parts = calloc((size_t)c->n_parts, sizeof *c->parts);
+    c->parts = wkv__calloc((size_t)c->n_parts, sizeof *c->parts);
     c->T = hp->n_audio_ctx;
     c->hd = d / hp->n_audio_head;
     c->kv_elems = (size_t)hp->n_audio_ctx * d;
     if (type == WKV_COMPUTE_INT8) {
-        c->k8 = malloc(c->kv_elems);
-        c->k_scale = malloc((size_t)hp->n_audio_ctx * hp->n_audio_head * sizeof(float));
+        c->k8 = wkv__malloc(c->kv_elems);
+        c->k_scale = wkv__malloc((size_t)hp->n_audio_ctx * hp->n_audio_head * sizeof(float));
     } else
-        c->k16 = malloc(c->kv_elems * sizeof(uint16_t));
-    c->v16 = malloc(c->kv_elems * sizeof(uint16_t));
+        c->k16 = wkv__malloc(c->kv_elems * sizeof(uint16_t));
+    c->v16 = wkv__malloc(c->kv_elems * sizeof(uint16_t));
     if (!c->parts || !(c->k16 || (c->k8 && c->k_scale)) || !c->v16)
         goto oom;
     /* the layer scratch, shaped for an encoder layer (q, k, v, o: d x d; mlp0: 4d x d;
@@ -533,7 +533,7 @@ wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_
     }
     c->max_in = 4 * d > 3 * hp->n_mels ? 4 * d : 3 * hp->n_mels;
     for (int p = 0; p < c->n_parts; p++)
-        if (!(c->parts[p].wrow = malloc((size_t)c->max_in * sizeof(float))))
+        if (!(c->parts[p].wrow = wkv__malloc((size_t)c->max_in * sizeof(float))))
             goto oom;
     /* the convolutions (1 % of the weights at base, f16 or f32): converted once */
     c->w[0] = (cweight){m->w.conv1, d, hp->n_mels * 3, NULL, NULL};

@@ -1,5 +1,6 @@
 /* A window's tokens cut into pieces, and the silence test (pieces.h). */
 #include "decode/pieces.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 
@@ -11,7 +12,7 @@ int wkv__split_pieces(const int *t, int n, int tb, wkv__piece **out)
     /* a piece ends at every two consecutive timestamps, and consecutive pairs overlap
      * (a run of k timestamps makes k - 1 pieces, as the reference's slices do), plus
      * the tail: at most n pieces */
-    wkv__piece *p = malloc(((size_t)n + 1) * sizeof *p);
+    wkv__piece *p = wkv__malloc(((size_t)n + 1) * sizeof *p);
     if (!p)
         return -1;
     int np = 0, last = 0;

@@ -1,5 +1,6 @@
 /* Logit filters and scores, in the reference's order and with its edge cases. */
 #include "decode/rules.h"
+#include "base/util.h"
 #include "base/cpu.h"
 #include "model/vocab.h"
 #include "kernels/ops.h"
@@ -146,12 +147,12 @@ double wkv__compression_ratio(const char *text)
     if (n == 0)
         return 0.0;
     uLongf out_len = compressBound((uLong)n);
-    Bytef *out = malloc(out_len);
+    Bytef *out = wkv__malloc(out_len);
     if (!out)
         return 0.0;
     double ratio = 0.0;
     if (compress(out, &out_len, (const Bytef *)text, (uLong)n) == Z_OK && out_len > 0)
         ratio = (double)n / (double)out_len;
-    free(out);
+    wkv__free(out);
     return ratio;
 }

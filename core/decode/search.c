@@ -13,8 +13,8 @@
 
 void wkv_window_result_clear(wkv_window_result *res)
 {
-    free(res->tokens);
-    free(res->text);
+    wkv__free(res->tokens);
+    wkv__free(res->text);
     memset(res, 0, sizeof *res);
 }
 
@@ -128,16 +128,16 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
     const int max_cand = (int)lround(N * (s->o->patience > 0 ? s->o->patience : 1.0));
     if (wkv__self_kv_reserve(&ctx->self, 2 * N) != 0)
         return -1;
-    float *logits = malloc((size_t)N * V * sizeof *logits);
-    int *seq = malloc((size_t)N * (L + 1) * sizeof *seq), *nseq = malloc((size_t)N * (L + 1) * sizeof *nseq);
-    double *sum = calloc((size_t)N, sizeof *sum), *nsum = calloc((size_t)N, sizeof *nsum);
-    int *slot = malloc((size_t)N * sizeof *slot), *nslot = malloc((size_t)N * sizeof *nslot);
-    int *last = malloc((size_t)N * sizeof *last), *used = malloc((size_t)2 * N * sizeof *used);
-    cand *cands = malloc((size_t)N * (N + 1) * sizeof *cands);
+    float *logits = wkv__malloc((size_t)N * V * sizeof *logits);
+    int *seq = wkv__malloc((size_t)N * (L + 1) * sizeof *seq), *nseq = wkv__malloc((size_t)N * (L + 1) * sizeof *nseq);
+    double *sum = wkv__calloc((size_t)N, sizeof *sum), *nsum = wkv__calloc((size_t)N, sizeof *nsum);
+    int *slot = wkv__malloc((size_t)N * sizeof *slot), *nslot = wkv__malloc((size_t)N * sizeof *nslot);
+    int *last = wkv__malloc((size_t)N * sizeof *last), *used = wkv__malloc((size_t)2 * N * sizeof *used);
+    cand *cands = wkv__malloc((size_t)N * (N + 1) * sizeof *cands);
     /* finished candidates: tokens (eot excluded) and scores */
-    int *fin_tok = malloc((size_t)(max_cand + N) * (L + 1) * sizeof *fin_tok);
-    int *fin_len = malloc((size_t)(max_cand + N) * sizeof *fin_len);
-    double *fin_sum = malloc((size_t)(max_cand + N) * sizeof *fin_sum);
+    int *fin_tok = wkv__malloc((size_t)(max_cand + N) * (L + 1) * sizeof *fin_tok);
+    int *fin_len = wkv__malloc((size_t)(max_cand + N) * sizeof *fin_len);
+    double *fin_sum = wkv__malloc((size_t)(max_cand + N) * sizeof *fin_sum);
     int rc = -1;
     if (!logits || !seq || !nseq || !sum || !nsum || !slot || !nslot || !last || !used ||
         !cands || !fin_tok || !fin_len || !fin_sum)
@@ -299,19 +299,19 @@ static int beam_search(search *s, float *first_logits, wkv_window_result *res)
     res->sum_logprob = fin_sum[best];
     rc = 0;
 out:
-    free(logits);
-    free(seq);
-    free(nseq);
-    free(sum);
-    free(nsum);
-    free(slot);
-    free(nslot);
-    free(last);
-    free(used);
-    free(cands);
-    free(fin_tok);
-    free(fin_len);
-    free(fin_sum);
+    wkv__free(logits);
+    wkv__free(seq);
+    wkv__free(nseq);
+    wkv__free(sum);
+    wkv__free(nsum);
+    wkv__free(slot);
+    wkv__free(nslot);
+    wkv__free(last);
+    wkv__free(used);
+    wkv__free(cands);
+    wkv__free(fin_tok);
+    wkv__free(fin_len);
+    wkv__free(fin_sum);
     return rc;
 }
 
@@ -338,11 +338,11 @@ static int sampling(search *s, float *first_logits, wkv_window_result *res, doub
     const int B = s->o->best_of > 0 ? s->o->best_of : 1, V = s->n_vocab, L = s->sample_len;
     if (wkv__self_kv_reserve(&ctx->self, B) != 0)
         return -1;
-    float *logits = malloc((size_t)B * V * sizeof *logits);
-    int *seq = malloc((size_t)B * (L + 1) * sizeof *seq), *len = calloc((size_t)B, sizeof *len);
-    int *done = calloc((size_t)B, sizeof *done), *slots = malloc((size_t)B * sizeof *slots);
-    int *toks = malloc((size_t)B * sizeof *toks);
-    double *sum = calloc((size_t)B, sizeof *sum);
+    float *logits = wkv__malloc((size_t)B * V * sizeof *logits);
+    int *seq = wkv__malloc((size_t)B * (L + 1) * sizeof *seq), *len = wkv__calloc((size_t)B, sizeof *len);
+    int *done = wkv__calloc((size_t)B, sizeof *done), *slots = wkv__malloc((size_t)B * sizeof *slots);
+    int *toks = wkv__malloc((size_t)B * sizeof *toks);
+    double *sum = wkv__calloc((size_t)B, sizeof *sum);
     int rc = -1;
     if (!logits || !seq || !len || !done || !slots || !toks || !sum)
         goto out;
@@ -395,13 +395,13 @@ static int sampling(search *s, float *first_logits, wkv_window_result *res, doub
     res->sum_logprob = sum[best];
     rc = 0;
 out:
-    free(logits);
-    free(seq);
-    free(len);
-    free(done);
-    free(slots);
-    free(toks);
-    free(sum);
+    wkv__free(logits);
+    wkv__free(seq);
+    wkv__free(len);
+    wkv__free(done);
+    wkv__free(slots);
+    wkv__free(toks);
+    wkv__free(sum);
     return rc;
 }
 
@@ -421,15 +421,15 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
                       o->best_of);
         return -1;
     }
-    int *init = malloc((size_t)n_ctx * sizeof *init);
+    int *init = wkv__malloc((size_t)n_ctx * sizeof *init);
     int sot_index;
     int n_init = init ? initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
     int sample_len = o->sample_len > 0 ? o->sample_len : n_ctx / 2;
-    res->tokens = malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
+    res->tokens = wkv__malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
     if (n_init < 0 || !res->tokens) {
         if (init && n_init >= 0)
             wkv__set_error(error, "out of memory");
-        free(init);
+        wkv__free(init);
         wkv_window_result_clear(res);
         return -1;
     }
@@ -444,17 +444,17 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     float *logits = ctx->logits;
     wkv_decode_reset(ctx);
     int rc = wkv_decode(ctx, init, n_init, logits);
-    free(init);
+    wkv__free(init);
     if (rc != 0) {
         wkv__set_error(error, "decoder failed on the initial tokens");
         wkv_window_result_clear(res);
         return -1;
     }
     /* no_speech_prob: raw logits at the sot position of the first pass */
-    float *sot_logits = malloc((size_t)n_vocab * sizeof *sot_logits);
+    float *sot_logits = wkv__malloc((size_t)n_vocab * sizeof *sot_logits);
     if (sot_logits && wkv__decoder_logits_at(ctx, sot_index, sot_logits) == 0)
         res->no_speech_prob = wkv__prob(sot_logits, n_vocab, m->sp.nospeech);
-    free(sot_logits);
+    wkv__free(sot_logits);
 
     double t = o->temperature > 0 ? o->temperature : 0.0;
     if (t > 0)

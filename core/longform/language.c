@@ -1,15 +1,16 @@
 /* The language rule (language.h). */
 #include "longform/language.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 int wkv__own_language(char **owned, wkv_options *opts, const char *code)
 {
-    char *copy = strdup(code);
+    char *copy = wkv__strdup(code);
     if (!copy)
         return -1;
-    free(*owned);
+    wkv__free(*owned);
     *owned = copy;
     opts->language = copy;
     return 0;

@@ -49,7 +49,7 @@ struct wkv_transcriber {
 static int64_t *parse_clips(const char *spec, int *n_clips, char **error)
 {
     size_t len = spec ? strlen(spec) : 0;
-    int64_t *pts = malloc((len + 2) * sizeof *pts);
+    int64_t *pts = wkv__malloc((len + 2) * sizeof *pts);
     int n = 0;
     if (!pts) {
         wkv__set_error(error, "out of memory");
@@ -64,7 +64,7 @@ static int64_t *parse_clips(const char *spec, int *n_clips, char **error)
         double ts = strtod(p, &e);
         if (e == p || (*e && *e != ',') || !(ts >= 0) || ts > 1e9) {
             wkv__set_error(error, "bad clip timestamps '%s': seconds start,end,...", spec);
-            free(pts);
+            wkv__free(pts);
             return NULL;
         }
         pts[n++] = (int64_t)nearbyint(ts * 100);
@@ -82,9 +82,9 @@ static wkv_transcriber *transcriber_new(wkv_context *ctx, const wkv_options *opt
                                         wkv_segment_cb on_segment, void *user, char **error)
 {
     const wkv_model *m = wkv_context_model(ctx);
-    wkv_transcriber *t = calloc(1, sizeof *t);
+    wkv_transcriber *t = wkv__calloc(1, sizeof *t);
     if (t)
-        t->win = malloc((size_t)m->hp.n_mels * WKV_N_FRAMES * sizeof *t->win);
+        t->win = wkv__malloc((size_t)m->hp.n_mels * WKV_N_FRAMES * sizeof *t->win);
     if (!t || !t->win) {
         wkv_transcriber_free(t);
         wkv__set_error(error, "out of memory");
@@ -118,11 +118,11 @@ void wkv_transcriber_free(wkv_transcriber *t)
         return;
     wkv_longform_free(t->lf);
     wkv_mel_free(t->mel);
-    free(t->clips);
-    free(t->probs);
+    wkv__free(t->clips);
+    wkv__free(t->probs);
     wkv__samples_free(&t->in);
-    free(t->win);
-    free(t);
+    wkv__free(t->win);
+    wkv__free(t);
 }
 
 int wkv_transcriber_push(wkv_transcriber *t, const float *pcm, size_t n, char **error)
@@ -198,7 +198,7 @@ static int language_once(wkv_transcriber *t, const float *frames, char **error)
     if (!t->detect)
         return 0;
     const wkv_specials *sp = wkv_model_specials(wkv_context_model(t->ctx));
-    if (!t->probs && !(t->probs = malloc((size_t)(sp->n_langs > 0 ? sp->n_langs : 1) *
+    if (!t->probs && !(t->probs = wkv__malloc((size_t)(sp->n_langs > 0 ? sp->n_langs : 1) *
                                          sizeof *t->probs))) {
         wkv__set_error(error, "out of memory");
         return -1;

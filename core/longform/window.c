@@ -34,8 +34,8 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
         };
         wkv_word *words = NULL;
         if (with_words && g->n_words > 0) {
-            if (!(words = malloc((size_t)g->n_words * sizeof *words))) {
-                free(text);
+            if (!(words = wkv__malloc((size_t)g->n_words * sizeof *words))) {
+                wkv__free(text);
                 return -1;
             }
             for (int i = 0; i < g->n_words; i++)
@@ -49,9 +49,9 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
             stop = -1;
         else if (cb && cb(&seg, user) != 0)
             stop = 1;
-        free(words);
+        wkv__free(words);
     }
-    free(text);
+    wkv__free(text);
     return stop;
 }
 
@@ -68,11 +68,11 @@ struct wkv_longform {
 
 wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error)
 {
-    wkv_longform *lf = calloc(1, sizeof *lf);
+    wkv_longform *lf = wkv__calloc(1, sizeof *lf);
     if (lf) {
         lf->ctx = ctx;
         lf->opts = *opts;
-        lf->language = strdup(opts->language ? opts->language : "en");
+        lf->language = wkv__strdup(opts->language ? opts->language : "en");
         lf->opts.language = lf->language;
     }
     if (!lf || !lf->language) {
@@ -96,13 +96,13 @@ wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char *
     int *toks = NULL;
     int n = wkv__initial_prompt_tokens(ctx->model, opts->initial_prompt, &toks, error);
     if (n < 0 || wkv__ivec_push(&lf->history, toks, n) != 0) {
-        free(toks);
+        wkv__free(toks);
         wkv_longform_free(lf);
         if (n >= 0)
             wkv__set_error(error, "out of memory");
         return NULL;
     }
-    free(toks);
+    wkv__free(toks);
     return lf;
 }
 
@@ -110,10 +110,10 @@ void wkv_longform_free(wkv_longform *lf)
 {
     if (!lf)
         return;
-    free(lf->language);
-    free(lf->history.v);
-    free(lf->words.pairs);
-    free(lf);
+    wkv__free(lf->language);
+    wkv__free(lf->history.v);
+    wkv__free(lf->words.pairs);
+    wkv__free(lf);
 }
 
 int wkv_longform_set_language(wkv_longform *lf, const char *code)
@@ -192,9 +192,9 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     int64_t next_seek = seek + size;
     wkv__piece *pc = NULL;
     int np = wkv__split_pieces(t, n, tb, &pc);
-    wkv__wseg *segs = np >= 0 ? calloc((size_t)n + 1, sizeof *segs) : NULL;
+    wkv__wseg *segs = np >= 0 ? wkv__calloc((size_t)n + 1, sizeof *segs) : NULL;
     if (!segs) {
-        free(pc);
+        wkv__free(pc);
         wkv_window_result_clear(&r);
         wkv__set_error(error, "out of memory");
         return -1;
@@ -231,8 +231,8 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
         if (wkv__words_window(ctx, &lf->words, sot, n_sot, unicode, segs, &ns, seek, size,
                              single_ending, &next_seek, &drop, error) != 0) {
             wkv__wsegs_clear(segs, ns);
-            free(segs);
-            free(pc);
+            wkv__free(segs);
+            wkv__free(pc);
             wkv_window_result_clear(&r);
             return -1;
         }
@@ -241,8 +241,8 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
         rc = emit(m, &r, seek, &segs[i], o->word_timestamps, history, on_segment, user,
                   &lf->count);
     wkv__wsegs_clear(segs, ns);
-    free(segs);
-    free(pc);
+    wkv__free(segs);
+    wkv__free(pc);
     if (!drop && (!o->condition_on_previous_text || r.temperature > 0.5))
         lf->prompt_reset = history->n;
     wkv_window_result_clear(&r);

@@ -112,7 +112,7 @@ const uint8_t *wkv__at(wkv__reader *r, uint64_t off, size_t n)
     if (want < n)
         want = n;
     if (want > r->win_cap) {
-        uint8_t *w = realloc(r->win, want);
+        uint8_t *w = wkv__realloc(r->win, want);
         if (!w) {
             wkv__fail(r, off, "out of memory reading %zu bytes", want);
             return NULL;
@@ -182,7 +182,7 @@ void wkv__reader_close(wkv__reader *r)
 {
     if (r->fd >= 0)
         close(r->fd);
-    free(r->win);
+    wkv__free(r->win);
     r->fd = -1;
     r->win = NULL;
     r->win_len = r->win_cap = 0;
@@ -384,7 +384,7 @@ int wkv__read_mel_filters(wkv__reader *r, wkv_model *m)
     size_t n = (size_t)n_mel * MEL_BINS;
     if (wkv__need(r, (uint64_t)n * 4, "the mel filter bank"))
         return -1;
-    m->mel_filters = malloc(n * sizeof *m->mel_filters);
+    m->mel_filters = wkv__malloc(n * sizeof *m->mel_filters);
     if (!m->mel_filters) {
         wkv__fail(r, r->off, "out of memory");
         return -1;
@@ -441,9 +441,9 @@ int wkv__read_vocab(wkv__reader *r, wkv_model *m)
         total += (uint64_t)len + 1;
     }
     /* second pass: copy; every token is followed by a NUL that tok_len excludes */
-    m->tok_off = malloc((size_t)n * sizeof *m->tok_off);
-    m->tok_len = malloc((size_t)n * sizeof *m->tok_len);
-    m->tok_bytes = malloc((size_t)total);
+    m->tok_off = wkv__malloc((size_t)n * sizeof *m->tok_off);
+    m->tok_len = wkv__malloc((size_t)n * sizeof *m->tok_len);
+    m->tok_bytes = wkv__malloc((size_t)total);
     if (!m->tok_off || !m->tok_len || !m->tok_bytes) {
         wkv__fail(r, start, "out of memory for the vocabulary");
         return -1;

@@ -5,6 +5,7 @@
  * every 2-D weight matrix in blocks of 32 along ne[0], as whisper.cpp's quantizer
  * writes them; everything else is f32 or f16. */
 #include "model/ggml_file.h"
+#include "base/util.h"
 #include "model/quant.h"
 
 #include <inttypes.h>
@@ -119,7 +120,7 @@ int wkv__tensor_set_init(wkv__tensor_set *ts, const wkv_hparams *hp)
     ts->n_text_layer = hp->n_text_layer;
     ts->qnt_version = hp->ftype / 1000;
     ts->n = N_GLOBAL + hp->n_audio_layer * N_ENC_BLOCK + hp->n_text_layer * N_DEC_BLOCK;
-    ts->e = calloc((size_t)ts->n, sizeof *ts->e);
+    ts->e = wkv__calloc((size_t)ts->n, sizeof *ts->e);
     if (!ts->e)
         return -1;
     int k = 0;

@@ -135,13 +135,13 @@ static int load_tensors(wkv__reader *r, wkv_model *m, wkv__tensor_set *ts)
                  bytes >> 20, lim >> 20);
         return -1;
     }
-    m->w.enc = calloc((size_t)m->hp.n_audio_layer, sizeof *m->w.enc);
-    m->w.dec = calloc((size_t)m->hp.n_text_layer, sizeof *m->w.dec);
-    m->arena = malloc(total * sizeof(float));
-    m->arenaq = qbytes ? malloc(qbytes) : NULL;
-    float *scratch = qbytes ? malloc(CHUNK * sizeof *scratch) : NULL;
+    m->w.enc = wkv__calloc((size_t)m->hp.n_audio_layer, sizeof *m->w.enc);
+    m->w.dec = wkv__calloc((size_t)m->hp.n_text_layer, sizeof *m->w.dec);
+    m->arena = wkv__malloc(total * sizeof(float));
+    m->arenaq = qbytes ? wkv__malloc(qbytes) : NULL;
+    float *scratch = qbytes ? wkv__malloc(CHUNK * sizeof *scratch) : NULL;
     if (!m->w.enc || !m->w.dec || !m->arena || (qbytes && (!m->arenaq || !scratch))) {
-        free(scratch);
+        wkv__free(scratch);
         wkv__fail(r, ts->e[0].hdr_off, "out of memory allocating %zu MiB for the weights",
                  (total * sizeof(float) + qbytes) >> 20);
         return -1;
@@ -172,7 +172,7 @@ static int load_tensors(wkv__reader *r, wkv_model *m, wkv__tensor_set *ts)
         rc = load_tensor(r, x, NULL, dst, to_f16, 0);
         dst += x->count;
     }
-    free(scratch);
+    wkv__free(scratch);
     return rc;
 }
 
@@ -184,8 +184,8 @@ static wkv_model *parse(wkv__reader *rp, const char *name, int vocab_only, char 
 {
     wkv__reader r = *rp;
     wkv__tensor_set ts = {NULL, 0, 0, 0, 0};
-    wkv_model *m = calloc(1, sizeof *m);
-    if (!m || !(m->path = strdup(name))) {
+    wkv_model *m = wkv__calloc(1, sizeof *m);
+    if (!m || !(m->path = wkv__strdup(name))) {
         wkv__set_error(error, "%s: offset 0: out of memory", name);
         goto fail;
     }
@@ -211,11 +211,11 @@ static wkv_model *parse(wkv__reader *rp, const char *name, int vocab_only, char 
     }
     if (wkv__vocab_init(m, error))
         goto fail;
-    free(ts.e);
+    wkv__free(ts.e);
     *rp = r; /* its window, for wkv__reader_close */
     return m;
 fail:
-    free(ts.e);
+    wkv__free(ts.e);
     *rp = r;
     wkv_model_free(m);
     return NULL;
@@ -261,17 +261,17 @@ void wkv_model_free(wkv_model *m)
     if (!m)
         return;
     wkv__vocab_free(m);
-    free(m->path);
-    free(m->mel_filters);
-    free(m->tok_off);
-    free(m->tok_len);
-    free(m->tok_bytes);
-    free(m->arena);
-    free(m->arena16);
-    free(m->arenaq);
-    free(m->w.enc);
-    free(m->w.dec);
-    free(m);
+    wkv__free(m->path);
+    wkv__free(m->mel_filters);
+    wkv__free(m->tok_off);
+    wkv__free(m->tok_len);
+    wkv__free(m->tok_bytes);
+    wkv__free(m->arena);
+    wkv__free(m->arena16);
+    wkv__free(m->arenaq);
+    wkv__free(m->w.enc);
+    wkv__free(m->w.dec);
+    wkv__free(m);
 }
 
 const wkv_hparams *wkv_model_hparams(const wkv_model *m)

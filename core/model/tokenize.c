@@ -132,18 +132,18 @@ int wkv__initial_prompt_tokens(const wkv_model *m, const char *prompt, int **out
     *out = NULL;
     if (!prompt || !*prompt)
         return 0;
-    char *stripped = strdup(prompt);
+    char *stripped = wkv__strdup(prompt);
     char *text = stripped ? wkv__strdup_printf(" %s", wkv__text_strip(stripped)) : NULL;
-    free(stripped);
+    wkv__free(stripped);
     int n = text ? wkv_text_to_tokens(m, text, NULL, 0) : -1;
-    int *toks = n > 0 ? malloc((size_t)n * sizeof *toks) : NULL;
+    int *toks = n > 0 ? wkv__malloc((size_t)n * sizeof *toks) : NULL;
     if (n < 0 || (n > 0 && (!toks || wkv_text_to_tokens(m, text, toks, n) != n))) {
-        free(text);
-        free(toks);
+        wkv__free(text);
+        wkv__free(toks);
         wkv__set_error(error, "cannot encode the initial prompt");
         return -1;
     }
-    free(text);
+    wkv__free(text);
     *out = toks;
     return n;
 }

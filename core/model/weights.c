@@ -93,7 +93,7 @@ int wkv__weights_keep_f16(wkv_model *m, char **error)
         return 0;
     const int n_enc = m->hp.n_audio_layer, n_dec = m->hp.n_text_layer;
     size_t cap = (size_t)N_GLOBAL + (size_t)(n_enc + n_dec) * LAYER_FIELDS;
-    tensor *t = malloc(cap * sizeof *t);
+    tensor *t = wkv__malloc(cap * sizeof *t);
     if (!t)
         goto oom;
     int n = 0;
@@ -129,15 +129,15 @@ int wkv__weights_keep_f16(wkv_model *m, char **error)
     if (n16 == 0) {
         /* nothing to move (every matrix kept as stored by the loader): copying the
          * arena as it is would only raise the load's peak */
-        free(t);
+        wkv__free(t);
         return 0;
     }
     size_t n32 = m->arena_floats - n16;
-    uint16_t *a16 = n16 ? malloc(n16 * sizeof *a16) : NULL;
-    float *a32 = malloc((n32 ? n32 : 1) * sizeof *a32);
+    uint16_t *a16 = n16 ? wkv__malloc(n16 * sizeof *a16) : NULL;
+    float *a32 = wkv__malloc((n32 ? n32 : 1) * sizeof *a32);
     if ((n16 && !a16) || !a32) {
-        free(a16);
-        free(a32);
+        wkv__free(a16);
+        wkv__free(a32);
         goto oom;
     }
     /* copy in address order, handing the old arena's pages back as they are passed,
@@ -170,15 +170,15 @@ int wkv__weights_keep_f16(wkv_model *m, char **error)
             }
         }
     }
-    free(t);
-    free(m->arena);
+    wkv__free(t);
+    wkv__free(m->arena);
     m->arena = a32;
     m->arena_floats = n32;
     m->arena16 = a16;
     m->arena16_halves = n16;
     return 0;
 oom:
-    free(t);
+    wkv__free(t);
     wkv__set_error(error, "%s: offset 0: out of memory keeping the decoder weights in f16", m->path);
     return -1;
 }

@@ -15,13 +15,13 @@ void wkv_context_free(wkv_context *ctx)
     float *bufs[] = {ctx->arena, ctx->enc_out, ctx->enc_mlp, ctx->enc_wl, ctx->logits,
                      ctx->step_margins};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        free(bufs[i]);
+        wkv__free(bufs[i]);
     wkv__cross_kv_free(&ctx->cross);
     wkv__self_kv_free(&ctx->self);
     wkv__pool_free(ctx->pool);
     wkv__compute_free(ctx->compute);
     pthread_mutex_destroy(&ctx->widen_lock);
-    free(ctx);
+    wkv__free(ctx);
 }
 
 wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
@@ -30,7 +30,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         wkv__set_error(error, "no model");
         return NULL;
     }
-    wkv_context *ctx = calloc(1, sizeof *ctx);
+    wkv_context *ctx = wkv__calloc(1, sizeof *ctx);
     if (!ctx) {
         wkv__set_error(error, "out of memory");
         return NULL;
@@ -96,7 +96,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     if (ok && widen) {
         /* not written here: the f32 path widens into all of it every window (the first
          * makes it resident); a compute type touches it only if a product falls back */
-        ok = (ctx->enc_wl = malloc(wkv__enc_wl_floats(hp) * sizeof(float))) != NULL;
+        ok = (ctx->enc_wl = wkv__malloc(wkv__enc_wl_floats(hp) * sizeof(float))) != NULL;
         ctx->activation_bytes += wkv__enc_wl_floats(hp) * sizeof(float);
     }
     ok = ok && wkv__decoder_alloc(ctx) == 0;

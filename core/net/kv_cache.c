@@ -25,10 +25,10 @@ int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state)
 
 void wkv__cross_kv_free(wkv__cross_kv *c)
 {
-    free(c->k);
-    free(c->v);
-    free(c->k16);
-    free(c->v16);
+    wkv__free(c->k);
+    wkv__free(c->v);
+    wkv__free(c->k16);
+    wkv__free(c->v16);
     c->k = c->v = NULL;
     c->k16 = c->v16 = NULL;
     c->valid = 0;
@@ -42,14 +42,14 @@ static int retype(size_t n, int f16, float **k, float **v, uint16_t **k16, uint1
     const size_t bytes = n * (f16 ? sizeof(uint16_t) : sizeof(float));
     void *nk = wkv__alloc_zeroed(bytes), *nv = wkv__alloc_zeroed(bytes);
     if (!nk || !nv) {
-        free(nk);
-        free(nv);
+        wkv__free(nk);
+        wkv__free(nv);
         return -1;
     }
-    free(*k);
-    free(*v);
-    free(*k16);
-    free(*v16);
+    wkv__free(*k);
+    wkv__free(*v);
+    wkv__free(*k16);
+    wkv__free(*v16);
     *k = f16 ? NULL : nk;
     *v = f16 ? NULL : nv;
     *k16 = f16 ? nk : NULL;
@@ -191,7 +191,7 @@ int wkv__self_kv_init(wkv__self_kv *s, int n_layer, int n_ctx, int n_state)
  * matters). */
 static int grow_slots(void **buf, int have, int want, size_t per, size_t elt)
 {
-    char *b = realloc(*buf, (size_t)want * per * elt);
+    char *b = wkv__realloc(*buf, (size_t)want * per * elt);
     if (!b)
         return -1;
     *buf = b;
@@ -209,10 +209,10 @@ int wkv__self_kv_reserve(wkv__self_kv *s, int n_slots)
                         grow_slots((void **)&s->v16, have, n_slots, per, sizeof(uint16_t)) == 0
                   : grow_slots((void **)&s->k, have, n_slots, per, sizeof(float)) == 0 &&
                         grow_slots((void **)&s->v, have, n_slots, per, sizeof(float)) == 0;
-    int *n = ok ? realloc(s->n, (size_t)n_slots * sizeof(int)) : NULL;
+    int *n = ok ? wkv__realloc(s->n, (size_t)n_slots * sizeof(int)) : NULL;
     if (n)
         s->n = n;
-    int *t = n ? realloc(s->tokens, (size_t)n_slots * s->n_ctx * sizeof(int)) : NULL;
+    int *t = n ? wkv__realloc(s->tokens, (size_t)n_slots * s->n_ctx * sizeof(int)) : NULL;
     if (t)
         s->tokens = t;
     if (!t)
@@ -293,13 +293,13 @@ void wkv__self_kv_copy(wkv__self_kv *s, int dst, int src, int shared)
 
 void wkv__self_kv_free(wkv__self_kv *s)
 {
-    free(s->k);
-    free(s->v);
-    free(s->k16);
-    free(s->v16);
+    wkv__free(s->k);
+    wkv__free(s->v);
+    wkv__free(s->k16);
+    wkv__free(s->v16);
     s->k16 = s->v16 = NULL;
-    free(s->n);
-    free(s->tokens);
+    wkv__free(s->n);
+    wkv__free(s->tokens);
     s->k = s->v = NULL;
     s->n = s->tokens = NULL;
     s->n_slots = 0;

@@ -211,7 +211,7 @@ static void *mel_worker(void *arg)
     const int n_mels = pl->n_mels;
     double x[MEL_NFFT], power[MEL_NBINS];
     cpx b0[MEL_NC], b1[MEL_NC];
-    float *blk = malloc(sizeof(float) * (size_t)n_mels * MEL_BLOCK);
+    float *blk = wkv__malloc(sizeof(float) * (size_t)n_mels * MEL_BLOCK);
     float vmax = -INFINITY;
     if (!blk) {
         job->failed = 1;
@@ -253,7 +253,7 @@ static void *mel_worker(void *arg)
             memcpy(job->data + (size_t)mb * (size_t)job->n_frames + (size_t)(fb - job->out_f0),
                    blk + (size_t)mb * MEL_BLOCK, sizeof(float) * (size_t)nb);
     }
-    free(blk);
+    wkv__free(blk);
     job->max = vmax;
     return NULL;
 }
@@ -291,15 +291,15 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
         return NULL;
     }
 
-    wkv_mel *mel = calloc(1, sizeof *mel);
-    mel_plan *pl = calloc(1, sizeof *pl);
-    int *ext = malloc(sizeof(int) * 2 * (size_t)n_mels);
-    float *data = malloc(sizeof(float) * (size_t)n_mels * (size_t)(n_frames ? n_frames : 1));
+    wkv_mel *mel = wkv__calloc(1, sizeof *mel);
+    mel_plan *pl = wkv__calloc(1, sizeof *pl);
+    int *ext = wkv__malloc(sizeof(int) * 2 * (size_t)n_mels);
+    float *data = wkv__malloc(sizeof(float) * (size_t)n_mels * (size_t)(n_frames ? n_frames : 1));
     if (!mel || !pl || !ext || !data) {
-        free(mel);
-        free(pl);
-        free(ext);
-        free(data);
+        wkv__free(mel);
+        wkv__free(pl);
+        wkv__free(ext);
+        wkv__free(data);
         wkv__set_error(error, "mel: out of memory for %d x %lld frames", n_mels,
                       (long long)n_frames);
         return NULL;
@@ -352,11 +352,11 @@ static wkv_mel *mel_range(const float *filters, int n_mels, const float *pcm, in
         if (jobs[t].max > vmax)
             vmax = jobs[t].max;
     }
-    free(ext);
-    free(pl);
+    wkv__free(ext);
+    wkv__free(pl);
     if (failed) {
-        free(data);
-        free(mel);
+        wkv__free(data);
+        wkv__free(mel);
         wkv__set_error(error, "mel: out of memory");
         return NULL;
     }
@@ -417,8 +417,8 @@ void wkv_mel_free(wkv_mel *mel)
 {
     if (!mel)
         return;
-    free(mel->data);
-    free(mel);
+    wkv__free(mel->data);
+    wkv__free(mel);
 }
 
 void wkv_mel_window(const wkv_mel *mel, int64_t seek, int size, wkv_mel_norm norm, float *out)

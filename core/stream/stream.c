@@ -31,7 +31,7 @@ void wkv_stream_options_default(wkv_stream_options *o)
 
 static char *copy_or_null(const char *s, int *failed)
 {
-    char *c = s ? strdup(s) : NULL;
+    char *c = s ? wkv__strdup(s) : NULL;
     *failed |= s && !c;
     return c;
 }
@@ -55,7 +55,7 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
                            const wkv_stream_options *sopts, wkv_stream_cb cb, void *user,
                            char **error)
 {
-    wkv_stream *st = calloc(1, sizeof *st);
+    wkv_stream *st = wkv__calloc(1, sizeof *st);
     if (!st) {
         wkv__set_error(error, "out of memory");
         return NULL;
@@ -73,7 +73,7 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     st->cb = cb;
     st->user = user;
     st->detect = wkv__wants_detection(st->m, opts->language);
-    st->win = malloc((size_t)st->m->hp.n_mels * WKV_N_FRAMES * sizeof *st->win);
+    st->win = wkv__malloc((size_t)st->m->hp.n_mels * WKV_N_FRAMES * sizeof *st->win);
     st->n_seed = wkv__initial_prompt_tokens(st->m, opts->initial_prompt, &st->seed, error);
     if (st->n_seed < 0 || !st->win ||
         wkv__own_language(&st->language, &st->opts,
@@ -114,19 +114,19 @@ void wkv_stream_free(wkv_stream *st)
 {
     if (!st)
         return;
-    free(st->language);
+    wkv__free(st->language);
     wkv__samples_free(&st->audio);
-    free(st->committed.v);
-    free(st->prev_hyp.v);
-    free(st->seed);
-    free(st->win);
+    wkv__free(st->committed.v);
+    wkv__free(st->prev_hyp.v);
+    wkv__free(st->seed);
+    wkv__free(st->win);
     wkv__gate_free(&st->gate);
     kept_forget(st);
-    free(st->words.pairs);
-    free((char *)st->words.prepend);
-    free((char *)st->words.append);
+    wkv__free(st->words.pairs);
+    wkv__free((char *)st->words.prepend);
+    wkv__free((char *)st->words.append);
     wkv__run_forget_words(st);
-    free(st);
+    wkv__free(st);
 }
 
 /* ------------------------------------------------------------------ the gate's answers */
@@ -142,7 +142,7 @@ static void kept_forget(wkv_stream *st)
 {
     if (st->kept)
         wkv__run_state_clear(&st->kept->rs);
-    free(st->kept);
+    wkv__free(st->kept);
     st->kept = NULL;
 }
 
@@ -152,7 +152,7 @@ static int kept_keep(wkv_stream *st, wkv__run_state *rs, int64_t base)
 {
     kept_forget(st);
     if (!st->gate.vs || wkv__run_committed(st, rs) || rs->at_end || rs->silent ||
-        rs->np == 0 || st->audio.base != base || !(st->kept = malloc(sizeof *st->kept)))
+        rs->np == 0 || st->audio.base != base || !(st->kept = wkv__malloc(sizeof *st->kept)))
         return 0;
     st->kept->rs = *rs;
     st->kept->base = base;
@@ -173,7 +173,7 @@ static int kept_replay(wkv_stream *st, int64_t quiet, double now)
     rs->nw_commit = rs->rw.n;
     rs->busy_ms = 0; /* no compute */
     rs->pending = st->audio.n;
-    free((char *)rs->seg[rs->np].text); /* its partial went out already */
+    wkv__free((char *)rs->seg[rs->np].text); /* its partial went out already */
     memset(&rs->seg[rs->np], 0, sizeof rs->seg[rs->np]);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].forced = 1;
@@ -198,7 +198,7 @@ static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, c
     if (head <= 0)
         return 0;
     int64_t tail = st->audio.n - head;
-    float *rest = tail ? malloc((size_t)tail * sizeof *rest) : NULL;
+    float *rest = tail ? wkv__malloc((size_t)tail * sizeof *rest) : NULL;
     if (tail && !rest) {
         wkv__set_error(error, "out of memory");
         return -1;
@@ -215,7 +215,7 @@ static int gate_commit(wkv_stream *st, int64_t quiet, int64_t end, double now, c
         memcpy(st->audio.v + st->audio.n, rest, (size_t)tail * sizeof *rest);
     st->audio.n += tail;
     st->last_run = st->audio.base; /* the runs ended there: what follows is unheard */
-    free(rest);
+    wkv__free(rest);
     return rc;
 }
 

@@ -16,8 +16,8 @@
 void wkv__run_forget_words(wkv_stream *st)
 {
     for (int i = 0; i < st->n_prev_words; i++)
-        free(st->prev_words[i]);
-    free(st->prev_words);
+        wkv__free(st->prev_words[i]);
+    wkv__free(st->prev_words);
     st->prev_words = NULL;
     st->n_prev_words = 0;
 }
@@ -37,7 +37,7 @@ static int cut_pieces(wkv_stream *st, wkv__run_state *rs)
     const int tb = st->m->sp.timestamp_begin;
     const int *t = rs->r.tokens;
     rs->np = rs->silent ? 0 : wkv__split_pieces(t, rs->r.n_tokens, tb, &rs->pc);
-    if (rs->np < 0 || !(rs->seg = calloc((size_t)rs->np + 1, sizeof *rs->seg)))
+    if (rs->np < 0 || !(rs->seg = wkv__calloc((size_t)rs->np + 1, sizeof *rs->seg)))
         return -1;
     for (int i = 0; i < rs->np; i++) {
         const wkv__piece *p = &rs->pc[i];
@@ -179,8 +179,8 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
 static void clear_word_finals(wkv__run_state *rs)
 {
     for (int i = 0; rs->wfin && i < rs->n_wfin; i++)
-        free((char *)rs->wfin[i].text);
-    free(rs->wfin);
+        wkv__free((char *)rs->wfin[i].text);
+    wkv__free(rs->wfin);
     rs->wfin = NULL;
     rs->n_wfin = 0;
 }
@@ -195,7 +195,7 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     const double base_s = (double)rs->base / WKV_SAMPLE_RATE;
     const int nc = rs->nw_commit;
     clear_word_finals(rs); /* a kept run committed again (stream.c, at a speech end) made some */
-    rs->wfin = calloc((size_t)nc + 1, sizeof *rs->wfin);
+    rs->wfin = wkv__calloc((size_t)nc + 1, sizeof *rs->wfin);
     if (!rs->wfin)
         return -1;
     rs->n_wfin = wkv__run_words_finals(rw, rs->nw_agreed, nc, base_s, &rs->seg[0], rs->wfin);
@@ -215,10 +215,10 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     }
     wkv__run_forget_words(st);
     st->prev_hyp.n = 0;
-    if (rw->n > nc && !(st->prev_words = calloc((size_t)(rw->n - nc), sizeof(char *))))
+    if (rw->n > nc && !(st->prev_words = wkv__calloc((size_t)(rw->n - nc), sizeof(char *))))
         return -1;
     for (int k = nc; k < rw->n; k++)
-        if (!(st->prev_words[st->n_prev_words++] = strdup(rw->w[k].word)))
+        if (!(st->prev_words[st->n_prev_words++] = wkv__strdup(rw->w[k].word)))
             return -1;
     if (rw->n > nc && wkv__ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
                                     rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
@@ -346,8 +346,8 @@ void wkv__run_state_clear(wkv__run_state *rs)
     clear_word_finals(rs);
     wkv__run_words_clear(&rs->rw);
     for (int i = 0; rs->seg && i <= rs->np; i++)
-        free((char *)rs->seg[i].text);
-    free(rs->seg);
-    free(rs->pc);
+        wkv__free((char *)rs->seg[i].text);
+    wkv__free(rs->seg);
+    wkv__free(rs->pc);
     wkv_window_result_clear(&rs->r);
 }

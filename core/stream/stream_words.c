@@ -11,11 +11,11 @@
 void wkv__run_words_clear(wkv__run_words *rw)
 {
     wkv__wsegs_clear(rw->segs, rw->n_segs);
-    free(rw->segs);
-    free(rw->w);
-    free(rw->piece);
-    free(rw->tok);
-    free(rw->tok_off);
+    wkv__free(rw->segs);
+    wkv__free(rw->w);
+    wkv__free(rw->piece);
+    wkv__free(rw->tok);
+    wkv__free(rw->tok_off);
     memset(rw, 0, sizeof *rw);
 }
 
@@ -28,10 +28,10 @@ static int flatten(wkv__run_words *rw, double base_s, double duration, double fl
             total++;
             n_tok += rw->segs[i].words[k].n_tokens;
         }
-    rw->w = malloc((size_t)(total + 1) * sizeof *rw->w);
-    rw->piece = malloc((size_t)(total + 1) * sizeof *rw->piece);
-    rw->tok = malloc((size_t)(n_tok + 1) * sizeof *rw->tok);
-    rw->tok_off = malloc((size_t)(total + 1) * sizeof *rw->tok_off);
+    rw->w = wkv__malloc((size_t)(total + 1) * sizeof *rw->w);
+    rw->piece = wkv__malloc((size_t)(total + 1) * sizeof *rw->piece);
+    rw->tok = wkv__malloc((size_t)(n_tok + 1) * sizeof *rw->tok);
+    rw->tok_off = wkv__malloc((size_t)(total + 1) * sizeof *rw->tok_off);
     if (!rw->w || !rw->piece || !rw->tok || !rw->tok_off)
         return -1;
     /* the reference's segment-boundary fixes may stretch a segment's last word past
@@ -68,7 +68,7 @@ int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int
     memset(rw, 0, sizeof *rw);
     if (np <= 0)
         return 0;
-    rw->segs = calloc((size_t)np, sizeof *rw->segs);
+    rw->segs = wkv__calloc((size_t)np, sizeof *rw->segs);
     if (!rw->segs) {
         wkv__set_error(error, "out of memory");
         return -1;
@@ -110,7 +110,7 @@ int wkv__run_words_segment(const wkv__run_words *rw, int a, int b, double base_s
     size_t len = 0;
     for (int k = a; k < b; k++)
         len += strlen(rw->w[k].word);
-    char *text = malloc(len + 1);
+    char *text = wkv__malloc(len + 1);
     if (!text)
         return -1;
     text[0] = 0;

@@ -147,7 +147,7 @@ wkv_vad_stream *wkv_vad_stream_new(const wkv_vad_model *model, char **error)
         wkv__set_error(error, "no VAD model given");
         return NULL;
     }
-    wkv_vad_stream *s = calloc(1, sizeof *s);
+    wkv_vad_stream *s = wkv__calloc(1, sizeof *s);
     if (!s) {
         wkv__set_error(error, "out of memory");
         return NULL;
@@ -159,7 +159,7 @@ wkv_vad_stream *wkv_vad_stream_new(const wkv_vad_model *model, char **error)
 
 void wkv_vad_stream_free(wkv_vad_stream *s)
 {
-    free(s);
+    wkv__free(s);
 }
 
 void wkv_vad_stream_reset(wkv_vad_stream *s)
@@ -222,12 +222,12 @@ int64_t wkv_vad_probs(const wkv_vad_model *model, const float *pcm, size_t n, fl
         return -1;
     }
     size_t cap = WKV_VAD_MAX_PROBS(n);
-    float *p = malloc(cap * sizeof *p);
+    float *p = wkv__malloc(cap * sizeof *p);
     wkv_vad_stream *s = wkv_vad_stream_new(model, error);
     if (!p || !s) {
         if (!p)
             wkv__set_error(error, "out of memory for %zu probabilities", cap);
-        free(p);
+        wkv__free(p);
         wkv_vad_stream_free(s);
         return -1;
     }

@@ -112,20 +112,20 @@ int wkv_vad_filter(const float *pcm, size_t n, const wkv_vad_segment *segs, int 
             wkv__set_error(error, "speech segment %d is not a valid time range", i);
             return -1;
         }
-    wkv_vad_map *m = calloc(1, sizeof *m);
+    wkv_vad_map *m = wkv__calloc(1, sizeof *m);
     if (!m)
         goto oom;
     *map = m;
     if (n_segs == 0 || n == 0)
         return 0;
-    m->pts = malloc((size_t)n_segs * 4 * sizeof *m->pts);
-    m->segs = malloc((size_t)n_segs * sizeof *m->segs);
+    m->pts = wkv__malloc((size_t)n_segs * 4 * sizeof *m->pts);
+    m->segs = wkv__malloc((size_t)n_segs * sizeof *m->segs);
     if (!m->pts || !m->segs)
         goto oom;
     const int64_t overlap = (int64_t)(p->samples_overlap * WKV_SAMPLE_RATE);
     int64_t len = copy_pieces(pcm, (int64_t)n, segs, n_segs, overlap, NULL, m);
     if (len > 0) {
-        float *buf = calloc((size_t)len, sizeof *buf);
+        float *buf = wkv__calloc((size_t)len, sizeof *buf);
         if (!buf)
             goto oom;
         m->n_pts = m->n_segs = 0;
@@ -146,9 +146,9 @@ void wkv_vad_map_free(wkv_vad_map *m)
 {
     if (!m)
         return;
-    free(m->pts);
-    free(m->segs);
-    free(m);
+    wkv__free(m->pts);
+    wkv__free(m->segs);
+    wkv__free(m);
 }
 
 /* map_processed_to_original_time */

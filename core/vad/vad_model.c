@@ -223,11 +223,11 @@ static int read_tensors(wkv__reader *r, float *const *dst)
 
 static wkv_vad_model *parse(wkv__reader *r, const char *name, char **error)
 {
-    wkv_vad_model *m = calloc(1, sizeof *m);
+    wkv_vad_model *m = wkv__calloc(1, sizeof *m);
     size_t total = 0;
     for (int k = 0; k < N_TENSORS; k++)
         total += def_count(&defs[k]);
-    if (!m || !(m->arena = malloc(total * sizeof *m->arena))) {
+    if (!m || !(m->arena = wkv__malloc(total * sizeof *m->arena))) {
         wkv__set_error(error, "%s: offset 0: out of memory", name);
         goto fail;
     }
@@ -285,8 +285,8 @@ void wkv_vad_model_free(wkv_vad_model *m)
 {
     if (!m)
         return;
-    free(m->arena);
-    free(m);
+    wkv__free(m->arena);
+    wkv__free(m);
 }
 
 void wkv_vad_model_version(const wkv_vad_model *m, int version[3])

@@ -54,7 +54,7 @@ static int push(seg_list *l, int64_t start, int64_t end)
 {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
-        void *v = realloc(l->v, (size_t)cap * sizeof *l->v);
+        void *v = wkv__realloc(l->v, (size_t)cap * sizeof *l->v);
         if (!v)
             return -1;
         l->v = v;
@@ -206,15 +206,15 @@ int wkv_vad_segments(const float *probs, int64_t n_probs, const wkv_vad_params *
     }
     seg_list l = {NULL, 0, 0};
     if (detect(probs, n_probs, &k, &l)) {
-        free(l.v);
+        wkv__free(l.v);
         wkv__set_error(error, "out of memory for the speech segments");
         return -1;
     }
     post_process(&l, &k, pad);
     if (l.n > 0) {
-        *segs = malloc((size_t)l.n * sizeof **segs);
+        *segs = wkv__malloc((size_t)l.n * sizeof **segs);
         if (!*segs) {
-            free(l.v);
+            wkv__free(l.v);
             wkv__set_error(error, "out of memory for the speech segments");
             return -1;
         }
@@ -224,6 +224,6 @@ int wkv_vad_segments(const float *probs, int64_t n_probs, const wkv_vad_params *
         }
     }
     int n = l.n;
-    free(l.v);
+    wkv__free(l.v);
     return n;
 }

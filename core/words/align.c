@@ -106,7 +106,7 @@ int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n
 {
     const wkv_hparams *hp = &m->hp;
     const int all = hp->n_text_layer * hp->n_text_head;
-    int *p = malloc((size_t)(all > 0 ? all : 1) * 2 * sizeof *p);
+    int *p = wkv__malloc((size_t)(all > 0 ? all : 1) * 2 * sizeof *p);
     if (!p) {
         wkv__set_error(error, "out of memory");
         return -1;
@@ -131,7 +131,7 @@ int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n
             wkv__set_error(error, "alignment heads '%s' are for a %d x %d decoder with %d tokens; "
                           "this model is %d x %d with %d", spec, t->n_layer, t->n_head,
                           t->n_vocab, hp->n_text_layer, hp->n_text_head, hp->n_vocab);
-            free(p);
+            wkv__free(p);
             return -1;
         }
         if (!t) {
@@ -140,13 +140,13 @@ int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n
                 wkv__set_error(error, "bad alignment heads '%s': auto, default, a checkpoint "
                               "name or LAYER.HEAD,... (layers < %d, heads < %d)", spec,
                               hp->n_text_layer, hp->n_text_head);
-                free(p);
+                wkv__free(p);
                 return -1;
             }
             *pairs = p;
             *n_pairs = n;
-            if (name && !(*name = strdup(spec))) {
-                free(p);
+            if (name && !(*name = wkv__strdup(spec))) {
+                wkv__free(p);
                 wkv__set_error(error, "out of memory");
                 return -1;
             }
@@ -168,8 +168,8 @@ int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n
     }
     *pairs = p;
     *n_pairs = n;
-    if (name && !(*name = strdup(t ? t->name : "default"))) {
-        free(p);
+    if (name && !(*name = wkv__strdup(t ? t->name : "default"))) {
+        wkv__free(p);
         wkv__set_error(error, "out of memory");
         return -1;
     }
@@ -182,7 +182,7 @@ char *wkv_alignment_heads_name(const wkv_model *model, const char *spec, char **
     char *name = NULL;
     if (wkv__heads_resolve(model, spec, &pairs, &n, &name, error) != 0)
         return NULL;
-    free(pairs);
+    wkv__free(pairs);
     return name;
 }
 
@@ -248,11 +248,11 @@ static void median7_add(const float *x, int F, float *pad, float *acc)
 static int build_matrix(const recorder *r, int r0, int N, float *a)
 {
     const int L = r->L, F = r->F;
-    double *mean = malloc((size_t)F * 2 * sizeof *mean);
-    float *pad = malloc((size_t)(F + 6) * sizeof *pad);
+    double *mean = wkv__malloc((size_t)F * 2 * sizeof *mean);
+    float *pad = wkv__malloc((size_t)(F + 6) * sizeof *pad);
     if (!mean || !pad) {
-        free(mean);
-        free(pad);
+        wkv__free(mean);
+        wkv__free(pad);
         return -1;
     }
     double *var = mean + F;
@@ -285,8 +285,8 @@ static int build_matrix(const recorder *r, int r0, int N, float *a)
     }
     for (size_t k = 0; k < (size_t)N * F; k++)
         a[k] /= (float)r->n_pairs;
-    free(mean);
-    free(pad);
+    wkv__free(mean);
+    wkv__free(pad);
     return 0;
 }
 
@@ -297,15 +297,15 @@ static int build_matrix(const recorder *r, int r0, int N, float *a)
 static int dtw_times(const float *a, int N, int M, double *times, int *n_times)
 {
     const size_t W = (size_t)M + 1;
-    float *cost = malloc((size_t)(N + 1) * W * sizeof *cost);
-    signed char *trace = malloc((size_t)(N + 1) * W);
-    int *path_r = malloc((size_t)(N + M + 2) * sizeof *path_r);
-    int *path_c = malloc((size_t)(N + M + 2) * sizeof *path_c);
+    float *cost = wkv__malloc((size_t)(N + 1) * W * sizeof *cost);
+    signed char *trace = wkv__malloc((size_t)(N + 1) * W);
+    int *path_r = wkv__malloc((size_t)(N + M + 2) * sizeof *path_r);
+    int *path_c = wkv__malloc((size_t)(N + M + 2) * sizeof *path_c);
     if (!cost || !trace || !path_r || !path_c) {
-        free(cost);
-        free(trace);
-        free(path_r);
-        free(path_c);
+        wkv__free(cost);
+        wkv__free(trace);
+        wkv__free(path_r);
+        wkv__free(path_c);
         return -1;
     }
     for (size_t k = 0; k < (size_t)(N + 1) * W; k++) {
@@ -357,10 +357,10 @@ static int dtw_times(const float *a, int N, int M, double *times, int *n_times)
         if (e == n - 1 || path_r[e] != path_r[e + 1])
             times[k++] = path_c[e] / 50.0; /* one audio position = 0.02 s */
     *n_times = k;
-    free(cost);
-    free(trace);
-    free(path_r);
-    free(path_c);
+    wkv__free(cost);
+    wkv__free(trace);
+    wkv__free(path_r);
+    wkv__free(path_c);
     return 0;
 }
 
@@ -369,13 +369,13 @@ static int dtw_times(const float *a, int N, int M, double *times, int *n_times)
 static int token_probs(wkv_context *ctx, int pos0, const int *text, int n_text, float *probs)
 {
     const int nv = ctx->model->hp.n_vocab, eot = ctx->model->sp.eot;
-    float *logits = malloc((size_t)8 * nv * sizeof *logits);
+    float *logits = wkv__malloc((size_t)8 * nv * sizeof *logits);
     if (!logits)
         return -1;
     for (int k0 = 0; k0 < n_text; k0 += 8) {
         int n = n_text - k0 < 8 ? n_text - k0 : 8;
         if (wkv__decoder_logits_rows(ctx, pos0 + k0, n, logits) != 0) {
-            free(logits);
+            wkv__free(logits);
             return -1;
         }
         for (int r = 0; r < n; r++) {
@@ -388,7 +388,7 @@ static int token_probs(wkv_context *ctx, int pos0, const int *text, int n_text, 
             probs[k0 + r] = expf(x[text[k0 + r]] - mx) / sum;
         }
     }
-    free(logits);
+    wkv__free(logits);
     return 0;
 }
 
@@ -399,7 +399,7 @@ int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int
     recorder rec = {ctx, pairs, n_pairs, L, F, NULL};
     if (n_text < 1 || F < 0 || F > ctx->model->hp.n_audio_ctx)
         return -1;
-    rec.w = malloc((size_t)n_pairs * L * (F > 0 ? F : 1) * sizeof *rec.w);
+    rec.w = wkv__malloc((size_t)n_pairs * L * (F > 0 ? F : 1) * sizeof *rec.w);
     if (!rec.w)
         return -1;
     /* no frames (a 1-frame window): nothing to record, the matrix is empty */
@@ -412,7 +412,7 @@ int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int
         rc = token_probs(ctx, n_sot, seq + n_sot + 1, n_text, probs);
     if (rc == 0 && F > 0)
         rc = build_matrix(&rec, n_sot, n_text + 1, matrix);
-    free(rec.w);
+    wkv__free(rec.w);
     return rc;
 }
 
@@ -432,9 +432,9 @@ int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int
         wkv__set_error(error, "cannot align %d tokens over %d frames", n_text, num_frames);
         return -1;
     }
-    int *seq = malloc((size_t)L * sizeof *seq);
-    float *a = malloc((size_t)N * (F > 0 ? F : 1) * sizeof *a), *probs = malloc((size_t)n_text * sizeof *probs);
-    double *times = malloc((size_t)(N + F + 2) * sizeof *times);
+    int *seq = wkv__malloc((size_t)L * sizeof *seq);
+    float *a = wkv__malloc((size_t)N * (F > 0 ? F : 1) * sizeof *a), *probs = wkv__malloc((size_t)n_text * sizeof *probs);
+    double *times = wkv__malloc((size_t)(N + F + 2) * sizeof *times);
     wkv__aword *pieces = NULL;
     int n_pieces = 0, n_times = 0, rc = -1;
     if (!seq || !a || !probs || !times)
@@ -468,8 +468,8 @@ int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int
         b = e;
     }
     if (rc == 0) {
-        free(pieces[n_pieces - 1].text);
-        free(pieces[n_pieces - 1].tokens);
+        wkv__free(pieces[n_pieces - 1].text);
+        wkv__free(pieces[n_pieces - 1].tokens);
         *words = pieces;
         *n_words = n_pieces - 1;
         pieces = NULL;
@@ -478,10 +478,10 @@ out:
     if (rc != 0 && error && !*error)
         wkv__set_error(error, "word alignment failed (out of memory or bad tokens)");
     wkv__awords_free(pieces, n_pieces);
-    free(seq);
-    free(a);
-    free(probs);
-    free(times);
+    wkv__free(seq);
+    wkv__free(a);
+    wkv__free(probs);
+    wkv__free(times);
     ctx->stats.align_passes++;
     return rc;
 }

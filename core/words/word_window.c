@@ -16,10 +16,10 @@ void wkv__wsegs_clear(wkv__wseg *segs, int n)
 {
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < segs[i].n_words; k++) {
-            free(segs[i].words[k].text);
-            free(segs[i].words[k].tokens);
+            wkv__free(segs[i].words[k].text);
+            wkv__free(segs[i].words[k].tokens);
         }
-        free(segs[i].words);
+        wkv__free(segs[i].words);
         segs[i].words = NULL;
         segs[i].n_words = 0;
     }
@@ -140,7 +140,7 @@ int wkv__words_align(wkv_context *ctx, const wkv__words_state *st, const int *so
         return 0;
     for (int i = 0; i < n; i++)
         n_text += segs[i].n_tokens;
-    int *text = malloc((size_t)(n_text + 1) * sizeof *text);
+    int *text = wkv__malloc((size_t)(n_text + 1) * sizeof *text);
     if (!text) {
         wkv__set_error(error, "out of memory");
         return -1;
@@ -159,7 +159,7 @@ int wkv__words_align(wkv_context *ctx, const wkv__words_state *st, const int *so
     double t0 = wkv__now_ms();
     int rc = wkv__align_window(ctx, st->pairs, st->n_pairs, sot_seq, n_sot, text, n_text, size,
                               unicode_split, &words, &n_words, error);
-    free(text);
+    wkv__free(text);
     if (rc != 0)
         return -1;
     if (wkv__add_word_timestamps(segs, n, words, n_words, offset, st->last_speech, st->prepend,

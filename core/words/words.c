@@ -19,10 +19,10 @@
 void wkv__awords_free(wkv__aword *w, int n)
 {
     for (int i = 0; w && i < n; i++) {
-        free(w[i].text);
-        free(w[i].tokens);
+        wkv__free(w[i].text);
+        wkv__free(w[i].tokens);
     }
-    free(w);
+    wkv__free(w);
 }
 
 int wkv__lang_unicode_split(const char *code)
@@ -61,9 +61,9 @@ static int substring(const char *needle, const char *hay)
 
 static int stripped_in(const char *text, const char *set)
 {
-    char *copy = strdup(text);
+    char *copy = wkv__strdup(text);
     int in = copy && substring(wkv__text_strip(copy), set);
-    free(copy);
+    wkv__free(copy);
     return in;
 }
 
@@ -71,13 +71,13 @@ static int push_word(wkv__aword **w, int *n, int *cap, char *text, const int *to
 {
     if (*n == *cap) {
         int c = *cap ? *cap * 2 : 16;
-        wkv__aword *p = realloc(*w, (size_t)c * sizeof *p);
+        wkv__aword *p = wkv__realloc(*w, (size_t)c * sizeof *p);
         if (!p)
             return -1;
         *w = p;
         *cap = c;
     }
-    int *copy = malloc((size_t)(nt > 0 ? nt : 1) * sizeof *copy);
+    int *copy = wkv__malloc((size_t)(nt > 0 ? nt : 1) * sizeof *copy);
     if (!copy)
         return -1;
     memcpy(copy, toks, (size_t)nt * sizeof *toks);
@@ -90,12 +90,12 @@ static int push_word(wkv__aword **w, int *n, int *cap, char *text, const int *to
 static int join(wkv__aword *w, char **text, int **toks, int *nt)
 {
     size_t a = strlen(w->text), b = strlen(*text);
-    char *t = realloc(w->text, a + b + 1);
+    char *t = wkv__realloc(w->text, a + b + 1);
     if (!t)
         return -1;
     w->text = t;
     memcpy(t + a, *text, b + 1);
-    int *k = realloc(w->tokens, (size_t)(w->n_tokens + *nt + 1) * sizeof *k);
+    int *k = wkv__realloc(w->tokens, (size_t)(w->n_tokens + *nt + 1) * sizeof *k);
     if (!k)
         return -1;
     w->tokens = k;
@@ -112,8 +112,8 @@ static int split_unicode(const wkv_model *m, const int *tokens, int n, wkv__awor
                          int *n_out, int *cap)
 {
     char *full_text = wkv_tokens_to_text(m, tokens, n, 0);
-    uint32_t *full = full_text ? malloc((strlen(full_text) + 1) * sizeof *full) : NULL;
-    uint32_t *cp = full_text ? malloc((strlen(full_text) + 1) * sizeof *cp) : NULL;
+    uint32_t *full = full_text ? wkv__malloc((strlen(full_text) + 1) * sizeof *full) : NULL;
+    uint32_t *cp = full_text ? wkv__malloc((strlen(full_text) + 1) * sizeof *cp) : NULL;
     int rc = full && cp ? 0 : -1;
     size_t n_full = rc == 0 ? utf8_decode(full_text, full) : 0, o = 0;
     int start = 0;
@@ -123,9 +123,9 @@ static int split_unicode(const wkv_model *m, const int *tokens, int n, wkv__awor
             rc = -1;
             break;
         }
-        uint32_t *dc = realloc(cp, (strlen(d) + 1) * sizeof *dc);
+        uint32_t *dc = wkv__realloc(cp, (strlen(d) + 1) * sizeof *dc);
         if (!dc) {
-            free(d);
+            wkv__free(d);
             rc = -1;
             break;
         }
@@ -136,16 +136,16 @@ static int split_unicode(const wkv_model *m, const int *tokens, int n, wkv__awor
         if (r == nd || (o + r < n_full && full[o + r] == 0xfffd)) {
             rc = push_word(out, n_out, cap, d, tokens + start, i + 1 - start);
             if (rc != 0)
-                free(d);
+                wkv__free(d);
             o += nd;
             start = i + 1;
         } else {
-            free(d);
+            wkv__free(d);
         }
     }
-    free(full_text);
-    free(full);
-    free(cp);
+    wkv__free(full_text);
+    wkv__free(full);
+    wkv__free(cp);
     return rc;
 }
 
@@ -175,12 +175,12 @@ int wkv__split_words(const wkv_model *m, const int *tokens, int n, int unicode_s
             continue;
         }
         int rc = join(&p[nw - 1], &p[i].text, &p[i].tokens, &p[i].n_tokens);
-        free(p[i].text);
-        free(p[i].tokens);
+        wkv__free(p[i].text);
+        wkv__free(p[i].tokens);
         if (rc != 0) { /* the pieces not reached, then the words (and the array) */
             for (int k = i + 1; k < np; k++) {
-                free(p[k].text);
-                free(p[k].tokens);
+                wkv__free(p[k].text);
+                wkv__free(p[k].tokens);
             }
             wkv__awords_free(p, nw);
             return -1;
@@ -264,7 +264,7 @@ static double dmin(double a, double b)
 int wkv__add_word_timestamps(wkv__wseg *segs, int n_segs, wkv__aword *w, int nw, double offset,
                             double last_speech, const char *prepend, const char *append)
 {
-    double *dur = malloc((size_t)(nw > 0 ? nw : 1) * sizeof *dur);
+    double *dur = wkv__malloc((size_t)(nw > 0 ? nw : 1) * sizeof *dur);
     int nd = 0, rc = -1;
     if (!dur)
         goto out;
@@ -292,7 +292,7 @@ int wkv__add_word_timestamps(wkv__wseg *segs, int n_segs, wkv__aword *w, int nw,
     for (int s = 0; s < n_segs; s++) {
         wkv__wseg *g = &segs[s];
         int saved = 0;
-        g->words = malloc((size_t)(nw > 0 ? nw : 1) * sizeof *g->words);
+        g->words = wkv__malloc((size_t)(nw > 0 ? nw : 1) * sizeof *g->words);
         g->n_words = 0;
         if (!g->words)
             goto out;
@@ -331,7 +331,7 @@ int wkv__add_word_timestamps(wkv__wseg *segs, int n_segs, wkv__aword *w, int nw,
     }
     rc = 0;
 out:
-    free(dur);
+    wkv__free(dur);
     wkv__awords_free(w, nw);
     return rc;
 }
