@@ -23,7 +23,7 @@ static void on_live_segment(const wkv_stream_segment *s, void *user)
         .compression_ratio = s->compression_ratio, .temperature = s->temperature,
         .language = s->language, .words = s->words, .n_words = s->n_words,
     };
-    cli_output_live_segment(user, &seg, s->committed_at);
+    cli_output_live_segment(user, &seg, s->committed_at, s->forced);
 }
 
 /* Stream seconds now: the wall clock since t0 (--realtime), or the virtual clock. */

@@ -128,8 +128,9 @@ static char *line_text(const char *text, gboolean vtt)
     return g_strstrip(g_string_free(s, FALSE));
 }
 
-/* committed_at: NAN when not live */
-static void json_segment(cli_output *o, const wkv_segment *seg, double committed_at)
+/* committed_at: NAN when not live; forced: the live final's flag */
+static void json_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                         int forced)
 {
     JsonObject *obj = json_object_new();
     json_object_set_int_member(obj, "seek", seg->seek);
@@ -148,8 +149,11 @@ static void json_segment(cli_output *o, const wkv_segment *seg, double committed
     json_object_set_double_member(obj, "temperature", seg->temperature);
     if (seg->language)
         json_object_set_string_member(obj, "language", seg->language);
-    if (!isnan(committed_at))
+    if (!isnan(committed_at)) {
         json_object_set_double_member(obj, "committed_at", committed_at);
+        /* committed without two runs agreeing (the latency bound, the 30-s cap, the end) */
+        json_object_set_boolean_member(obj, "forced", forced != 0);
+    }
     if (o->words) {
         JsonArray *words = json_array_new();
         for (int i = 0; i < seg->n_words; i++) {
@@ -169,12 +173,13 @@ static void json_segment(cli_output *o, const wkv_segment *seg, double committed
     json_array_add_object_element(o->segments, obj);
 }
 
-static void write_segment(cli_output *o, const wkv_segment *seg, double committed_at)
+static void write_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                          int forced)
 {
     if (!o->first_language && seg->language)
         o->first_language = g_strdup(seg->language);
     if (o->fmt == CLI_OUT_JSON) {
-        json_segment(o, seg, committed_at);
+        json_segment(o, seg, committed_at, forced);
         return;
     }
     if (o->cues) {
@@ -212,7 +217,7 @@ static void write_segment(cli_output *o, const wkv_segment *seg, double committe
 
 void cli_output_segment(cli_output *o, const wkv_segment *seg)
 {
-    write_segment(o, seg, NAN);
+    write_segment(o, seg, NAN, 0);
 }
 
 static void add_delay(GArray **a, double d)
@@ -222,12 +227,13 @@ static void add_delay(GArray **a, double d)
     g_array_append_val(*a, d);
 }
 
-void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double committed_at)
+void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                             int forced)
 {
     add_delay(&o->final_delays, committed_at - seg->end);
     for (int i = 0; o->words && i < seg->n_words; i++)
         add_delay(&o->word_delays, committed_at - seg->words[i].end);
-    write_segment(o, seg, committed_at);
+    write_segment(o, seg, committed_at, forced);
 }
 
 static gint cmp_double(gconstpointer a, gconstpointer b)

@@ -36,9 +36,11 @@ void cli_output_free(cli_output *o);
 /* The header (the WEBVTT line), if the format has one. */
 void cli_output_begin(cli_output *o);
 void cli_output_segment(cli_output *o, const wkv_segment *seg);
-/* Live mode (--live): a final segment and the stream time (seconds) when its text
- * became final; JSON segments then carry `committed_at`. */
-void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double committed_at);
+/* Live mode (--live): a final segment, the stream time (seconds) when its text
+ * became final and whether it was forced (not agreed); JSON segments then carry
+ * `committed_at` and `forced`. */
+void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                             int forced);
 
 /* What the JSON `live` object reports: the stream's settings and figures. */
 typedef struct {

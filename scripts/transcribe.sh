@@ -29,7 +29,8 @@ run_demo() {
         wkv_build "$build" examples/whisperkv-transcribe gst-plugin/gstwhisperkv
     } >&2
     wav=$(mktemp --suffix .wav)
-    trap 'rm -f "$wav"' EXIT
+    # expanded now: the trap runs after this function's locals are gone
+    trap "rm -f '$wav'" EXIT
     espeak-ng -v en-us -w "$wav" "$text"
     echo "Demo model: $model, trained here on speech synthesized by espeak-ng and flite."
     echo "It understands synthesized English only, not human speech: for real speech use"

@@ -51,6 +51,10 @@ static const heads_table TABLES[] = {
      {7, 0, 10, 17, 12, 18, 13, 12, 16, 1, 17, 14, 19, 11, 21, 4, 24, 1, 25, 6, -1}},
     {"large-v3-turbo", "turbo", 4, 20, 1280, 51866, 128,
      {2, 4, 2, 11, 3, 3, 3, 6, 3, 11, 3, 14, -1}},
+    /* this project's model trained on synthetic speech (models/whisperkv-synth-en.bin):
+     * tools/train/heads.py's choice, every head of the last layer, whose attention the
+     * training guided onto each token's word */
+    {"whisperkv-synth-en", "synth", 4, 4, 256, 51864, 80, {3, 0, 3, 1, 3, 2, 3, 3, -1}},
 };
 #define N_TABLES (int)(sizeof TABLES / sizeof *TABLES)
 

@@ -12,20 +12,23 @@ shared=${WHISPERKV_SHARED:-$here/../../../shared}
 heads=${1:-}
 held=${HELD:-work/pool-heldout.pkl}
 rec=${REC:-work}
+n=${N:-200}   # utterances of the matrices (half in held-out voices)
+beam_files=${BEAM_FILES:-f16,q8_0,q5_0}
 out=work/results
 mkdir -p "$out"
 m=work/models/synth-f16.bin
 mkdir -p "$rec"
 [[ -f $rec/stream.wav ]] || "$py" recordings.py --pool "$held" --minutes 2.5 --words --out "$rec/stream"
 [[ -f $rec/long.wav ]] || "$py" recordings.py --pool "$held" --minutes 10 --seed 12 --out "$rec/long"
-# 1. held-out WER: the whole set on f16/f32 greedy, then the matrix on 200 utterances
-"$py" eval.py --model-dir work/models --pool "$held" --files f16 --compute f32 \
-    --decode greedy --json "$out/wer-all.json" | tee "$out/wer-all.md"
-"$py" eval.py --model-dir work/models --pool "$held" --n 200 \
+# 1. held-out WER: the whole set on f16 and the shipped q4_0, f32 greedy, then the
+# matrix on N utterances
+[[ -f $out/wer-all.md ]] || "$py" eval.py --model-dir work/models --pool "$held" --files "${ALL_FILES:-f16,q4_0}" \
+    --compute f32 --decode greedy --json "$out/wer-all.json" | tee "$out/wer-all.md"
+"$py" eval.py --model-dir work/models --pool "$held" --n "$n" \
     --files f16,q8_0,q5_0,q4_0 --compute f32,bf16,int8 --decode greedy \
     --json "$out/wer-matrix.json" | tee "$out/wer-matrix.md"
-"$py" eval.py --model-dir work/models --pool "$held" --n 200 \
-    --files f16,q8_0,q5_0 --compute f32,int8 --decode beam5 \
+"$py" eval.py --model-dir work/models --pool "$held" --n "$n" \
+    --files "$beam_files" --compute f32 --decode beam5 \
     --json "$out/wer-beam.json" | tee "$out/wer-beam.md"
 # 2. word times: default heads, then the chosen ones
 "$py" timing_eval.py words --model "$m" --rec "$rec/stream" --heads default | tee "$out/words-default.json"

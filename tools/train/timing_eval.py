@@ -85,6 +85,8 @@ def main():
                                                 "word_delay", "final_delay")}
         fin = live.get("finals") or 0
         res["agreement_share"] = round(1 - (live.get("forced_finals") or 0) / fin, 3) if fin else None
+        res["words_by_agreement"] = (round(sum(1 for w in hw if w[4] is False) / len(hw), 3)
+                                     if hw else None)
         res["delay_after_true_end"] = stats([hw[j][3] - tw[i][2] for i, j in pairs
                                              if hw[j][3] is not None])
     print(json.dumps(res, indent=1))
