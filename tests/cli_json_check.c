@@ -90,6 +90,7 @@ typedef struct {
     int n;
     double min, max, sum, prev_end, last_commit;
     int n_words; /* --word-timestamps: the same of every word */
+    int n_forced; /* segments with "forced": true */
     double wmin, wmax, prev_word_end;
 } delays;
 
@@ -149,6 +150,11 @@ static void live_segment(JsonObject *s, const char *where, double start, double 
         problem("%s: starts at %.3f, inside the previous final (ends %.3f)", where, start,
                 d->prev_end);
     live_words(s, where, at, d);
+    if (!json_object_has_member(s, "forced") ||
+        json_node_get_value_type(json_object_get_member(s, "forced")) != G_TYPE_BOOLEAN)
+        problem("%s: no boolean forced", where);
+    else
+        d->n_forced += json_object_get_boolean_member(s, "forced");
     double delay = at - end;
     d->min = d->n == 0 || delay < d->min ? delay : d->min;
     d->max = d->n == 0 || delay > d->max ? delay : d->max;
@@ -179,6 +185,9 @@ static void check_live(JsonObject *live, const delays *d, double duration)
         problem("live.runs %" G_GINT64_FORMAT " is below 1", runs);
     if (finals != d->n)
         problem("live.finals %" G_GINT64_FORMAT " but %d segments", finals, d->n);
+    if (forced != d->n_forced)
+        problem("live.forced_finals %" G_GINT64_FORMAT " but %d segments forced", forced,
+                d->n_forced);
     if (forced < 0 || forced > finals || forced_runs < 0 || forced_runs > runs)
         problem("live: %" G_GINT64_FORMAT " forced finals of %" G_GINT64_FORMAT ", %"
                 G_GINT64_FORMAT " forced runs of %" G_GINT64_FORMAT, forced, finals,
