@@ -62,102 +62,10 @@ class ShardIndex:
             self.n += 1
 
 
-def _recipe(rng, utts, vocab, file_end=0.0, length=30.0):
-    """windows.WindowMaker.make without the samples: runs (dst, src, n) into the pool.
-    With probability `file_end` a window that is not full ends as a file ends: after
-    its last whole utterance and a short pause, not inside an utterance (windows.py
-    always cut there, and a model trained so dropped the last word of a file)."""
-    full = rng.random() < 0.6
-    content = length if full else float(rng.uniform(min(1.5, length / 2), length - 1.0))
-    n = int(content * W.RATE)
-    timestamps = rng.random() < 0.8
-    segs, ctc, runs = [], [], []
-    speech = rng.random() >= 0.06
-    if speech:
-        t = float(rng.uniform(0.0, 1.0))
-        n_tok = 0
-        while True:
-            u = utts[rng.integers(len(utts))]
-            dur = u["length"] / W.RATE
-            if n_tok + len(u["tokens"]) + 2 > W.MAX_CONTENT_TOKENS:
-                break
-            a = int(t * W.RATE)
-            if t + dur <= content:
-                runs.append((a, u["g"], u["length"]))
-                segs.append((t, t + dur, u["tokens"], False, u))
-                last_end = t + dur
-                ctc += W.ctc_text(" " + u["text"])
-                n_tok += len(u["tokens"]) + 2
-            else:
-                left = content - t
-                if not full and segs and rng.random() < file_end:
-                    n = min(n, int((last_end + float(rng.uniform(0.02, 0.6))) * W.RATE))
-                elif u["words"] and left > 0.3 and rng.random() < 0.8:
-                    runs.append((a, u["g"], min(n - a, u["length"])))
-                    k = sum(1 for w in u["words"] if w[3] <= left)
-                    if k:
-                        ctc += W.ctc_text(" " + u["text"][:u["words"][k - 1][1]])
-                    if full and timestamps:
-                        segs.append((t, None, None, True, u))
-                    elif k:
-                        segs.append((t, t + u["words"][k - 1][3], u["prefix"][k - 1], False, u))
-                break
-            pause = float(rng.uniform(0.15, 1.2)) if rng.random() < 0.8 else float(
-                rng.uniform(1.2, 4.0))
-            t += dur + pause
-            if not full and rng.random() < 0.15:
-                break
-    kind = rng.random()
-    noise = (0 if kind < 0.1 else 2 if kind < 0.5 else 1, float(rng.uniform(0.9, 0.99)),
-             float(10 ** rng.uniform(-4.0, -1.8)))
-    tones = np.zeros((4, 4), np.float32)  # frequency, first sample, end sample, amplitude
-    if not speech and rng.random() < 0.5:
-        for j in range(int(rng.integers(1, 5))):
-            seg = rng.integers(0, n, 2)
-            tones[j] = (rng.uniform(80, 3000), seg.min(), seg.max(), rng.uniform(0.02, 0.3))
-
-    seq, labels, spans = [], [], []
-    if rng.random() < 0.5:
-        prev = []
-        while len(prev) < 64:
-            prev += utts[rng.integers(len(utts))]["tokens"]
-        prev = prev[-int(rng.integers(4, 65)):]
-        seq += [W.PREV] + prev
-        labels += [-100] * (1 + len(prev))
-    seq.append(W.SOT)
-    if not speech:
-        seq += [W.TS0 if timestamps else W.NOTS]
-        labels += [W.NOSPEECH, W.EOT]
-    else:
-        body, bspans = [], []
-        for (s, e, toks, cut, u) in segs:
-            if cut:
-                body.append(W.ts_token(s))
-                bspans.append(None)
-                continue
-            if timestamps:
-                body.append(W.ts_token(s))
-                bspans.append(None)
-            body += list(toks)
-            bspans += W.token_spans(u, s, e, toks)
-            if timestamps:
-                body.append(W.ts_token(e))
-                bspans.append(None)
-        if not timestamps:
-            body = [W.NOTS] + body
-            bspans = [None] + bspans
-        seq += body
-        labels += body + [W.EOT]
-        spans = [None] * (len(labels) - len(body) - 1) + bspans + [None]
-    if any(x not in vocab for x in seq):
-        return None  # an input token without a trained row: make another window
-    return n, runs, noise, tones, seq, labels, ctc, spans or [None] * len(labels)
-
-
 def make_batch(rng, utts, vocab, compact, other, B, file_end=0.0):
     items = []
     while len(items) < B:
-        r = _recipe(rng, utts, vocab, file_end)
+        r = W.recipe(rng, utts, vocab, file_end=file_end)
         if r is not None:
             items.append(r)
     T = max(len(it[4]) for it in items)
@@ -172,7 +80,7 @@ def make_batch(rng, utts, vocab, compact, other, B, file_end=0.0):
         for j, sp in enumerate(spans):
             if sp is not None and sp[0] < 1500:
                 span[i, j] = (sp[0], min(sp[1], 1500))
-        runs += [(i, a, g, m) for a, g, m in rr]
+        runs += [(i, a, u["g"], m) for a, u, m in rr]
     runs = np.array(runs, np.int64).reshape(-1, 4)
     ctc = [np.array(it[6], np.int64) for it in items]
     ns = np.array([it[0] for it in items], np.int64)

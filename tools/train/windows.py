@@ -31,34 +31,10 @@ def ctc_text(text):
     return out
 
 
-def _noise(rng, n):
-    kind = rng.random()
-    if kind < 0.1:
-        return np.zeros(n, np.float32)
-    x = rng.standard_normal(n).astype(np.float32)
-    if kind < 0.5:  # low-passed white noise: hum and rumble rather than hiss
-        x = _lowpass(x, float(rng.uniform(0.9, 0.99)))
-        x /= max(1e-6, float(np.std(x)))
-    return x * float(10 ** rng.uniform(-4.0, -1.8))
-
-
 def _lowpass(x, a):
     # y[n] = a*y[n-1] + (1-a)*x[n]: a convolution with the kernel truncated at 1e-3
     k = (1 - a) * a ** np.arange(int(np.log(1e-3) / np.log(a)) + 1)
     return np.convolve(x, k.astype(np.float32), mode="full")[:len(x)].astype(np.float32)
-
-
-def _tones(rng, n):
-    t = np.arange(n) / RATE
-    out = np.zeros(n, np.float32)
-    for _ in range(int(rng.integers(1, 5))):
-        f = float(rng.uniform(80, 3000))
-        seg = rng.integers(0, n, 2)
-        a, b = int(seg.min()), int(seg.max())
-        env = np.zeros(n, np.float32)
-        env[a:b] = 1
-        out += (np.sin(2 * np.pi * f * t) * env * rng.uniform(0.02, 0.3)).astype(np.float32)
-    return out
 
 
 def easy(u):
@@ -93,8 +69,109 @@ def token_spans(u, s, e, toks):
     return out
 
 
+def recipe(rng, utts, vocab=None, prev_pool=None, file_end=0.0, length=30.0):
+    """One window of `length` seconds as a recipe, without its samples: runs (dst
+    sample, utterance, samples) of utterances (each with "length" in samples), the
+    noise (kind 0 none / 1 white / 2 low-passed, a, amplitude) and tones ([4, 4]:
+    frequency, first sample, end sample, amplitude), and the token sequence, labels,
+    CTC characters and attention spans. WindowMaker.make makes the samples on the
+    CPU, train_gpu.py on a GPU. The previous-text prompt comes from `prev_pool` (token
+    lists) or the utterances; None when a token of the sequence is not in `vocab`.
+    With probability `file_end` a window that is not full ends as a file ends: after
+    its last whole utterance and a short pause, not inside an utterance (always
+    cutting there taught a model to drop a file's last word)."""
+    full = rng.random() < 0.6
+    content = length if full else float(rng.uniform(min(1.5, length / 2), length - 1.0))
+    n = int(content * RATE)
+    timestamps = rng.random() < 0.8
+    segs, ctc, runs = [], [], []
+    speech = rng.random() >= 0.06
+    if speech:
+        t = float(rng.uniform(0.0, 1.0))
+        n_tok = 0
+        while True:
+            u = utts[rng.integers(len(utts))]
+            dur = u["length"] / RATE
+            if n_tok + len(u["tokens"]) + 2 > MAX_CONTENT_TOKENS:
+                break
+            a = int(t * RATE)
+            if t + dur <= content:
+                runs.append((a, u, u["length"]))
+                segs.append((t, t + dur, u["tokens"], False, u))
+                last_end = t + dur
+                ctc += ctc_text(" " + u["text"])
+                n_tok += len(u["tokens"]) + 2
+            else:
+                left = content - t
+                if not full and segs and rng.random() < file_end:
+                    n = min(n, int((last_end + float(rng.uniform(0.02, 0.6))) * RATE))
+                elif u["words"] and left > 0.3 and rng.random() < 0.8:
+                    runs.append((a, u, min(n - a, u["length"])))
+                    k = sum(1 for w in u["words"] if w[3] <= left)
+                    if k:
+                        ctc += ctc_text(" " + u["text"][:u["words"][k - 1][1]])
+                    if full and timestamps:
+                        segs.append((t, None, None, True, u))
+                    elif k:
+                        segs.append((t, t + u["words"][k - 1][3], u["prefix"][k - 1], False, u))
+                break
+            pause = float(rng.uniform(0.15, 1.2)) if rng.random() < 0.8 else float(
+                rng.uniform(1.2, 4.0))
+            t += dur + pause
+            if not full and rng.random() < 0.15:
+                break
+    kind = rng.random()
+    noise = (0 if kind < 0.1 else 2 if kind < 0.5 else 1, float(rng.uniform(0.9, 0.99)),
+             float(10 ** rng.uniform(-4.0, -1.8)))
+    tones = np.zeros((4, 4), np.float32)  # frequency, first sample, end sample, amplitude
+    if not speech and rng.random() < 0.5:
+        for j in range(int(rng.integers(1, 5))):
+            seg = rng.integers(0, n, 2)
+            tones[j] = (rng.uniform(80, 3000), seg.min(), seg.max(), rng.uniform(0.02, 0.3))
+
+    seq, labels, spans = [], [], []
+    if rng.random() < 0.5:
+        prev = []
+        while len(prev) < 64:
+            prev += (prev_pool[rng.integers(len(prev_pool))] if prev_pool else
+                     utts[rng.integers(len(utts))]["tokens"])
+        prev = prev[-int(rng.integers(4, 65)):]
+        seq += [PREV] + prev
+        labels += [-100] * (1 + len(prev))
+    seq.append(SOT)
+    if not speech:
+        seq += [TS0 if timestamps else NOTS]
+        labels += [NOSPEECH, EOT]
+    else:
+        body, bspans = [], []
+        for (s, e, toks, cut, u) in segs:
+            if cut:
+                body.append(ts_token(s))
+                bspans.append(None)
+                continue
+            if timestamps:
+                body.append(ts_token(s))
+                bspans.append(None)
+            body += list(toks)
+            bspans += token_spans(u, s, e, toks)
+            if timestamps:
+                body.append(ts_token(e))
+                bspans.append(None)
+        if not timestamps:
+            body = [NOTS] + body
+            bspans = [None] + bspans
+        seq += body
+        labels += body + [EOT]
+        spans = [None] * (len(labels) - len(body) - 1) + bspans + [None]
+    if vocab is not None and any(x not in vocab for x in seq):
+        return None  # an input token without a trained row: make another window
+    return n, runs, noise, tones, seq, labels, ctc, spans or [None] * len(labels)
+
+
 class WindowMaker:
     def __init__(self, utts, sentences_tokens, seed):
+        for u in utts:
+            u.setdefault("length", len(u["pcm"]))
         self.all_utts = utts
         self.utts = utts
         self.prev_pool = sentences_tokens
@@ -111,87 +188,25 @@ class WindowMaker:
 
     def make(self, length=30.0):
         """One window of `length` seconds (30 for the file; shorter ones are a
-        training curriculum: the network is the same, the encoder sees fewer frames)."""
-        rng = self.rng
-        full = rng.random() < 0.6
-        content = length if full else float(rng.uniform(min(1.5, length / 2), length - 1.0))
-        n = int(content * RATE)
+        training curriculum: the network is the same, the encoder sees fewer frames):
+        recipe() with its samples made here."""
+        r = recipe(self.rng, self.utts, prev_pool=self.prev_pool, length=length)
+        n, runs, (kind, a, amp), tones, seq, labels, ctc, spans = r
         audio = np.zeros(int(length * RATE), np.float32)
-        timestamps = rng.random() < 0.8
-        segs, ctc = [], []
-        speech = rng.random() >= 0.06
-        if speech:
-            t = float(rng.uniform(0.0, 1.0))
-            n_tok = 0
-            while True:
-                u = self.utts[rng.integers(len(self.utts))]
-                dur = len(u["pcm"]) / RATE
-                if n_tok + len(u["tokens"]) + 2 > MAX_CONTENT_TOKENS:
-                    break
-                a = int(t * RATE)
-                if t + dur <= content:
-                    audio[a:a + len(u["pcm"])] += u["pcm"] / 32768.0
-                    segs.append((t, t + dur, u["tokens"], False, u))
-                    ctc += ctc_text(" " + u["text"])
-                    n_tok += len(u["tokens"]) + 2
-                else:
-                    left = content - t
-                    if u["words"] and left > 0.3 and rng.random() < 0.8:
-                        audio[a:n] += u["pcm"][:n - a] / 32768.0
-                        k = sum(1 for w in u["words"] if w[3] <= left)
-                        if k:
-                            ctc += ctc_text(" " + u["text"][:u["words"][k - 1][1]])
-                        if full and timestamps:
-                            segs.append((t, None, None, True, u))  # start timestamp only
-                        elif k:
-                            segs.append((t, t + u["words"][k - 1][3], u["prefix"][k - 1],
-                                         False, u))
-                    break
-                pause = float(rng.uniform(0.15, 1.2)) if rng.random() < 0.8 else float(
-                    rng.uniform(1.2, 4.0))
-                t += dur + pause
-                if not full and rng.random() < 0.15:
-                    break
-        audio[:n] += _noise(rng, n) * (0.1 if self.quiet else 1.0)
-        if not speech and rng.random() < 0.5:
-            audio[:n] += _tones(rng, n)
+        for dst, u, m in runs:
+            audio[dst:dst + m] += u["pcm"][:m] / 32768.0
+        if kind:
+            x = self.rng.standard_normal(n).astype(np.float32)
+            if kind == 2:  # low-passed white noise: hum and rumble rather than hiss
+                x = _lowpass(x, a)
+                x /= max(1e-6, float(np.std(x)))
+            audio[:n] += x * amp * (0.1 if self.quiet else 1.0)
+        t = np.arange(n) / RATE
+        for f, s0, s1, ta in tones:
+            if ta > 0:
+                s0, s1 = int(s0), int(s1)
+                audio[s0:s1] += (np.sin(2 * np.pi * f * t[s0:s1]) * ta).astype(np.float32)
         audio[n:] = 0
-
-        seq, labels, spans = [], [], []
-        if rng.random() < 0.5:
-            prev = []
-            while len(prev) < 64:
-                prev += self.prev_pool[rng.integers(len(self.prev_pool))]
-            prev = prev[-int(rng.integers(4, 65)):]
-            seq += [PREV] + prev
-            labels += [-100] * (1 + len(prev))
-        seq.append(SOT)
-        if not speech:
-            first = TS0 if timestamps else NOTS
-            seq += [first]
-            labels += [NOSPEECH, EOT]
-        else:
-            body, bspans = [], []
-            for (s, e, toks, cut, u) in segs:
-                if cut:
-                    body.append(ts_token(s))
-                    bspans.append(None)
-                    continue
-                if timestamps:
-                    body.append(ts_token(s))
-                    bspans.append(None)
-                body += list(toks)
-                bspans += token_spans(u, s, e, toks)
-                if timestamps:
-                    body.append(ts_token(e))
-                    bspans.append(None)
-            if not timestamps:
-                body = [NOTS] + body
-                bspans = [None] + bspans
-            seq += body
-            labels += body + [EOT]
-            spans = [None] * (len(labels) - len(body) - 1) + bspans + [None]
-        spans = spans or [None] * len(labels)
         return audio, n, seq, labels, ctc, spans
 
 
