@@ -30,7 +30,7 @@ def signals(seconds=30.0, seed=3):
     music = np.zeros(n)
     scale = [261.6, 293.7, 329.6, 392.0, 440.0, 523.3]
     for start in np.arange(0, seconds, 0.25):
-        f = scale[rng.integers(len(scale))] * (2 ** rng.integers(-1, 2))
+        f = scale[rng.integers(len(scale))] * (2.0 ** rng.integers(-1, 2))
         a, b = int(start * RATE), min(n, int((start + 0.6) * RATE))
         tt = np.arange(b - a) / RATE
         note = sum(0.3 / k * np.sin(2 * np.pi * f * k * tt) for k in range(1, 5))
