@@ -17,11 +17,11 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 import corpus
 import engine
 import network
+from loss import losses
 import windows as W
 
 
@@ -146,33 +146,9 @@ def main():
         lr = lr_at(a, state["step"], state["seconds"] / budget)
         for g in opt.param_groups:
             g["lr"] = lr
-        with torch.autocast(device_type=dev, dtype=torch.bfloat16, enabled=a.bf16):
-            xa = model.encoder(mels)
-            keep = [] if a.guide > 0 else None
-            h = model.decoder.hidden(tok, xa, keep)
-            logits = model.decoder.compact_logits(h).float()
-            ce = F.cross_entropy(logits.view(-1, logits.shape[-1]), lab.view(-1),
-                                 ignore_index=-100)
-            lp = ctc_head(xa).float().log_softmax(-1).transpose(0, 1)
-        if a.ctc > 0:  # per window over its characters (a silent window has none)
-            per = F.ctc_loss(lp, ctc_t.to(dev), frames.to(dev), ctc_len.to(dev),
-                             reduction="none", zero_infinity=True)
-            ctc = (per / ctc_len.to(dev).clamp(min=1)).mean()
-        else:
-            ctc = torch.zeros((), device=dev)
-        guide = torch.zeros((), device=dev)
-        if a.guide > 0:
-            # the query at position i predicts label i: its attention mass on the frames
-            # of that token's word, every head of the last layer, as -log(mass)
-            w = keep[-1].float()  # [B, H, T, frames]
-            cw = torch.cat([torch.zeros_like(w[..., :1]), w.cumsum(-1)], dim=-1)
-            sp = span.to(dev)
-            ok = sp[..., 0] >= 0
-            s0 = sp[..., 0].clamp(min=0)[:, None, :, None].expand(-1, w.shape[1], -1, 1)
-            s1 = sp[..., 1].clamp(min=1)[:, None, :, None].expand(-1, w.shape[1], -1, 1)
-            mass = (cw.gather(-1, s1) - cw.gather(-1, s0)).squeeze(-1)  # [B, H, T]
-            if ok.any():
-                guide = -torch.log(mass.clamp(min=1e-6)).mean(1)[ok].mean()
+        ce, ctc, guide = losses(model, ctc_head, mels, tok, lab, ctc_t.to(dev), frames.to(dev),
+                                ctc_len.to(dev), span.to(dev), a.ctc > 0, a.guide > 0,
+                                dev, a.bf16)
         loss = ce + a.ctc * ctc + a.guide * guide
         opt.zero_grad(set_to_none=True)
         loss.backward()

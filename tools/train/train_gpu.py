@@ -237,8 +237,8 @@ def main():
 def train(a, vocab_ids, q, cap, t_start, init=None):
     import torch
     import torch.nn as nn
-    import torch.nn.functional as F
     import network
+    from loss import losses
 
     dev = a.device
     torch.manual_seed(a.seed)
@@ -297,28 +297,11 @@ def train(a, vocab_ids, q, cap, t_start, init=None):
             del x
         tok = torch.from_numpy(b["tok"]).to(dev)
         lab = torch.from_numpy(b["lab"]).to(dev)
-        with torch.autocast(device_type="cuda" if dev == "cuda" else "cpu", dtype=torch.bfloat16):
-            xa = model.encoder(mels)
-            keep = [] if a.guide > 0 else None
-            h = model.decoder.hidden(tok, xa, keep)
-            logits = model.decoder.compact_logits(h).float()
-            ce = F.cross_entropy(logits.view(-1, logits.shape[-1]), lab.view(-1), ignore_index=-100)
-            lp = ctc_head(xa).float().log_softmax(-1).transpose(0, 1)
-        ctc_len = torch.from_numpy(b["ctc_len"]).to(dev)
-        per = F.ctc_loss(lp, torch.from_numpy(b["ctc"]).to(dev), torch.from_numpy(b["frames"]).to(dev),
-                         ctc_len, reduction="none", zero_infinity=True)
-        ctc = (per / ctc_len.clamp(min=1)).mean()
-        guide = torch.zeros((), device=dev)
-        if a.guide > 0:  # train.py's attention guidance
-            w = keep[-1].float()
-            cw = torch.cat([torch.zeros_like(w[..., :1]), w.cumsum(-1)], dim=-1)
-            sp = torch.from_numpy(b["span"]).to(dev)
-            ok = sp[..., 0] >= 0
-            s0 = sp[..., 0].clamp(min=0)[:, None, :, None].expand(-1, w.shape[1], -1, 1)
-            s1 = sp[..., 1].clamp(min=1)[:, None, :, None].expand(-1, w.shape[1], -1, 1)
-            mass = (cw.gather(-1, s1) - cw.gather(-1, s0)).squeeze(-1)
-            if ok.any():
-                guide = -torch.log(mass.clamp(min=1e-6)).mean(1)[ok].mean()
+        ce, ctc, guide = losses(
+            model, ctc_head, mels, tok, lab, torch.from_numpy(b["ctc"]).to(dev),
+            torch.from_numpy(b["frames"]).to(dev), torch.from_numpy(b["ctc_len"]).to(dev),
+            torch.from_numpy(b["span"]).to(dev), a.ctc > 0, a.guide > 0,
+            "cuda" if dev == "cuda" else "cpu")
         loss = ce + a.ctc * ctc + a.guide * guide
         opt.zero_grad(set_to_none=True)
         loss.backward()
