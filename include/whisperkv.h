@@ -515,6 +515,45 @@ WKV_API void wkv_vad_map_token(const wkv_vad_map *map, int64_t t0, int64_t t1,
 WKV_API void wkv_vad_map_result(const wkv_vad_map *map, const wkv_segment *seg,
                                 wkv_segment *out, wkv_word *words);
 
+/* ---------------------------------------------------------------- batched offline */
+
+/* Offline batching (faster-whisper's BatchedInferencePipeline): the input is cut into
+ * chunks of at most 30 s, each decoded as one window without the previous text
+ * (greedy at temperature 0, the fallback temperatures for the chunks that need them;
+ * a chunk's unfinished last segment ends at the chunk's end instead of being decoded
+ * again), and the decoder runs batch_size chunks side by side: one pass per token
+ * reads every weight once for all of them.  Each chunk's segments are what decoding
+ * that chunk alone gives (wkv_transcribe_chunks with batch_size 1), up to the
+ * summation order of the products.  Beam search decodes chunk by chunk.  Costs the
+ * cross-KV cache of batch_size windows (docs/performance.md). */
+typedef struct {
+    int64_t start, end; /* samples of the input, end - start in 1 .. WKV_N_SAMPLES */
+} wkv_chunk;
+
+/* Plain 30-s chunks over n samples (the last shorter): their number into a malloc'd
+ * *chunks (NULL when n is 0), or -1 with a message. */
+WKV_API int wkv_chunks_plain(size_t n, wkv_chunk **chunks, char **error);
+/* faster-whisper's merge_segments: consecutive speech segments (wkv_vad_segments,
+ * centiseconds; give the VAD max_speech_duration_s of at most 30) merged while a
+ * chunk stays within 30 s; a chunk is the input from its first segment's start to its
+ * last one's end, clamped to the n samples; a segment longer than 30 s is cut into
+ * 30-s chunks.  Their number into a malloc'd *chunks, or -1 with a message. */
+WKV_API int wkv_chunks_from_speech(const wkv_vad_segment *segs, int n_segs, size_t n,
+                                   wkv_chunk **chunks, char **error);
+/* Transcribes the chunks of pcm (n samples; chunks in order, not overlapping), batch_size
+ * (1 .. 64) at a time; segments reach on_segment in order with times on the input,
+ * their seek the chunk's first frame.  opts: as wkv_transcribe's, but
+ * condition_on_previous_text, initial_prompt, clip_timestamps and
+ * hallucination_silence_threshold do not apply; the log-mel of each chunk is its own
+ * (opts->mel_norm: GLOBAL over the chunk, or WINDOW, the same there); "auto" detects
+ * the language once, on the first chunk.  on_progress gets the frame after each batch.
+ * Returns the number of segments, or -1 with a message (the segments reported before
+ * stay reported). */
+WKV_API int wkv_transcribe_chunks(wkv_context *ctx, const float *pcm, size_t n,
+                                  const wkv_chunk *chunks, int n_chunks, int batch_size,
+                                  const wkv_options *opts, wkv_segment_cb on_segment,
+                                  wkv_progress_cb on_progress, void *user, char **error);
+
 /* ---------------------------------------------------------------- live stream */
 
 /* Live transcription (ufal/whisper_streaming's scheme: re-decode, LocalAgreement-2),

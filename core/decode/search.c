@@ -6,6 +6,7 @@
 #include "base/util.h"
 #include "kernels/ops.h"
 #include "decode/rules.h"
+#include "decode/search.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,9 +19,7 @@ void wkv_window_result_clear(wkv_window_result *res)
     memset(res, 0, sizeof *res);
 }
 
-/* [startofprev, last n_ctx/2 - 1 prompt tokens,] sot [, language, task]
- * [, notimestamps]; *sot_index gets the position of sot. */
-static int initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
+int wkv__initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
                           const wkv_options *o, int *out, int *sot_index, char **error)
 {
     const wkv_specials *sp = &m->sp;
@@ -423,7 +422,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     }
     int *init = wkv__malloc((size_t)n_ctx * sizeof *init);
     int sot_index;
-    int n_init = init ? initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
+    int n_init = init ? wkv__initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
     int sample_len = o->sample_len > 0 ? o->sample_len : n_ctx / 2;
     res->tokens = wkv__malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
     if (n_init < 0 || !res->tokens) {

@@ -1,6 +1,7 @@
 /* The reference's long-form loop (transcribe.py): slide a 30-s window over the
  * log-mel, decode it with the previous text as prompt, cut the tokens into segments
  * at timestamp pairs and seek to where the last complete segment ended. */
+#include "longform/window.h"
 #include "words/word_window.h"
 #include "base/util.h"
 #include "base/ivec.h"
@@ -12,11 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reports one segment unless the reference would clear it (start == end or blank
- * text); its tokens then join the prompt history.  Returns 1 to stop, -1 on error. */
-static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
-                const wkv__wseg *g, int with_words, wkv__ivec *history, wkv_segment_cb cb,
-                void *user, int *count)
+int wkv__emit_segment(const wkv_model *m, const wkv_window_result *r, int64_t seek,
+                      const wkv__wseg *g, int with_words, wkv__ivec *history,
+                      wkv_segment_cb cb, void *user, int *count)
 {
     const double start = g->start, end = g->end;
     const int *toks = g->tokens;
@@ -45,7 +44,7 @@ static int emit(const wkv_model *m, const wkv_window_result *r, int64_t seek,
         seg.words = words;
         seg.n_words = with_words ? g->n_words : 0;
         (*count)++;
-        if (wkv__ivec_push(history, toks, n) != 0)
+        if (history && wkv__ivec_push(history, toks, n) != 0)
             stop = -1;
         else if (cb && cb(&seg, user) != 0)
             stop = 1;
@@ -131,26 +130,27 @@ int wkv_longform_segments(const wkv_longform *lf)
     return lf->count;
 }
 
-/* decode_with_fallback: temperatures from opts.temperature up to 1.0 in steps of
- * temperature_increment until the result is neither too repetitive nor too unlikely
- * (a likely-silent window stops the search).  The window's encoder output and
- * cross-KV cache serve every attempt. */
-static int decode_with_fallback(wkv_longform *lf, const int *prompt, int n_prompt,
-                                wkv_window_result *r, char **error)
+int wkv__needs_fallback(const wkv_options *o, const wkv_window_result *r, float next)
 {
-    wkv_options o = lf->opts;
+    int needs = (o->compression_ratio_threshold > 0 &&
+                 r->compression_ratio > o->compression_ratio_threshold) ||
+                r->avg_logprob < o->logprob_threshold;
+    if (o->no_speech_threshold < 1.0f && r->no_speech_prob > o->no_speech_threshold &&
+        r->avg_logprob < o->logprob_threshold)
+        needs = 0; /* silence: no temperature will help */
+    return needs && o->temperature_increment > 0 && next <= 1.0f + 1e-6f;
+}
+
+int wkv__decode_fallback(wkv_context *ctx, const wkv_options *opts, const int *prompt,
+                         int n_prompt, int k0, wkv_window_result *r, char **error)
+{
+    wkv_options o = *opts;
     const float t0 = o.temperature, inc = o.temperature_increment;
-    for (int k = 0;; k++) {
+    for (int k = k0;; k++) {
         o.temperature = t0 + k * inc; /* like np.arange: no accumulated error */
-        if (wkv_decode_window(lf->ctx, prompt, n_prompt, &o, r, error) != 0)
+        if (wkv_decode_window(ctx, prompt, n_prompt, &o, r, error) != 0)
             return -1;
-        int needs = (o.compression_ratio_threshold > 0 &&
-                     r->compression_ratio > o.compression_ratio_threshold) ||
-                    r->avg_logprob < o.logprob_threshold;
-        if (o.no_speech_threshold < 1.0f && r->no_speech_prob > o.no_speech_threshold &&
-            r->avg_logprob < o.logprob_threshold)
-            needs = 0; /* silence: no temperature will help */
-        if (!needs || inc <= 0 || t0 + (k + 1) * inc > 1.0f + 1e-6f)
+        if (!wkv__needs_fallback(&o, r, t0 + (k + 1) * inc))
             return 0;
         wkv_window_result_clear(r);
     }
@@ -173,8 +173,9 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     wkv_window_result r;
     int use_prompt = o->condition_on_previous_text;
     if (wkv_encode(ctx, mel) != 0 ||
-        decode_with_fallback(lf, use_prompt ? history->v + lf->prompt_reset : NULL,
-                             use_prompt ? history->n - lf->prompt_reset : 0, &r, error) != 0) {
+        wkv__decode_fallback(ctx, o, use_prompt ? history->v + lf->prompt_reset : NULL,
+                             use_prompt ? history->n - lf->prompt_reset : 0, 0, &r,
+                             error) != 0) {
         if (error && !*error)
             wkv__set_error(error, "window at frame %lld failed", (long long)seek);
         return -1;
@@ -238,8 +239,8 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
         }
     }
     for (int i = 0; i < ns && rc == 0 && !drop; i++)
-        rc = emit(m, &r, seek, &segs[i], o->word_timestamps, history, on_segment, user,
-                  &lf->count);
+        rc = wkv__emit_segment(m, &r, seek, &segs[i], o->word_timestamps, history, on_segment,
+                               user, &lf->count);
     wkv__wsegs_clear(segs, ns);
     wkv__free(segs);
     wkv__free(pc);

@@ -129,6 +129,20 @@ int wkv__decoder_logits_at(wkv_context *ctx, int pos, float *logits);
 int wkv__decoder_pass(wkv_context *ctx, const int *tokens, int n);
 /* Logits of n <= 8 consecutive positions from pos of the last pass (n x n_vocab). */
 int wkv__decoder_logits_rows(wkv_context *ctx, int pos, int n, float *logits);
+/* One row of a batched decoder step: a sequence's next token, the self-KV slot it
+ * appends to and the window it attends over.  Rows of one step may belong to
+ * different windows (offline batching: batch.c) and different self caches (contexts
+ * of streams sharing a model); NULL means the context's own. */
+typedef struct {
+    const wkv__cross_kv *cross;
+    wkv__self_kv *self;
+    int slot, token;
+} wkv__dec_row;
+/* One decoder step for n rows in one pass: every weight is read once for all of them
+ * (the products are over n rows), each row attends over its own caches; ctx's buffers
+ * and pool do the work.  Two rows may not share a slot of one cache.  logits: n x
+ * n_vocab (may be NULL).  0 or -1. */
+int wkv__decoder_rows(wkv_context *ctx, const wkv__dec_row *rows, int n, float *logits);
 /* One token for each of n_seq sequences (self-KV slots, each at its own position),
  * in one pass: the weights are read once for all of them.  logits: n_seq x n_vocab
  * (may be NULL).  0 or -1. */

@@ -131,27 +131,44 @@ static void dense(wkv_context *ctx, const float *x, int rows, int in, wkv__mat W
         wkv__linear(ctx->pool, x, rows, in, w32, bias, out, y);
 }
 
+/* Cross-attention of rows [0, n) (queries in dec_q) over one window's cached K/V,
+ * into dec_att's rows. */
+static void cross_attend(wkv_context *ctx, const wkv__cross_kv *c, int l, int r0, int n)
+{
+    const wkv_model *m = ctx->model;
+    const int d = m->hp.n_text_state, n_head = m->hp.n_text_head;
+    const float *q = ctx->dec_q + (size_t)r0 * d;
+    float *att = ctx->dec_att + (size_t)r0 * d;
+    if (wkv__cross_half(c) && !ctx->cross_hook && wkv__attention_f16_ok(n, n_head, d)) {
+        wkv__attention_f16(ctx->pool, q, wkv__cross_k16(c, l), wkv__cross_v16(c, l), n,
+                          c->n_ctx, d, n_head, ctx->dec_scores, att);
+    } else { /* f32; or a half layer widened once: a pass of many rows, alignment */
+        const float *k, *v;
+        wkv__cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
+        if (ctx->cross_hook)
+            ctx->cross_hook(ctx->cross_hook_user, l, q, k, n);
+        wkv__attention(ctx->pool, q, k, v, n, c->n_ctx, d, n_head, -1, ctx->dec_scores, att);
+    }
+}
+
 /* The block's layers after self-attention's output was added: cross-attention over
- * the window's cached K/V and the MLP, for n rows at once. */
-static void cross_and_mlp(wkv_context *ctx, const wkv__layer *L, int l, int n)
+ * each row's window (rows: the batch's rows, each with its own window, or NULL: all n
+ * rows over the context's) and the MLP, for n rows at once. */
+static void cross_and_mlp(wkv_context *ctx, const wkv__layer *L, int l, int n,
+                          const wkv__dec_row *rows)
 {
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_text_state;
     float *x = ctx->dec_x, *h = ctx->dec_h;
     wkv__layer_norm(x, h, n, d, L->cross_ln_w, L->cross_ln_b);
     dense(ctx, h, n, d, L->cross_q, L->cross_q_b, d, ctx->dec_q, 0);
-    const wkv__cross_kv *c = &ctx->cross;
-    const int n_head = m->hp.n_text_head;
-    if (wkv__cross_half(c) && !ctx->cross_hook && wkv__attention_f16_ok(n, n_head, d)) {
-        wkv__attention_f16(ctx->pool, ctx->dec_q, wkv__cross_k16(c, l), wkv__cross_v16(c, l), n,
-                          c->n_ctx, d, n_head, ctx->dec_scores, ctx->dec_att);
-    } else { /* f32; or a half layer widened once: a pass of many rows, alignment */
-        const float *k, *v;
-        wkv__cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
-        if (ctx->cross_hook)
-            ctx->cross_hook(ctx->cross_hook_user, l, ctx->dec_q, k, n);
-        wkv__attention(ctx->pool, ctx->dec_q, k, v, n, c->n_ctx, d, n_head, -1, ctx->dec_scores,
-                      ctx->dec_att);
+    /* runs of rows on one window attend together (beams: all of them) */
+    for (int r0 = 0, r1; r0 < n; r0 = r1) {
+        const wkv__cross_kv *c = rows && rows[r0].cross ? rows[r0].cross : &ctx->cross;
+        for (r1 = r0 + 1; r1 < n; r1++)
+            if (rows && (rows[r1].cross ? rows[r1].cross : &ctx->cross) != c)
+                break;
+        cross_attend(ctx, c, l, r0, r1 - r0);
     }
     dense(ctx, ctx->dec_att, n, d, L->cross_o, L->cross_o_b, d, x, 1);
 
@@ -164,10 +181,9 @@ static void cross_and_mlp(wkv_context *ctx, const wkv__layer *L, int l, int n)
 /* Query rows for positions [p0, p0 + n) (q: n x d) attend over the slot's layer rows
  * [0, p0 + n), row i seeing keys up to p0 + i (wkv__attention's causal_offset: p0, or
  * -1 for one row, which sees them all), into out (n x d). */
-static void self_attend(wkv_context *ctx, wkv__pool *pool, int slot, int l, const float *q,
-                        int p0, int n, int causal, float *out)
+static void self_attend(wkv_context *ctx, const wkv__self_kv *kv, wkv__pool *pool, int slot,
+                        int l, const float *q, int p0, int n, int causal, float *out)
 {
-    const wkv__self_kv *kv = &ctx->self;
     const int d = ctx->model->hp.n_text_state, n_head = ctx->model->hp.n_text_head;
     if (n == 1 && wkv__self_half(kv) && wkv__attention_f16_ok(1, n_head, d)) {
         /* one row sees every key: no mask, the halves widened as they stream by */
@@ -196,7 +212,7 @@ static void self_attention(wkv_context *ctx, int slot, int l, const float *h, in
         dense(ctx, h, n, d, L->attn_v, L->attn_v_b, d, wkv__self_v(kv, slot, l) + (size_t)p0 * d,
               0);
     }
-    self_attend(ctx, ctx->pool, slot, l, ctx->dec_q, p0, n, p0, ctx->dec_att);
+    self_attend(ctx, kv, ctx->pool, slot, l, ctx->dec_q, p0, n, p0, ctx->dec_att);
 }
 
 /* One pass over n new tokens of one sequence (slot) at positions [p0, p0 + n),
@@ -218,7 +234,7 @@ static void forward(wkv_context *ctx, int slot, const int *tokens, int n, float 
         dense(ctx, h, n, d, L->attn_q, L->attn_q_b, d, ctx->dec_q, 0);
         self_attention(ctx, slot, l, h, p0, n);
         dense(ctx, ctx->dec_att, n, d, L->attn_o, L->attn_o_b, d, x, 1);
-        cross_and_mlp(ctx, L, l, n);
+        cross_and_mlp(ctx, L, l, n, NULL);
     }
     int *toks = kv->tokens + (size_t)slot * kv->n_ctx;
     memmove(toks + p0, tokens, (size_t)n * sizeof *tokens); /* may alias */
@@ -262,21 +278,26 @@ int wkv__decoder_pass(wkv_context *ctx, const int *tokens, int n)
     return 0;
 }
 
-int wkv__decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
-                      float *logits)
+int wkv__decoder_rows(wkv_context *ctx, const wkv__dec_row *rows, int n_seq, float *logits)
 {
     const wkv_model *m = ctx->model;
     const wkv__weights *w = &m->w;
     const int d = m->hp.n_text_state;
-    wkv__self_kv *kv = &ctx->self;
     float *x = ctx->dec_x, *h = ctx->dec_h;
-    if (n_seq <= 0 || n_seq > m->hp.n_text_ctx || !ctx->cross.valid)
+    if (n_seq <= 0 || n_seq > m->hp.n_text_ctx)
         return -1;
     for (int b = 0; b < n_seq; b++) {
-        if (slots[b] < 0 || slots[b] >= kv->n_slots || kv->n[slots[b]] >= kv->n_ctx ||
-            tokens[b] < 0 || tokens[b] >= m->hp.n_vocab)
+        const wkv__self_kv *kv = rows[b].self ? rows[b].self : &ctx->self;
+        const wkv__cross_kv *c = rows[b].cross ? rows[b].cross : &ctx->cross;
+        const int s = rows[b].slot, tok = rows[b].token;
+        if (!c->valid || c->n_layer != m->hp.n_text_layer || kv->n_layer != m->hp.n_text_layer ||
+            s < 0 || s >= kv->n_slots || kv->n[s] >= kv->n_ctx || tok < 0 ||
+            tok >= m->hp.n_vocab)
             return -1;
-        embed(w, d, tokens[b], kv->n[slots[b]], x + (size_t)b * d);
+        for (int a = 0; a < b; a++) /* two rows appending to one slot would collide */
+            if (rows[a].slot == s && (rows[a].self ? rows[a].self : &ctx->self) == kv)
+                return -1;
+        embed(w, d, tok, kv->n[s], x + (size_t)b * d);
     }
     double t0 = wkv__now_ms();
     for (int l = 0; l < m->hp.n_text_layer; l++) {
@@ -287,19 +308,21 @@ int wkv__decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, in
         dense(ctx, h, n_seq, d, L->attn_v, L->attn_v_b, d, ctx->dec_v, 0);
         for (int b = 0; b < n_seq; b++) {
             /* each sequence appends its row and attends over its own history */
-            int p = kv->n[slots[b]];
-            wkv__self_kv_put(kv, slots[b], l, p, 1, ctx->dec_k + (size_t)b * d,
+            wkv__self_kv *kv = rows[b].self ? rows[b].self : &ctx->self;
+            const int s = rows[b].slot, p = kv->n[s];
+            wkv__self_kv_put(kv, s, l, p, 1, ctx->dec_k + (size_t)b * d,
                             ctx->dec_v + (size_t)b * d);
             /* heads split over the pool once the history outweighs waking it */
-            self_attend(ctx, p >= 128 ? ctx->pool : NULL, slots[b], l,
-                        ctx->dec_q + (size_t)b * d, p, 1, -1, ctx->dec_att + (size_t)b * d);
+            self_attend(ctx, kv, p >= 128 ? ctx->pool : NULL, s, l, ctx->dec_q + (size_t)b * d,
+                        p, 1, -1, ctx->dec_att + (size_t)b * d);
         }
         dense(ctx, ctx->dec_att, n_seq, d, L->attn_o, L->attn_o_b, d, x, 1);
-        cross_and_mlp(ctx, L, l, n_seq);
+        cross_and_mlp(ctx, L, l, n_seq, rows);
     }
     for (int b = 0; b < n_seq; b++) {
-        int s = slots[b];
-        kv->tokens[(size_t)s * kv->n_ctx + kv->n[s]] = tokens[b];
+        wkv__self_kv *kv = rows[b].self ? rows[b].self : &ctx->self;
+        const int s = rows[b].slot;
+        kv->tokens[(size_t)s * kv->n_ctx + kv->n[s]] = rows[b].token;
         kv->n[s]++;
     }
     ctx->pass_n = 0; /* rows are sequences, not positions */
@@ -311,6 +334,17 @@ int wkv__decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, in
     }
     ctx->stats.decode_ms += wkv__now_ms() - t0;
     return 0;
+}
+
+int wkv__decoder_batch(wkv_context *ctx, const int *slots, const int *tokens, int n_seq,
+                      float *logits)
+{
+    wkv__dec_row rows[64]; /* beams and best-of candidates: 32 at most (search.c) */
+    if (n_seq <= 0 || n_seq > 64)
+        return -1;
+    for (int b = 0; b < n_seq; b++)
+        rows[b] = (wkv__dec_row){NULL, NULL, slots[b], tokens[b]};
+    return wkv__decoder_rows(ctx, rows, n_seq, logits);
 }
 
 int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode mode,

@@ -1,0 +1,13 @@
+/* What a window's searches (search.c) share with the batched one (batch.c). */
+#ifndef WKV_SEARCH_H
+#define WKV_SEARCH_H
+
+#include "whisperkv.h"
+
+/* A window's initial tokens into out (room for n_text_ctx): [startofprev, the last
+ * n_text_ctx/2 - 1 prompt tokens,] sot [, language, task] [, notimestamps].  Returns
+ * their number with sot's position in *sot_index, or -1 with a message. */
+int wkv__initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
+                        const wkv_options *o, int *out, int *sot_index, char **error);
+
+#endif
