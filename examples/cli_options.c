@@ -34,6 +34,7 @@ static char *opt_logits_tokens, *opt_logits_path; /* --logits TOKENS PATH */
 static char **opt_files;
 static gboolean opt_live, opt_realtime;
 static int opt_step = 2000, opt_latency = 8000;
+static int opt_batch_size;
 
 static gboolean logits_callback(const char *name, const char *value, gpointer data,
                                 GError **error)
@@ -62,6 +63,11 @@ static GOptionEntry entries[] = {
      "Candidates sampled at each fallback temperature (default 5)", "N"},
     {"sample-len", 0, 0, G_OPTION_ARG_INT, &opt_sample_len,
      "Tokens decoded per window at most (default 0: half the text context, 224)", "N"},
+    {"batch-size", 0, 0, G_OPTION_ARG_INT, &opt_batch_size,
+     "Offline batching (faster-whisper's batched pipeline): cut the file into chunks of up "
+     "to 30 s (plain 30-s windows, or with --vad-model speech merged up to 30 s), decode "
+     "each without the previous text, N chunks side by side (1-64; default 0: the "
+     "reference's sequential long form)", "N"},
     {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
      "Threads (default: the number of cores)", "N"},
     {"compute-type", 0, 0, G_OPTION_ARG_STRING, &opt_compute_type,
@@ -293,6 +299,11 @@ static int check_io_and_compute(cli_args *a)
         return cli_usage("--latency must not be negative");
     a->step_ms = opt_step;
     a->latency_ms = opt_latency;
+    if (opt_batch_size < 0 || opt_batch_size > 64)
+        return cli_usage("--batch-size must be between 0 and 64");
+    if (opt_batch_size > 0 && a->live)
+        return cli_usage("--batch-size is for offline runs, not --live");
+    a->batch_size = opt_batch_size;
     return 0;
 }
 

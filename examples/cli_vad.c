@@ -319,6 +319,25 @@ int cli_vad_filter(float **pcm, gsize *n, char **msg)
     return 0;
 }
 
+int cli_vad_chunks(const float *pcm, gsize n, wkv_chunk **chunks, char **msg)
+{
+    /* a speech segment longer than a chunk is cut where the VAD finds a pause */
+    if (params.max_speech_duration_s > 30.0f)
+        params.max_speech_duration_s = 30.0f;
+    vad_result r = {0};
+    if (detect(pcm, n, &r, msg) != 0)
+        return -1;
+    char *err = NULL;
+    int nc = wkv_chunks_from_speech(r.segs, r.n_segs, n, chunks, &err);
+    if (nc < 0)
+        set_error(msg, "%s", err ? err : "cannot make the chunks");
+    else
+        fprintf(stderr, "%s: VAD: %d speech segments in %d chunks\n", PROG, r.n_segs, nc);
+    free(err);
+    free(r.segs);
+    return nc;
+}
+
 const wkv_segment *cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,
                                wkv_word **words)
 {

@@ -25,6 +25,10 @@ int cli_vad_only_run(const char *file, cli_out_format fmt, const char *output_fi
  * speech only; possibly none: *n = 0) and keeps the mapping.  Returns 0, or 1 with a
  * message in *msg (g_free it). */
 int cli_vad_filter(float **pcm, gsize *n, char **msg);
+/* --batch-size with VAD: the chunks of the input (wkv_chunks_from_speech on its speech
+ * segments, detected with max_speech_duration_s at most 30) into a new *chunks
+ * (free()).  Returns their number, or -1 with a message in *msg. */
+int cli_vad_chunks(const float *pcm, gsize n, wkv_chunk **chunks, char **msg);
 /* The segment as on the input's timeline (wkv_vad_map_result into *mapped, its words
  * into a new *words to g_free), or seg itself without VAD (*words NULL). */
 const wkv_segment *cli_vad_map(const wkv_segment *seg, wkv_segment *mapped,

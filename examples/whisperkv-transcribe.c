@@ -100,6 +100,10 @@ static int on_segment(const wkv_segment *seg, void *user)
         p->line_open = FALSE;
         p->last_percent = -1;
     }
+    if (r->args->batch_size > 0 && r->detect && !r->detected && seg->language) {
+        r->detected = g_strdup(seg->language); /* batched: detected on the first chunk */
+        r->language = r->detected;
+    }
     wkv_segment mapped;
     wkv_word *words;
     /* with VAD: onto the input's timeline */
@@ -325,7 +329,8 @@ static int load_audio(run *r)
         return st;
     }
     r->duration = (double)r->n_samples / WKV_SAMPLE_RATE;
-    if (cli_vad_enabled() && !r->args->live &&
+    /* batched, VAD picks the chunks instead (transcribe_batched) */
+    if (cli_vad_enabled() && !r->args->live && r->args->batch_size == 0 &&
         cli_vad_filter(&r->pcm, &r->n_samples, &r->err) != 0)
         return cli_fail(1, "%s", r->err);
     return 0;
@@ -448,6 +453,23 @@ static int transcribe_offline(run *r)
     return n_seg;
 }
 
+/* --batch-size: the file in chunks (plain 30-s ones, or speech merged up to 30 s with
+ * VAD), batch_size of them decoded side by side by the core. */
+static int transcribe_batched(run *r)
+{
+    wkv_chunk *chunks = NULL;
+    int nc = cli_vad_enabled() ? cli_vad_chunks(r->pcm, r->n_samples, &chunks, &r->err)
+                               : wkv_chunks_plain(r->n_samples, &chunks, &r->err);
+    if (nc < 0)
+        return -1;
+    on_progress(0, (int64_t)r->n_samples / WKV_HOP, r);
+    int n_seg = wkv_transcribe_chunks(r->ctx, r->pcm, r->n_samples, chunks, nc,
+                                      r->args->batch_size, &r->opts, on_segment,
+                                      on_progress, r, &r->err);
+    free(chunks);
+    return n_seg;
+}
+
 /* The transcription, offline with progress or live; the output writes the segments
  * as they come. */
 static int transcribe(run *r)
@@ -460,6 +482,8 @@ static int transcribe(run *r)
                              &r->live_language, &r->err);
         if (r->live_language)
             r->language = r->live_language;
+    } else if (r->args->batch_size > 0) {
+        n_seg = transcribe_batched(r);
     } else {
         n_seg = transcribe_offline(r);
     }
