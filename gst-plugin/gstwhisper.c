@@ -279,8 +279,12 @@ static GstStateChangeReturn gst_whisper_change_state(GstElement *element,
                                                      GstStateChange transition)
 {
     GstWhisper *self = GST_WHISPER(element);
-    if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && !load_model(self))
+    if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && !load_model(self)) {
+        /* what the load took before it failed (the VAD model when the Whisper model or
+         * its context failed): else the next start acquires it again over it */
+        unload_model(self);
         return GST_STATE_CHANGE_FAILURE;
+    }
     GstStateChangeReturn ret =
         GST_ELEMENT_CLASS(gst_whisper_parent_class)->change_state(element, transition);
     if ((transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE) ||

@@ -34,6 +34,7 @@ typedef struct {
     guint lateness;
     const GArray *arrivals;  /* a copy of the stretch's */
     GArray *batches;         /* LiveBatch, one per run */
+    gboolean failed;         /* an allocation failed (ERROR posted): the stream ends */
 } LiveCall;
 
 static void batch_clear(gpointer p)
@@ -93,10 +94,15 @@ static void live_cue(const cue_word *words, guint n, void *user)
     cue_parts(words, n, self->w.highlight, live_cue_part, self);
 }
 
-/* A final's words (text times) into the cue cutter; complete cues go to `out`. */
-static void live_cut(GstWhisper *self, const GArray *words, GPtrArray *out)
+/* A final's words (text times) into the cue cutter; complete cues go to `out`.  FALSE
+ * when out of memory (ERROR posted). */
+static gboolean live_cut(GstWhisper *self, const GArray *words, GPtrArray *out)
 {
-    wkv_word *ws = g_new(wkv_word, words->len + 1);
+    wkv_word *ws = gst_whisper_try_new(wkv_word, words->len + 1);
+    if (!ws) {
+        gst_whisper_alloc_error(self, "a segment's words", words->len + 1, sizeof(wkv_word));
+        return FALSE;
+    }
     for (guint k = 0; k < words->len; k++) {
         const WWord *w = &g_array_index(words, WWord, k);
         ws[k] = (wkv_word){w->word, (double)w->start / 1e9, (double)w->end / 1e9, w->probability};
@@ -108,6 +114,7 @@ static void live_cut(GstWhisper *self, const GArray *words, GPtrArray *out)
     cue_cutter_segment(self->live.cut, &seg);
     self->live.cue_out = NULL;
     g_free(ws);
+    return TRUE;
 }
 
 static void live_cut_finish(GstWhisper *self, GPtrArray *out)
@@ -146,8 +153,8 @@ static void live_words(LiveCall *c, const wkv_stream_segment *seg, GstClockTime 
         ws->arrived = run_arrival(c, seg, wd->start - base_s);
         g_ptr_array_add(out, ws);
     }
-    if (cues)
-        live_cut(c->self, w->words, out);
+    if (cues && !c->failed && !live_cut(c->self, w->words, out))
+        c->failed = TRUE;
 }
 
 static void live_on_segment(const wkv_stream_segment *seg, void *user)
@@ -297,10 +304,14 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
     gint64 from = l->pushed, n = it->len - from;
     gboolean closed = it->closed;
     float *pcm = gst_whisper_worker_scratch(self, (gsize)n + 1);
+    if (!pcm) {
+        gst_whisper_alloc_error(self, "the audio of a live run", (gsize)n + 1, sizeof(float));
+        return FALSE;
+    }
     memcpy(pcm, it->pcm + (from - it->base), (gsize)n * sizeof(float));
     LiveCall c = {self, l->offset, it->t0, gst_whisper_props_lateness(self),
                   it->arrivals ? g_array_copy(it->arrivals) : NULL,
-                  g_array_new(FALSE, FALSE, sizeof(LiveBatch))};
+                  g_array_new(FALSE, FALSE, sizeof(LiveBatch)), FALSE};
     g_array_set_clear_func(c.batches, batch_clear);
     l->pushed = it->len;
     g_mutex_unlock(&self->q.lock);
@@ -351,5 +362,9 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
 
     GstFlowReturn ret = live_push(self, &c);
     g_array_unref(c.batches);
+    if (c.failed) { /* the runs' text went out; a final's cue is missing: the end */
+        g_mutex_lock(&self->q.lock);
+        return FALSE;
+    }
     return gst_whisper_worker_pushed(self, ret);
 }

@@ -185,9 +185,14 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
                            "sample is ignored", map.size);
     GQueue tags = G_QUEUE_INIT;
     GstClockTime arrived = live ? gst_whisper_clock_now(self) : GST_CLOCK_TIME_NONE;
-    gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16, live, arrived, &tags);
+    gboolean queued = gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16,
+                                                live, arrived, &tags);
     gst_buffer_unmap(buf, &map);
     push_src_tags(self, &tags);
+    if (!queued) { /* out of memory: the ERROR is posted */
+        gst_buffer_unref(buf);
+        return GST_FLOW_ERROR;
+    }
     if (!self->srcpad) { /* the transcriber: the audio ends here */
         gst_buffer_unref(buf);
         return combine_flows(self, GST_FLOW_OK);

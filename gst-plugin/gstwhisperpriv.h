@@ -242,6 +242,16 @@ static inline GstClockTime gst_whisper_samples_to_ns(gint64 n)
 
 void gst_whisper_seg_free(gpointer seg);
 
+/* gstwhisperalloc.c: the element's allocations sized by data, which fail instead of
+ * aborting.  gst_whisper_try_renew: `mem` (NULL: none yet) resized to n elements of
+ * `size` bytes, or NULL with `mem` untouched when the memory is not there or n * size
+ * overflows (g_free frees it); counted in the core's allocation-failure hook.
+ * gst_whisper_alloc_error: the ERROR message for such an allocation, `what` saying
+ * what it was for. */
+gpointer gst_whisper_try_renew(gpointer mem, gsize n, gsize size);
+#define gst_whisper_try_new(T, n) ((T *)gst_whisper_try_renew(NULL, (n), sizeof(T)))
+void gst_whisper_alloc_error(GstWhisper *self, const gchar *what, gsize n, gsize size);
+
 /* gstwhisperprops.c: installs the properties and get/set (class_init); every
  * property at its default (instance init); frees their strings (finalize). */
 void gst_whisper_props_class_init(GObjectClass *gobject_class, gboolean transcriber);
@@ -287,10 +297,11 @@ void witem_drop_before(WItem *it, gint64 keep);
 GstClockTime gst_whisper_arrival(const GArray *arrivals, gint64 index);
 /* Copies a buffer's n samples (F32LE or S16LE) into the open stretch, starting one when
  * needed; offline, waits while the worker holds too much audio.  Then moves the tags
- * waiting for `src` to *tags. */
-void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
-                               gsize n, gboolean s16, gboolean live, GstClockTime arrived,
-                               GQueue *tags);
+ * waiting for `src` to *tags.  FALSE when the samples could not be stored (ERROR
+ * posted; the stretch is closed, its audio so far still transcribed). */
+gboolean gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
+                                   gsize n, gboolean s16, gboolean live, GstClockTime arrived,
+                                   GQueue *tags);
 /* Closes the open stretch and queues `event` (taken) for text_src; EOS also marks the
  * stretch as ended by EOS and moves the waiting tags to *tags (may be NULL else). */
 void gst_whisper_queue_event(GstWhisper *self, GstEvent *event, GQueue *tags);
@@ -334,6 +345,7 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
 /* gstwhisperworker.c */
 void gst_whisper_worker_loop(gpointer data);
 gboolean gst_whisper_worker_error(GstWhisper *self, const gchar *what, char *err);
+/* The worker's scratch of at least n floats, NULL when it cannot grow (nothing posted). */
 float *gst_whisper_worker_scratch(GstWhisper *self, gsize n);
 /* Drops the cues being cut (the model is unloaded). */
 void gst_whisper_worker_forget_cues(GstWhisper *self);

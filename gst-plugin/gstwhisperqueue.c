@@ -188,13 +188,18 @@ static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, 
     return it ? it : open_stretch(self, pts, live);
 }
 
-/* Appends n samples to `it`.  Lock held. */
-static void append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
-                           GstClockTime arrived)
+/* Appends n samples to `it`.  Lock held.  Returns 0, or the samples' room it could not
+ * allocate (`it` unchanged). */
+static gsize append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
+                            GstClockTime arrived)
 {
     if (it->n + n > it->cap) {
-        it->cap = MAX(it->n + n, it->cap * 2 + WKV_SAMPLE_RATE);
-        it->pcm = g_renew(float, it->pcm, it->cap);
+        gsize cap = MAX(it->n + n, it->cap * 2 + WKV_SAMPLE_RATE);
+        float *pcm = gst_whisper_try_renew(it->pcm, cap, sizeof(float));
+        if (!pcm)
+            return cap;
+        it->pcm = pcm;
+        it->cap = cap;
     }
     float *dst = it->pcm + it->n;
     if (s16) {
@@ -210,6 +215,7 @@ static void append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
         WArrival a = {it->len, arrived};
         g_array_append_val(it->arrivals, a);
     }
+    return 0;
 }
 
 static void take_src_tags(GstWhisper *self, GQueue *tags)
@@ -219,18 +225,27 @@ static void take_src_tags(GstWhisper *self, GQueue *tags)
         g_queue_push_tail(tags, t);
 }
 
-void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
-                               gsize n, gboolean s16, gboolean live, GstClockTime arrived,
-                               GQueue *tags)
+gboolean gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
+                                   gsize n, gboolean s16, gboolean live, GstClockTime arrived,
+                                   GQueue *tags)
 {
     GstWhisperQueue *q = &self->q;
+    gsize failed = 0;
     g_mutex_lock(&q->lock);
     /* A buffer without samples carries nothing to transcribe: its flags and timestamp
      * are ignored (the next buffer's timestamp shows any hole). */
+    WItem *it = NULL;
     if (!q->flushing && n > 0) {
-        WItem *it = stretch_for(self, GST_BUFFER_PTS(buf),
-                                GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT), live);
-        append_samples(it, data, n, s16, arrived);
+        it = stretch_for(self, GST_BUFFER_PTS(buf),
+                         GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT), live);
+        failed = append_samples(it, data, n, s16, arrived);
+    }
+    if (failed) {
+        /* the stretch ends where its audio does (no hole inside it): what it holds is
+         * still transcribed if the stream goes on to EOS */
+        close_tail(self);
+        g_cond_signal(&q->cond);
+    } else if (it) {
         if (it->live && it->n > LIVE_MAX_SAMPLES * 2) {
             /* the worker is far behind: never queue audio without bound */
             gint64 drop_to = it->len - LIVE_MAX_SAMPLES;
@@ -253,6 +268,9 @@ void gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *d
     }
     take_src_tags(self, tags);
     g_mutex_unlock(&q->lock);
+    if (failed)
+        gst_whisper_alloc_error(self, "the queued audio", failed, sizeof(float));
+    return !failed;
 }
 
 void gst_whisper_queue_event(GstWhisper *self, GstEvent *event, GQueue *tags)

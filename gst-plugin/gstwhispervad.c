@@ -93,7 +93,12 @@ gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it)
         return TRUE;
     }
     /* the speech becomes the stretch's audio, in the item's own allocator */
-    it->pcm = g_new(float, n_speech + 1);
+    it->pcm = gst_whisper_try_new(float, n_speech + 1);
+    if (!it->pcm) {
+        free(speech);
+        gst_whisper_alloc_error(self, "the speech of a stretch", n_speech + 1, sizeof(float));
+        return FALSE;
+    }
     if (n_speech)
         memcpy(it->pcm, speech, n_speech * sizeof(float));
     free(speech);

@@ -43,7 +43,10 @@ float *gst_whisper_worker_scratch(GstWhisper *self, gsize n)
 {
     GstWhisperWorker *w = &self->w;
     if (n > w->scratch_cap) {
-        w->scratch = g_renew(float, w->scratch, n);
+        float *scratch = gst_whisper_try_renew(w->scratch, n, sizeof(float));
+        if (!scratch)
+            return NULL;
+        w->scratch = scratch;
         w->scratch_cap = n;
     }
     return w->scratch;
@@ -55,6 +58,7 @@ typedef struct {
     GstClockTime limit; /* end of a stretch a discontinuity closed, or NONE */
     guint lateness;
     GPtrArray *segs;
+    gboolean failed; /* an allocation failed (ERROR posted): the window's text stops */
 } CollectCtx;
 
 /* Places `s` at [a, b) seconds of the stretch (t0, limit and lateness as CollectCtx's) and
@@ -116,7 +120,13 @@ static int collect_segment(const wkv_segment *speech_seg, void *user)
     const wkv_segment *seg = speech_seg;
     g_autofree wkv_word *mapped_words = NULL;
     if (w->vad_map) {
-        mapped_words = g_new(wkv_word, MAX(1, speech_seg->n_words));
+        gsize n_words = (gsize)MAX(1, speech_seg->n_words);
+        mapped_words = gst_whisper_try_new(wkv_word, n_words);
+        if (!mapped_words) {
+            gst_whisper_alloc_error(c->self, "a segment's words", n_words, sizeof(wkv_word));
+            c->failed = TRUE;
+            return 1; /* stops the transcriber's loop */
+        }
         wkv_vad_map_result(w->vad_map, speech_seg, &mapped, mapped_words);
         seg = &mapped;
     }
@@ -254,7 +264,7 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     gint64 t_start = g_get_monotonic_time();
     char *err = NULL;
     CollectCtx c = {self, t0, limit, gst_whisper_props_lateness(self),
-                    g_ptr_array_new_with_free_func(gst_whisper_seg_free)};
+                    g_ptr_array_new_with_free_func(gst_whisper_seg_free), FALSE};
     self->w.cue_limit = limit;
     self->w.cue_lateness = c.lateness;
     self->w.collect = &c;
@@ -263,6 +273,14 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     if (next < 0) {
         g_ptr_array_unref(c.segs);
         gst_whisper_worker_error(self, "window", err);
+        g_mutex_lock(&self->q.lock);
+        return FALSE;
+    }
+    if (c.failed) {
+        /* the segments before the one that failed still go out, then the error ends
+         * the stream */
+        gst_whisper_text_push_segments(self, c.segs, GST_CLOCK_TIME_NONE);
+        g_ptr_array_unref(c.segs);
         g_mutex_lock(&self->q.lock);
         return FALSE;
     }

@@ -62,6 +62,11 @@ WKV_API int wkv_blas_misses_avx512(void);
 WKV_API void wkv_debug_alloc_fail(long n);
 WKV_API long wkv_debug_alloc_count(void);
 WKV_API int wkv_debug_alloc_failed(void);
+/* For allocators outside the core that are to be failed in the same count (the
+ * GStreamer element's, gst-plugin/gstwhisperalloc.c): counts one allocation and
+ * returns 1 when it is the one wkv_debug_alloc_fail chose, which the caller then
+ * fails; 0 otherwise (always 0 when disarmed). */
+WKV_API int wkv_debug_alloc_fails(void);
 
 #ifdef __cplusplus
 }

@@ -8,10 +8,13 @@ posix_memalign, memalign or valloc outside core/base/util.c, which holds wkv__ma
 and the others (the allocation-failure hook, wkv_debug_alloc_fail, sees only those).
 
 gst-plugin/: GLib's allocators abort on failure, so the element's allocations sized by
-its input (audio, speech, scratch) are the ones that matter; every call of g_malloc,
-g_malloc0, g_new, g_new0, g_renew, g_realloc, g_memdup2, malloc, calloc or realloc
-whose size is not a constant (g_new(T, 1) and sizeof only) must be listed in
-ELEMENT_SIZED below with why, so a new one fails here until it is looked at.
+its input (audio, speech, scratch, words) go through gst_whisper_try_renew /
+gst_whisper_try_new (gst-plugin/gstwhisperalloc.c), which fail with an ERROR and count
+in the same hook: a call of g_malloc, g_malloc0, g_new, g_new0, g_renew, g_realloc,
+g_memdup2, malloc, calloc or realloc whose size is not a constant (g_new(T, 1) and
+sizeof only) fails here, and so does a g_try_* allocation outside gstwhisperalloc.c
+(it would escape the hook).  GLib's containers and strings (GArray, g_strdup) are not
+looked at: docs/reliability.md, "Allocation failure".
 Comments are left out.  Exits 1 and names each offending line.
 """
 import pathlib
@@ -26,17 +29,9 @@ GLIB_CALL = re.compile(
     r"(?<![A-Za-z0-9_>.])(g_malloc0?|g_new0?|g_renew|g_realloc|g_memdup2|malloc|calloc|"
     r"realloc)\s*\(")
 
-# The element's allocations sized by data, each looked at (file: substring of the line).
-# They use GLib's aborting allocators; making them fail cleanly is left (reliability.md).
-ELEMENT_SIZED = {
-    ("gst-plugin/gstwhisperqueue.c", "g_renew(float, it->pcm, it->cap)"): "queued audio",
-    ("gst-plugin/gstwhispervad.c", "g_new(float, n_speech + 1)"): "speech of a stretch",
-    ("gst-plugin/gstwhisperworker.c", "g_renew(float, w->scratch, n)"): "a window's audio",
-    ("gst-plugin/gstwhisperworker.c", "g_new(wkv_word, MAX(1, speech_seg->n_words))"):
-        "a segment's words (at most a window's tokens)",
-    ("gst-plugin/gstwhisperlive.c", "g_new(wkv_word, words->len + 1)"):
-        "a live segment's words (at most a window's tokens)",
-}
+ELEMENT_ALLOC = "gst-plugin/gstwhisperalloc.c"
+GLIB_TRY = re.compile(
+    r"(?<![A-Za-z0-9_>.])(g_try_malloc0?(_n)?|g_try_new0?|g_try_renew|g_try_realloc(_n)?)\s*\(")
 
 
 def strip_comments(text):
@@ -91,22 +86,20 @@ def main():
             for m in CORE_CALL.finditer(line):
                 bad.append(f"{rel}:{no}: direct {m.group(1)}(): use wkv__{m.group(1)} "
                            f"(base/util.h) so that allocation failure can be tested")
-    seen = set()
     for path in sorted((root / "gst-plugin").glob("*.c")):
         rel = path.relative_to(root).as_posix()
         for no, line in enumerate(strip_comments(path.read_text()).splitlines(), 1):
             for m in GLIB_CALL.finditer(line):
-                if constant_size(line, m):
-                    continue
-                key = next((k for k in ELEMENT_SIZED if k[0] == rel and k[1] in line), None)
-                if key:
-                    seen.add(key)
-                    continue
-                bad.append(f"{rel}:{no}: {m.group(1)}() sized by data, not in "
-                           f"tools/check_alloc.py's ELEMENT_SIZED: {line.strip()}")
-    for key in ELEMENT_SIZED:
-        if key not in seen:
-            bad.append(f"{key[0]}: ELEMENT_SIZED lists '{key[1]}', which is not there any more")
+                if not constant_size(line, m):
+                    bad.append(f"{rel}:{no}: {m.group(1)}() sized by data aborts when memory "
+                               f"is short: use gst_whisper_try_renew or gst_whisper_try_new "
+                               f"({ELEMENT_ALLOC}) and post gst_whisper_alloc_error: "
+                               f"{line.strip()}")
+            if rel == ELEMENT_ALLOC:
+                continue
+            for m in GLIB_TRY.finditer(line):
+                bad.append(f"{rel}:{no}: {m.group(1)}() outside {ELEMENT_ALLOC} escapes the "
+                           f"allocation-failure hook: use gst_whisper_try_renew: {line.strip()}")
     for b in bad:
         print(b)
     print(f"check_alloc: {len(bad)} problem(s)")

@@ -98,6 +98,11 @@ static int alloc_fails(void)
     return 1;
 }
 
+int wkv_debug_alloc_fails(void)
+{
+    return alloc_fails();
+}
+
 void *wkv__malloc(size_t bytes)
 {
     return alloc_fails() ? NULL : malloc(bytes);
