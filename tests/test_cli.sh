@@ -436,7 +436,7 @@ fi
 
 for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
     "--best-of 0" "--sample-len 449" "--sample-len -1" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
-    "--realtime --latency -1" ""; do
+    "--realtime --latency -1" "--batch-size 65" "--batch-size -1" "--live --batch-size 2" ""; do
     # shellcheck disable=SC2086 # the arguments are split on purpose
     run -m "$MODEL" $args ${args:+"$JFK"}
     if one_error_line 2; then
@@ -445,6 +445,29 @@ for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--bea
         bad "bad usage '${args:-(no file)}' (status $rc)" "$tmp/err" "$tmp/out"
     fi
 done
+
+# --batch-size (offline batching, issue 32): gb0's five 30-s chunks give the same text
+# one at a time and four side by side, and json that the checker accepts
+GB0=$SHARED/speech/gb0/gb0.wav
+if [ -f "$GB0" ]; then
+    run -m "$MODEL" --batch-size 1 --sample-len 24 --no-fallback "$GB0"
+    cp "$tmp/out" "$tmp/batch1.txt"
+    rc1=$rc
+    run -m "$MODEL" --batch-size 4 --sample-len 24 --no-fallback "$GB0"
+    if [ "$rc1" = 0 ] && [ "$rc" = 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/batch1.txt"; then
+        ok "--batch-size 4: the text of --batch-size 1 ($(wc -l <"$tmp/out") lines)"
+    else
+        bad "--batch-size 4 against 1 (status $rc1 / $rc)" "$tmp/out" "$tmp/batch1.txt" "$tmp/err"
+    fi
+    run -m "$MODEL" --batch-size 3 --sample-len 24 -o json "$GB0"
+    if [ "$rc" = 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>&1; then
+        ok "--batch-size 3 -o json: valid"
+    else
+        bad "--batch-size 3 -o json (status $rc)" "$tmp/out" "$tmp/err"
+    fi
+else
+    skip_or_fail "recording $GB0 is missing"
+fi
 
 # ------------------------------------------------------------------ voice activity (VAD)
 # whisper.cpp's Silero VAD (examples/cli_vad.c): --vad-only against the vectors of

@@ -145,7 +145,8 @@ static int encode_chunk(batcher *bt, const float *pcm, wkv_chunk c, int i, char 
  * the long form cuts a window (window.c), but for the text after the last timestamp
  * pair, which the long form decodes again from the pair's time and faster-whisper's
  * batched pipeline drops: here it is a segment from its timestamp to the chunk's end
- * (to its last timestamp when it has one).  Returns the count, or -1. */
+ * (to its last timestamp when it has one; never before its start).  Returns the
+ * count, or -1. */
 static int chunk_segments(const batcher *bt, const wkv_window_result *r, double offset,
                           double duration, wkv__wseg *segs)
 {
@@ -171,6 +172,10 @@ static int chunk_segments(const batcher *bt, const wkv_window_result *r, double 
             if (p->pair || p->closed)
                 end = wkv__ts_seconds(t[p->tok1 - 1], tb);
         }
+        /* a tail whose timestamp is past the chunk's audio (a confused model's, up to
+         * 30 s) ends one timestamp step after it: never before its start, and not at
+         * it, which would drop its text (emit's start == end rule) */
+        end = end < start ? start + 0.02 : end;
         segs[ns++] = (wkv__wseg){.start = offset + start, .end = offset + end,
                                 .tokens = t + p->tok0, .n_tokens = p->tok1 - p->tok0};
         if (n_pair == 0)
