@@ -35,6 +35,7 @@ static char **opt_files;
 static gboolean opt_live, opt_realtime;
 static int opt_step = 2000, opt_latency = 8000;
 static int opt_batch_size;
+static gboolean opt_no_drafts;
 
 static gboolean logits_callback(const char *name, const char *value, gpointer data,
                                 GError **error)
@@ -68,6 +69,9 @@ static GOptionEntry entries[] = {
      "to 30 s (plain 30-s windows, or with --vad-model speech merged up to 30 s), decode "
      "each without the previous text, N chunks side by side (1-64; default 0: the "
      "reference's sequential long form)", "N"},
+    {"no-drafts", 0, 0, G_OPTION_ARG_NONE, &opt_no_drafts,
+     "Live: decode each run token by token instead of first checking the previous run's "
+     "tokens as a draft in one pass (the text is the same; for comparisons)", NULL},
     {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
      "Threads (default: the number of cores)", "N"},
     {"compute-type", 0, 0, G_OPTION_ARG_STRING, &opt_compute_type,
@@ -304,6 +308,7 @@ static int check_io_and_compute(cli_args *a)
     if (opt_batch_size > 0 && a->live)
         return cli_usage("--batch-size is for offline runs, not --live");
     a->batch_size = opt_batch_size;
+    a->no_drafts = opt_no_drafts;
     return 0;
 }
 

@@ -23,6 +23,7 @@ typedef struct {
     gboolean live, realtime;  /* --realtime implies live */
     int step_ms, latency_ms;  /* live */
     int batch_size;           /* --batch-size: 0, the long form; N, chunks N at a time */
+    gboolean no_drafts;       /* --no-drafts: greedy steps without a draft */
     const char *dump_mel, *dump_encoder; /* debug outputs, NULL when not asked for */
     int *logit_ids, n_logit_ids;         /* --logits TOKENS (logit_ids: cli_args_clear) */
     const char *logits_path;

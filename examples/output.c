@@ -370,6 +370,10 @@ gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *la
     json_object_set_double_member(tm, "decode", t->decode_ms);
     json_object_set_int_member(tm, "windows", t->windows);
     json_object_set_int_member(tm, "tokens", t->tokens);
+    if (t->draft_tokens > 0) {
+        json_object_set_int_member(tm, "draft_tokens", t->draft_tokens);
+        json_object_set_int_member(tm, "draft_accepted", t->draft_accepted);
+    }
     if (t->align_windows > 0) {
         json_object_set_double_member(tm, "align", t->align_ms);
         json_object_set_int_member(tm, "align_windows", t->align_windows);

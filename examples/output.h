@@ -25,6 +25,7 @@ typedef struct {
     gint64 windows, tokens;
     double align_ms;      /* word timestamps: the alignment passes (align_windows > 0) */
     gint64 align_windows;
+    gint64 draft_tokens, draft_accepted; /* live: draft tokens checked / chosen again */
 } cli_out_timings;
 
 typedef struct cli_output cli_output;

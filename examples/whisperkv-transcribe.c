@@ -22,6 +22,7 @@
 #include "cli_vad.h"
 #include "output.h"
 #include "whisperkv.h"
+#include "whisperkv_debug.h"
 #include "word_options.h"
 
 /* ------------------------------------------------------------------ one run */
@@ -151,6 +152,7 @@ static wkv_context *new_context(const wkv_model *model, const cli_args *a, char 
         return NULL;
     }
     say_what_runs(ctx, a->verbose);
+    wkv_debug_set_drafts(ctx, !a->no_drafts);
     return ctx;
 }
 
@@ -509,6 +511,8 @@ static int write_result(run *r)
         .tokens = st->tokens_decoded,
         .align_ms = st->align_ms,
         .align_windows = st->align_passes,
+        .draft_tokens = st->draft_tokens,
+        .draft_accepted = st->draft_accepted,
     };
     const char *path = r->args->output_file;
     if (!cli_output_finish(r->out, r->model, r->language, r->duration, &tm))

@@ -164,6 +164,8 @@ typedef struct {
     double mel_ms, encode_ms, decode_ms;
     int64_t align_passes;      /* word-timestamp alignment passes (one per window) */
     double align_ms;           /* their time: decoder pass, DTW and word rules */
+    int64_t draft_tokens;      /* greedy: draft tokens checked in one pass (live runs) */
+    int64_t draft_accepted;    /* of those, the ones the steps chose too */
 } wkv_stats;
 
 /* A decoding context for one thread: all buffers sized once from the model. */

@@ -68,6 +68,13 @@ WKV_API int wkv_debug_alloc_failed(void);
  * fails; 0 otherwise (always 0 when disarmed). */
 WKV_API int wkv_debug_alloc_fails(void);
 
+/* ---------------------------------------------------------------- drafts */
+
+/* Live runs check the previous run's tokens as a draft in one decoder pass (greedy
+ * only; whisperkv.h, wkv_stats.draft_tokens): on by default; 0 makes every greedy
+ * search step token by token, for comparisons (the tokens are the same). */
+WKV_API void wkv_debug_set_drafts(wkv_context *ctx, int on);
+
 #ifdef __cplusplus
 }
 #endif

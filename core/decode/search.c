@@ -83,27 +83,80 @@ static double rank_score(const search *s, double sum_lp, int len)
     return len > 0 ? sum_lp / penalty : -INFINITY;
 }
 
-/* Greedy at temperature 0: the most likely token each step (slot 0). */
-static int greedy(search *s, float *logits, wkv_window_result *res)
+/* The logits of greedy step j >= 1 while a draft holds (logits at position
+ * n_init + j - 1 of the draft's pass), fetched 8 rows at a time into rows. */
+static float *draft_logits(search *s, int j, float *rows, int *row0)
+{
+    const int V = s->n_vocab;
+    if (*row0 < 0 || j - 1 < *row0 || j - 1 >= *row0 + 8) {
+        *row0 = ((j - 1) / 8) * 8;
+        int n = s->ctx->pass_n - *row0 < 8 ? s->ctx->pass_n - *row0 : 8;
+        if (wkv__decoder_logits_rows(s->ctx, s->n_init + *row0, n, rows) != 0)
+            return NULL;
+    }
+    return rows + (size_t)(j - 1 - *row0) * V;
+}
+
+/* Greedy at temperature 0: the most likely token each step (slot 0).
+ *
+ * With a draft (a live stream's previous run, which the next run mostly repeats): the
+ * draft's tokens go through the decoder in one pass after the initial tokens, every
+ * weight and the window's cross K/V read once for all of them; each step then takes
+ * its logits from that pass while the chosen tokens equal the draft's.  At the first
+ * token that differs the self-KV cache is cut back to the tokens chosen and the steps
+ * go on one by one.  The tokens are those of stepping alone, up to the summation
+ * order of the pass's products (a near tie may break the other way). */
+static int greedy(search *s, float *logits, const int *draft, int n_draft,
+                  wkv_window_result *res)
 {
     double sum_lp = 0;
-    int n = 0;
+    int n = 0, m = 0, row0 = -1;
+    float *rows = NULL;
+    /* the draft: at most what this window may sample, tokens the vocabulary has */
+    for (int i = 0; i < n_draft && i < s->sample_len - 1 && s->n_init + i < s->n_ctx; i++) {
+        const int t = draft[i]; /* text or a timestamp, what a step can choose */
+        if (t < 0 || t >= s->n_vocab || (t >= s->eot && t < s->m->sp.timestamp_begin))
+            break;
+        m = i + 1;
+    }
+    if (m > 0 && (!(rows = wkv__malloc((size_t)8 * s->n_vocab * sizeof *rows)) ||
+                  wkv_decode(s->ctx, draft, m, NULL) != 0))
+        m = 0; /* no draft then (out of memory): step by step from the start */
+    if (m > 0)
+        s->ctx->stats.draft_tokens += m;
+    int drafting = m > 0;
+    float *lg = logits;
     for (int step = 0; step < s->sample_len; step++) {
-        wkv__rules_apply(s->m, &s->rules, res->tokens, n, logits);
+        wkv__rules_apply(s->m, &s->rules, res->tokens, n, lg);
         float margin;
-        int tok = wkv__argmax2(logits, s->n_vocab, &margin);
+        int tok = wkv__argmax2(lg, s->n_vocab, &margin);
         s->ctx->step_margins[step] = margin;
         s->ctx->n_steps = step + 1;
-        sum_lp += wkv__logprob(logits, s->n_vocab, tok);
+        sum_lp += wkv__logprob(lg, s->n_vocab, tok);
         if (tok == s->eot)
             break;
         res->tokens[n++] = tok;
         /* the reference stops once the sequence outgrows the text context */
         if (s->n_init + n > s->n_ctx || step + 1 == s->sample_len)
             break;
-        if (wkv_decode(s->ctx, &tok, 1, logits) != 0)
+        if (drafting && step < m && tok == draft[step]) {
+            s->ctx->stats.draft_accepted++;
+            if ((lg = draft_logits(s, step + 1, rows, &row0)))
+                continue;
+            lg = logits; /* cannot happen: the pass covers step + 1 <= m */
+        }
+        if (drafting) {
+            /* past the draft, or it differs: back to the tokens chosen */
+            drafting = 0;
+            s->ctx->self.n[0] = s->n_init + step;
+            lg = logits;
+        }
+        if (wkv_decode(s->ctx, &tok, 1, logits) != 0) {
+            wkv__free(rows);
             return -1;
+        }
     }
+    wkv__free(rows);
     res->n_tokens = n;
     res->sum_logprob = sum_lp;
     return 0;
@@ -407,6 +460,13 @@ out:
 int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
                       const wkv_options *o, wkv_window_result *res, char **error)
 {
+    return wkv__decode_window_draft(ctx, prompt, n_prompt, NULL, 0, o, res, error);
+}
+
+int wkv__decode_window_draft(wkv_context *ctx, const int *prompt, int n_prompt,
+                             const int *draft, int n_draft, const wkv_options *o,
+                             wkv_window_result *res, char **error)
+{
     const wkv_model *m = ctx->model;
     const int n_vocab = m->hp.n_vocab, n_ctx = m->hp.n_text_ctx;
     memset(res, 0, sizeof *res);
@@ -461,7 +521,7 @@ int wkv_decode_window(wkv_context *ctx, const int *prompt, int n_prompt,
     else if (o->beam_size > 0)
         rc = beam_search(&s, logits, res);
     else
-        rc = greedy(&s, logits, res);
+        rc = greedy(&s, logits, draft, ctx->drafts && draft ? n_draft : 0, res);
     if (rc != 0) {
         wkv__set_error(error, "decoder failed");
         wkv_window_result_clear(res);

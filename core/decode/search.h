@@ -10,4 +10,12 @@
 int wkv__initial_tokens(const wkv_model *m, const int *prompt, int n_prompt,
                         const wkv_options *o, int *out, int *sot_index, char **error);
 
+/* wkv_decode_window with a draft (greedy only; sampling and beam search ignore it): the
+ * tokens the window is expected to give, checked in one pass (search.c greedy()); the
+ * result is wkv_decode_window's.  Off when the context's drafts are
+ * (wkv_debug_set_drafts). */
+int wkv__decode_window_draft(wkv_context *ctx, const int *prompt, int n_prompt,
+                             const int *draft, int n_draft, const wkv_options *o,
+                             wkv_window_result *res, char **error);
+
 #endif

@@ -3,6 +3,7 @@
 #include "base/blas.h"
 #include "base/util.h"
 #include "net/context.h"
+#include "whisperkv_debug.h"
 #include "model/quant.h"
 
 #include <stdlib.h>
@@ -38,6 +39,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     pthread_mutex_init(&ctx->widen_lock, NULL);
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
+    ctx->drafts = 1;
     ctx->compute_type = WKV_COMPUTE_F32;
     ctx->pool = wkv__pool_new(ctx->threads); /* NULL: everything on this thread */
     wkv__blas_single_threaded();
@@ -189,6 +191,11 @@ const float *wkv_context_step_margins(const wkv_context *ctx, int *n)
 {
     *n = ctx->n_steps;
     return ctx->step_margins;
+}
+
+void wkv_debug_set_drafts(wkv_context *ctx, int on)
+{
+    ctx->drafts = on != 0;
 }
 
 int wkv_encode(wkv_context *ctx, const float *mel)

@@ -86,6 +86,7 @@ struct wkv_context {
     float *step_margins; /* n_text_ctx + 1: the last greedy window's (whisperkv_debug.h) */
     int n_steps;
     int pass_p0, pass_n; /* positions covered by the last decoder pass (rows of dec_x) */
+    int drafts;          /* greedy searches check a draft when given one (default 1) */
     /* set only during a word-alignment pass (align.c): sees every layer's
      * cross-attention queries and keys (f32); NULL otherwise, so decoding pays one
      * test per layer */

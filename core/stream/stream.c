@@ -118,6 +118,7 @@ void wkv_stream_free(wkv_stream *st)
     wkv__samples_free(&st->audio);
     wkv__free(st->committed.v);
     wkv__free(st->prev_hyp.v);
+    wkv__free(st->draft.v);
     wkv__free(st->seed);
     wkv__free(st->win);
     wkv__gate_free(&st->gate);
@@ -356,6 +357,7 @@ void wkv_stream_reset(wkv_stream *st)
     st->committed.n = 0;
     wkv__ivec_push(&st->committed, st->seed, st->n_seed); /* fits: it held them before */
     st->prev_hyp.n = 0;
+    st->draft.n = 0;
     wkv__run_forget_words(st);
     st->word_floor = -INFINITY;
     wkv__gate_reset(&st->gate, st->audio.base);

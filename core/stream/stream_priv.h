@@ -34,6 +34,9 @@ struct wkv_stream {
     int64_t last_run;    /* stream length at the last run */
     wkv__ivec committed;  /* the prompt: tokens committed so far */
     wkv__ivec prev_hyp;   /* text tokens of the previous run not committed */
+    wkv__ivec draft;      /* the previous run's tokens (timestamps too): the next run's
+                           * draft while the audio held starts where it did, draft_base */
+    int64_t draft_base;
     int *seed;           /* the initial prompt's tokens */
     int n_seed;
     float *win;          /* n_mels x 3000 */

@@ -3,6 +3,7 @@
  * with the previous run (LocalAgreement-2) or forced by the latency bound; the commit,
  * which trims the audio held; and the report to the caller. */
 #include "stream/stream_priv.h"
+#include "decode/search.h"
 #include "model/vocab.h"
 #include "base/ivec.h"
 #include "decode/pieces.h"
@@ -94,13 +95,19 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
      * is committed (the element's behaviour, kept) */
     const int *prompt = st->committed.v;
     int n_prompt = st->committed.n;
+    /* what the previous run left uncommitted, as this window's tokens (set_draft):
+     * runs mostly repeat it, and a draft is checked in one pass (search.c greedy()) */
+    const int draft = st->draft.n > 0 && st->draft_base == st->audio.base;
     if (size > 0 && (wkv_encode(st->ctx, st->win) != 0 ||
-                     wkv_decode_window(st->ctx, prompt, n_prompt, &st->opts, &rs->r,
-                                       error) != 0)) {
+                     wkv__decode_window_draft(st->ctx, prompt, n_prompt,
+                                              draft ? st->draft.v : NULL,
+                                              draft ? st->draft.n : 0, &st->opts, &rs->r,
+                                              error) != 0)) {
         if (error && !*error)
             wkv__set_error(error, "the encoder failed");
         return -1;
     }
+
     rs->silent = size <= 0 || wkv__result_is_silent(&st->opts, &rs->r);
     if (cut_pieces(st, rs) != 0) {
         wkv__set_error(error, "out of memory");
@@ -110,6 +117,30 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
         return -1;
     rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
     return 0;
+}
+
+/* The next run's draft: this run's tokens from tok0 on (what it did not commit),
+ * their timestamps moved to the audio kept from `base` on (the commit's trim, a
+ * multiple of 0.02 s when it ends at a timestamp; otherwise, or for a silent run, no
+ * draft).  The draft holds while the audio held still starts at `base`. */
+static void set_draft(wkv_stream *st, const wkv__run_state *rs, int tok0, int64_t old_base)
+{
+    const int64_t base = st->audio.base, shift = base - old_base;
+    const int tb = st->m->sp.timestamp_begin;
+    st->draft.n = 0;
+    st->draft_base = base;
+    if (rs->silent || shift < 0 || shift % (WKV_HOP * 2))
+        return;
+    const int steps = (int)(shift / (WKV_HOP * 2));
+    for (int i = tok0; i < rs->r.n_tokens; i++) {
+        int t = rs->r.tokens[i];
+        if (t >= tb && (t -= steps) < tb)
+            break; /* a time before the audio kept: the draft ends there */
+        if (wkv__ivec_push(&st->draft, &t, 1) != 0) {
+            st->draft.n = 0; /* out of memory: the next run steps without one */
+            return;
+        }
+    }
 }
 
 /* Word mode: LocalAgreement-2 over words, and a forced commit takes every word
@@ -223,7 +254,10 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     if (rw->n > nc && wkv__ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
                                     rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
         return -1;
+    const int64_t old_base = st->audio.base;
     wkv__samples_drop(&st->audio, keep);
+    /* words commit at a word's end, not at a timestamp: a draft only when none did */
+    set_draft(st, rs, nc > 0 ? rs->r.n_tokens : 0, old_base);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
@@ -274,7 +308,10 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
             return -1;
     int64_t keep = rs->at_end ? st->audio.base + st->audio.n
                               : st->audio.base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
+    const int64_t old_base = st->audio.base;
     wkv__samples_drop(&st->audio, keep);
+    set_draft(st, rs, rs->n_commit < rs->np ? rs->pc[rs->n_commit].tok0 : rs->r.n_tokens,
+              old_base);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
