@@ -6,8 +6,9 @@
  *  - greedy over windows (decode/batch.c): each window's tokens, text, sums and
  *    no-speech probability equal wkv_decode_window's on that window alone;
  *  - offline batching (longform/batched.c): wkv_transcribe_chunks with batch sizes 1,
- *    3 and 8 report the same segments (text, times, tokens), and each chunk's text is
- *    what encoding and decoding that chunk alone gives; words too;
+ *    2 and 8 report the same segments (text, times, tokens), and each chunk's text is
+ *    what encoding and decoding that chunk alone gives (f32, first model); words too
+ *    (bf16, second model);
  *  - chunking: plain 30-s chunks, faster-whisper's merge of speech segments, and bad
  *    chunks or batch sizes refused with a message.
  * Usage: test_batch MODEL.bin [MODEL2.bin ...] */
@@ -185,8 +186,8 @@ static void check_chunks(const wkv_model *m, wkv_compute_type type, int words)
 {
     wkv_context *ctx = wkv_context_new(m, 2, NULL);
     CHECK(ctx && wkv_context_set_compute_type(ctx, type, NULL) == 0, "context");
-    /* 100 s: four plain chunks, the last 10 s */
-    const size_t n = 100 * 16000;
+    /* 70 s: three plain chunks, the last 10 s */
+    const size_t n = 70 * 16000;
     float *pcm = malloc(n * sizeof *pcm);
     for (size_t at = 0; at < n; at += 80000) {
         float *a = audio(80000);
@@ -195,13 +196,13 @@ static void check_chunks(const wkv_model *m, wkv_compute_type type, int words)
     }
     wkv_chunk *ch = NULL;
     int nc = wkv_chunks_plain(n, &ch, NULL);
-    CHECK(nc == 4 && ch[3].start == 1440000 && ch[3].end == (int64_t)n, "plain chunks %d", nc);
+    CHECK(nc == 3 && ch[2].start == 960000 && ch[2].end == (int64_t)n, "plain chunks %d", nc);
     wkv_options o;
     wkv_options_default(&o);
     o.sample_len = 30;
     o.word_timestamps = words;
     seglog logs[3];
-    const int sizes[3] = {1, 3, 8};
+    const int sizes[3] = {1, 2, 8}; /* 2: a full batch and a short one */
     for (int k = 0; k < 3; k++) {
         memset(&logs[k], 0, sizeof logs[k]);
         char *err = NULL;
@@ -212,7 +213,7 @@ static void check_chunks(const wkv_model *m, wkv_compute_type type, int words)
         free(err);
     }
     CHECK(!strcmp(logs[0].buf, logs[1].buf) && !strcmp(logs[0].buf, logs[2].buf),
-          "%s%s: batch sizes 1, 3, 8 differ:\n%s---\n%s---\n%s",
+          "%s%s: batch sizes 1, 2, 8 differ:\n%s---\n%s---\n%s",
           wkv_compute_type_name(type), words ? " words" : "", logs[0].buf, logs[1].buf,
           logs[2].buf);
     /* each chunk alone: its text is the concatenation of its segments' */
@@ -247,7 +248,7 @@ static void check_chunks(const wkv_model *m, wkv_compute_type type, int words)
             free(win);
         }
     }
-    printf("  %s%s: %d chunks, %d segments, the same with batch sizes 1, 3, 8\n",
+    printf("  %s%s: %d chunks, %d segments, the same with batch sizes 1, 2, 8\n",
            wkv_compute_type_name(type), words ? " words" : "", nc, logs[0].n);
     free(ch);
     free(pcm);
@@ -314,10 +315,13 @@ int main(int argc, char **argv)
         printf("%s\n", argv[a]);
         check_rows(m, WKV_COMPUTE_F32);
         check_rows(m, WKV_COMPUTE_INT8);
-        check_chunks(m, WKV_COMPUTE_F32, 0);
-        check_chunks(m, WKV_COMPUTE_BF16, 1);
-        if (a == 1)
+        /* the chunks on one compute type per model (CI's sanitize stage runs this too) */
+        if (a == 1) {
+            check_chunks(m, WKV_COMPUTE_F32, 0);
             check_chunking(m);
+        } else {
+            check_chunks(m, WKV_COMPUTE_BF16, 1);
+        }
         wkv_model_free(m);
     }
     return tu_finish("batch");

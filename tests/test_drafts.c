@@ -188,7 +188,8 @@ int main(int argc, char **argv)
         printf("%s\n", argv[a]);
         check_search(m, WKV_COMPUTE_F32);
         check_search(m, WKV_COMPUTE_INT8);
-        check_stream(m);
+        if (a == 1) /* the stream once (CI's sanitize stage runs this too) */
+            check_stream(m);
         wkv_model_free(m);
     }
     return tu_finish("drafts");
