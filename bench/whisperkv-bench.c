@@ -29,6 +29,7 @@
  * --logits writes the decoder's logits (prompt, then each step) to PATH.<model>, raw f32.
  */
 #include "dnnl_peak.h"
+#include "bench_util.h"
 #include "genlib.h"
 #include "wav.h"
 #include "whisperkv_debug.h"
@@ -46,25 +47,6 @@
 #include <unistd.h>
 
 void openblas_set_num_threads(int n);
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 typedef struct {
     int threads, reps, tokens;
@@ -133,32 +115,6 @@ static double part_gflops(int lib, int reps)
     int ok = t && (lib == 1 ? dnnl_sgemm_times(m, n, k, reps, now_ms, t)
                             : openblas_times(m, n, k, 1, reps, t)) == 0;
     return rate_gflops(ok, m, n, k, t, reps);
-}
-
-/* The CPU's model name and family/model numbers (/proc/cpuinfo), or "unknown CPU". */
-static void cpu_name(char *out, size_t n)
-{
-    snprintf(out, n, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[256], name[128] = "", fam[16] = "?", mod[16] = "?";
-    while (fgets(line, sizeof line, f)) {
-        char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        v += v[1] == ' ' ? 2 : 1;
-        v[strcspn(v, "\n")] = 0;
-        if (!strncmp(line, "model name", 10) && !*name)
-            snprintf(name, sizeof name, "%s", v);
-        else if (!strncmp(line, "cpu family", 10) && fam[0] == '?')
-            snprintf(fam, sizeof fam, "%s", v);
-        else if (!strncmp(line, "model\t", 6) && mod[0] == '?')
-            snprintf(mod, sizeof mod, "%s", v);
-    }
-    fclose(f);
-    if (*name)
-        snprintf(out, n, "%s (family %s, model %s)", name, fam, mod);
 }
 
 /* oneDNN's matmul of `type` on DNNL_PEAK_N^3 (dnnl_peak.c): GOP/s, NAN without it. */

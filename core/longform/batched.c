@@ -85,7 +85,6 @@ typedef struct {
     char *language;          /* owned copy of o.language */
     int detect;              /* the language is still to be detected */
     wkv__cross_kv *cross;    /* one per window of a batch */
-    const wkv__cross_kv **crossp;
     int n_cross;
     int *size;               /* frames of each chunk of the batch */
     wkv_window_result *res;
@@ -245,7 +244,6 @@ static void batcher_free(batcher *bt)
     for (int i = 0; i < bt->n_cross; i++)
         wkv__cross_kv_free(&bt->cross[i]);
     wkv__free(bt->cross);
-    wkv__free(bt->crossp);
     wkv__free(bt->size);
     wkv__free(bt->res);
     wkv__free(bt->win);
@@ -270,11 +268,10 @@ static int batcher_init(batcher *bt, wkv_context *ctx, const wkv_options *opts, 
     bt->o.language = bt->language;
     bt->detect = wkv__wants_detection(bt->m, opts->language);
     bt->cross = wkv__calloc((size_t)batch, sizeof *bt->cross);
-    bt->crossp = wkv__calloc((size_t)batch, sizeof *bt->crossp);
     bt->size = wkv__calloc((size_t)batch, sizeof *bt->size);
     bt->res = wkv__calloc((size_t)batch, sizeof *bt->res);
     bt->win = wkv__malloc((size_t)hp->n_mels * WKV_N_FRAMES * sizeof *bt->win);
-    if (!bt->language || !bt->cross || !bt->crossp || !bt->size || !bt->res || !bt->win)
+    if (!bt->language || !bt->cross || !bt->size || !bt->res || !bt->win)
         goto oom;
     for (; bt->n_cross < batch; bt->n_cross++) {
         wkv__cross_kv *c = &bt->cross[bt->n_cross];
@@ -283,7 +280,6 @@ static int batcher_init(batcher *bt, wkv_context *ctx, const wkv_options *opts, 
             wkv__cross_kv_free(c);
             goto oom;
         }
-        bt->crossp[bt->n_cross] = c;
     }
     bt->words.content_frames = -1;
     bt->words.prepend = opts->prepend_punctuations;
@@ -315,7 +311,7 @@ static int run_batch(batcher *bt, const float *pcm, const wkv_chunk *chunks, int
     wkv_window_result got[WKV_BATCH_MAX];
     for (int i = 0; i < n && greedy; i++)
         if (bt->size[i] > 0) {
-            cr[n_live] = bt->crossp[i];
+            cr[n_live] = &bt->cross[i];
             live[n_live++] = i;
         }
     if (n_live > 0) {
