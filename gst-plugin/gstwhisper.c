@@ -75,6 +75,8 @@ gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *lat
         self->stats.max_commit_delay_ms = delay_ms;
     if (late)
         self->stats.late_commits++;
+    guint64 bin = delay_ms / GST_WHISPER_DELAY_BIN_MS;
+    self->stats.delay_bins[MIN(bin, GST_WHISPER_DELAY_BINS - 1)]++;
     GST_OBJECT_UNLOCK(self);
     *latency_ms = latency;
     return late;
@@ -148,6 +150,13 @@ static wkv_context *open_context(GstWhisper *self, const gchar *language, gint t
     /* bf16/int8 without oneDNN (or without the CPU's instructions) fail the state change
      * with the core's message rather than quietly running f32 */
     if (ctx && wkv_context_set_compute_type(ctx, self->w.run_compute, &cerr) != 0) {
+        wkv_context_free(ctx);
+        ctx = NULL;
+    }
+    wkv_decoder_group *group = NULL;
+    if (ctx && self->w.run_share_decoder &&
+        (!(group = gst_whisper_model_decoder_group(self->w.model, &cerr)) ||
+         wkv_context_set_decoder_group(ctx, group, &cerr) != 0)) {
         wkv_context_free(ctx);
         ctx = NULL;
     }

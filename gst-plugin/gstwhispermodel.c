@@ -3,12 +3,14 @@
 #include "gstwhispermodel.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct _GstWhisperModel {
     gchar *key;       /* canonical path */
     gchar *path;      /* as first given */
     wkv_model *model; /* immutable once loaded; or */
     wkv_vad_model *vad;
+    wkv_decoder_group *group; /* share-decoder: made on first use, under cache_lock */
     guint refs;       /* under cache_lock */
 };
 
@@ -85,6 +87,7 @@ void gst_whisper_model_release(GstWhisperModel *m)
     g_mutex_lock(&cache_lock);
     if (--m->refs == 0) {
         g_hash_table_remove(cache, m->key);
+        wkv_decoder_group_free(m->group); /* every element's context is gone */
         wkv_model_free(m->model);
         wkv_vad_model_free(m->vad);
         g_free(m->key);
@@ -134,4 +137,25 @@ guint gst_whisper_model_cache_size(void)
     guint n = cache ? g_hash_table_size(cache) : 0;
     g_mutex_unlock(&cache_lock);
     return n;
+}
+
+wkv_decoder_group *gst_whisper_model_decoder_group(GstWhisperModel *m, char **error)
+{
+    g_mutex_lock(&cache_lock);
+    /* steps of up to 8 elements a pass (the decoder's single-row kernels), as many
+     * passes at once as the machine has cores */
+    if (!m->group && m->model)
+        m->group = wkv_decoder_group_new(m->model, 8, 0, error);
+    wkv_decoder_group *g = m->group;
+    g_mutex_unlock(&cache_lock);
+    return g;
+}
+
+void gst_whisper_model_decoder_group_stats(GstWhisperModel *m, wkv_decoder_group_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    g_mutex_lock(&cache_lock);
+    if (m && m->group)
+        wkv_decoder_group_get_stats(m->group, out);
+    g_mutex_unlock(&cache_lock);
 }

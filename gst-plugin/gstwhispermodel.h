@@ -23,6 +23,13 @@ void gst_whisper_model_release(GstWhisperModel *model);
 const wkv_model *gst_whisper_model_get(const GstWhisperModel *model);
 const wkv_vad_model *gst_whisper_vad_model_get(const GstWhisperModel *model);
 const gchar *gst_whisper_model_path(const GstWhisperModel *model);
+/* The decoder group of a Whisper model's elements (share-decoder), made on first use;
+ * it lives as long as the model (an element frees its context before releasing the
+ * model).  NULL with a message (free()) in *error. */
+wkv_decoder_group *gst_whisper_model_decoder_group(GstWhisperModel *model, char **error);
+/* Its statistics (all zero before any element asked for it); tests and benches. */
+void gst_whisper_model_decoder_group_stats(GstWhisperModel *model,
+                                           wkv_decoder_group_stats *out);
 /* How many elements hold this model (tests). */
 guint gst_whisper_model_refcount(const GstWhisperModel *model);
 /* How many elements hold the model loaded from `path` now, 0 if none (tests). */

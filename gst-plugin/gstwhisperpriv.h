@@ -98,6 +98,7 @@ typedef struct {
     gboolean translate;
     gint threads;
     gint compute_type;       /* wkv_compute_type */
+    gboolean share_decoder;  /* the model's decoder group */
     guint step_ms, latency_ms, lateness_ms;
     gboolean partial_results;
     gchar *initial_prompt;
@@ -119,12 +120,17 @@ typedef struct {
     gboolean post_vad_messages;
 } GstWhisperProps;
 
+#define GST_WHISPER_DELAY_BIN_MS 20
+#define GST_WHISPER_DELAY_BINS 1501
+
 /* Statistics since the model was loaded: under the object lock. */
 typedef struct {
     guint64 windows, tokens;
     gdouble encode_ms, encoder_runs, busy_ms, audio_s;
     guint64 late_commits;
     guint64 max_commit_delay_ms;
+    /* finals' commit delays in 20-ms bins, the last one for 30 s and more (the median) */
+    guint32 delay_bins[GST_WHISPER_DELAY_BINS];
 } GstWhisperStats;
 
 /* The queue between chain and worker: under `lock`. */
@@ -160,6 +166,7 @@ typedef struct {
     gboolean detect_pending;  /* not detected yet for the current stretch */
     gint run_threads;
     wkv_compute_type run_compute; /* `compute-type` as it was at READY->PAUSED */
+    gboolean run_share_decoder;   /* `share-decoder` as it was at READY->PAUSED */
     /* offline: the core's transcriber of the current stretch (tr_item), the samples
      * of that stretch handed to it (the queue drops them then) and whether it closed */
     wkv_transcriber *tr;

@@ -21,6 +21,7 @@ enum {
     PROP_TRANSLATE,
     PROP_THREADS,
     PROP_COMPUTE_TYPE,
+    PROP_SHARE_DECODER,
     PROP_STEP,
     PROP_LATENCY,
     PROP_LATENESS,
@@ -56,6 +57,7 @@ enum {
     PROP_RTF,
     PROP_LATE_COMMITS,
     PROP_MAX_COMMIT_DELAY,
+    PROP_MEDIAN_COMMIT_DELAY,
     N_PROPS
 };
 
@@ -66,6 +68,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_TRANSLATE] = FIELD(translate),
     [PROP_THREADS] = FIELD(threads),
     [PROP_COMPUTE_TYPE] = FIELD(compute_type),
+    [PROP_SHARE_DECODER] = FIELD(share_decoder),
     [PROP_STEP] = FIELD(step_ms),
     [PROP_LATENCY] = FIELD(latency_ms),
     [PROP_LATENESS] = FIELD(lateness_ms),
@@ -185,6 +188,7 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
     *threads = p->threads > 0 ? p->threads : (gint)g_get_num_processors();
     *step = p->step_ms;
     self->w.run_compute = (wkv_compute_type)p->compute_type;
+    self->w.run_share_decoder = p->share_decoder;
     wkv_options_default(o);
     o->translate = p->translate;
     o->condition_on_previous_text = p->condition;
@@ -224,6 +228,20 @@ gchar *gst_whisper_props_snapshot_vad(GstWhisper *self)
     v->samples_overlap = p->vad_samples_overlap;
     self->w.post_vad = p->post_vad_messages;
     return p->vad_model_path && *p->vad_model_path ? g_strdup(p->vad_model_path) : NULL;
+}
+
+/* The median of the finals' commit delays: the middle of the bin holding it. */
+static guint64 median_delay(const GstWhisperStats *st)
+{
+    guint64 n = 0, seen = 0;
+    for (guint b = 0; b < GST_WHISPER_DELAY_BINS; b++)
+        n += st->delay_bins[b];
+    for (guint b = 0; b < GST_WHISPER_DELAY_BINS && n > 0; b++) {
+        seen += st->delay_bins[b];
+        if (2 * seen >= n)
+            return (guint64)b * GST_WHISPER_DELAY_BIN_MS + GST_WHISPER_DELAY_BIN_MS / 2;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ properties */
@@ -351,6 +369,9 @@ static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
     case PROP_MAX_COMMIT_DELAY:
         g_value_set_uint64(value, st->max_commit_delay_ms);
         break;
+    case PROP_MEDIAN_COMMIT_DELAY:
+        g_value_set_uint64(value, median_delay(st));
+        break;
     default:
         if (id < N_PROPS && prop_field[id])
             get_field(self, prop_field[id], value);
@@ -381,6 +402,11 @@ static void make_stream_props(GParamSpec **properties)
         "OpenBLAS, whichever runs the CPU's newer kernels), bf16 or int8 (oneDNN; without "
         "it READY to PAUSED fails saying so)",
         GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
+    properties[PROP_SHARE_DECODER] = g_param_spec_boolean("share-decoder", "Share decoder",
+        "Elements naming the same model file (and not the same element's other runs) put "
+        "their greedy decoder steps through one shared decoder: steps that meet run as "
+        "one pass that reads the weights once for all of them. Each element's text is "
+        "what it gives alone (live streams on one model: docs/element.md)", TRUE, rw_ready);
     properties[PROP_STEP] = g_param_spec_uint("step", "Step",
         "Live re-run interval in ms: every step ms the buffered audio is transcribed "
         "again (0: offline 30-s windows, or 2000 when upstream is live)",
@@ -551,6 +577,10 @@ static void make_stats_props(GParamSpec **properties)
     properties[PROP_MAX_COMMIT_DELAY] = g_param_spec_uint64("max-commit-delay",
         "Maximum commit delay", "Statistics (live): the longest time in ms from a final "
         "segment's first audio arriving to the segment being pushed", 0, G_MAXUINT64, 0, ro);
+    properties[PROP_MEDIAN_COMMIT_DELAY] = g_param_spec_uint64("median-commit-delay",
+        "Median commit delay", "Statistics (live): the median of the finals' commit delays "
+        "(as max-commit-delay) in ms, to 20 ms (the middle of its bin; 0 without finals)",
+        0, G_MAXUINT64, 0, ro);
 }
 
 /* ------------------------------------------------------------------ class, instance */

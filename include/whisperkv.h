@@ -180,6 +180,32 @@ WKV_API void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes,
                                 size_t *activation_bytes);
 WKV_API const wkv_stats *wkv_context_stats(const wkv_context *ctx);
 
+/* A decoder group: contexts on one model (live streams, elements on one loaded model,
+ * one thread each) share their greedy decoder steps.  Steps of several contexts that
+ * meet are run as one pass by one of their threads, every weight read once for all
+ * of them; each context's tokens are those it gives alone.  Nothing waits for
+ * company: a step batches only with the steps queued while another pass runs.
+ * Beam search, sampling, prompts and alignment passes stay on each context.
+ * max_rows: steps one pass takes (1..8; 0: 8); max_passes: passes that may run at
+ * once (0: the online CPUs).  Thread-safe; free it after every context using it has
+ * been freed or detached. */
+typedef struct wkv_decoder_group wkv_decoder_group;
+typedef struct {
+    int64_t steps;         /* greedy steps that went through the group */
+    int64_t passes;        /* decoder passes they took */
+    int64_t shared_passes; /* passes of more than one step */
+    int max_rows;          /* the most steps one pass took */
+} wkv_decoder_group_stats;
+WKV_API wkv_decoder_group *wkv_decoder_group_new(const wkv_model *model, int max_rows,
+                                                 int max_passes, char **error);
+WKV_API void wkv_decoder_group_free(wkv_decoder_group *group);
+WKV_API void wkv_decoder_group_get_stats(wkv_decoder_group *group,
+                                         wkv_decoder_group_stats *out);
+/* Puts ctx's greedy steps through `group` (NULL: back on its own).  Not while ctx is
+ * decoding.  -1 with a message when the group is on another model. */
+WKV_API int wkv_context_set_decoder_group(wkv_context *ctx, wkv_decoder_group *group,
+                                          char **error);
+
 /* Compute types of the encoder's linear layers (and convolutions), a context setting.
  *  F32:  float32 (wkv_f32_gemm_library), the reference-exact path (the default);
  *  BF16: oneDNN matmul on bf16 inputs and weights, f32 accumulation;

@@ -6,6 +6,7 @@
 #include "base/util.h"
 #include "kernels/ops.h"
 #include "decode/rules.h"
+#include "decode/group.h"
 #include "decode/search.h"
 
 #include <math.h>
@@ -151,7 +152,7 @@ static int greedy(search *s, float *logits, const int *draft, int n_draft,
             s->ctx->self.n[0] = s->n_init + step;
             lg = logits;
         }
-        if (wkv_decode(s->ctx, &tok, 1, logits) != 0) {
+        if (wkv__decoder_step(s->ctx, tok, logits) != 0) {
             wkv__free(rows);
             return -1;
         }

@@ -87,6 +87,7 @@ struct wkv_context {
     int n_steps;
     int pass_p0, pass_n; /* positions covered by the last decoder pass (rows of dec_x) */
     int drafts;          /* greedy searches check a draft when given one (default 1) */
+    wkv_decoder_group *group; /* greedy steps shared with other contexts (group.c) */
     /* set only during a word-alignment pass (align.c): sees every layer's
      * cross-attention queries and keys (f32); NULL otherwise, so decoding pays one
      * test per layer */

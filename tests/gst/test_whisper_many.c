@@ -6,6 +6,9 @@
  *    of the element's own (loaded each cycle), with a model held elsewhere, each with
  *    and without VAD: RSS and the thread count at cycle 10 and at the last cycle, growth
  *    bounded;
+ *  - shared_decoder: three offline elements on one model, each on its own audio, give
+ *    with share-decoder the text each gives with its own decoder, and the model's
+ *    decoder group ran passes of several elements' steps;
  *  - concurrent_load: two elements reaching READY -> PAUSED at the same instant on the
  *    same file load it once and share it (run under ThreadSanitizer by
  *    scripts/tsan-element.sh).
@@ -369,6 +372,85 @@ GST_START_TEST(test_concurrent_load)
 }
 GST_END_TEST
 
+static GstPadProbeReturn keep_text(GstPad *pad, GstPadProbeInfo *info, gpointer data)
+{
+    (void)pad;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    GstMapInfo map;
+    if (gst_buffer_map(b, &map, GST_MAP_READ)) {
+        g_string_append_printf(data, "%" GST_TIME_FORMAT " %" GST_TIME_FORMAT " %.*s\n",
+                               GST_TIME_ARGS(GST_BUFFER_PTS(b)),
+                               GST_TIME_ARGS(GST_BUFFER_DURATION(b)), (int)map.size,
+                               (const char *)map.data);
+        gst_buffer_unmap(b, &map);
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+/* Three offline elements at once, each on its own tone, share-decoder on or off: their
+ * text into texts[3]; with it on, the group's statistics into *gs (at EOS, while the
+ * model is loaded). */
+static void three_elements(gboolean share, GString **texts, wkv_decoder_group_stats *gs)
+{
+    GString *desc = g_string_new(NULL);
+    for (int i = 0; i < 3; i++)
+        g_string_append_printf(desc, "audiotestsrc num-buffers=450 samplesperbuffer=1600 "
+            "freq=%d ! audio/x-raw,rate=16000,channels=1,format=F32LE ! whisperkv name=w%d "
+            "model=%s threads=1 temperature-fallback=false share-decoder=%s ! fakesink "
+            "async=false w%d.text_src ! fakesink async=false ", 300 + 170 * i, i, test_model,
+            share ? "true" : "false", i);
+    GError *e = NULL;
+    GstElement *p = gst_parse_launch(desc->str, &e);
+    fail_unless(p && !e, "%s", e ? e->message : "");
+    g_string_free(desc, TRUE);
+    for (int i = 0; i < 3; i++) {
+        gchar *name = g_strdup_printf("w%d", i);
+        GstElement *w = gst_bin_get_by_name(GST_BIN(p), name);
+        GstPad *pad = gst_element_get_static_pad(w, "text_src");
+        texts[i] = g_string_new(NULL);
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, keep_text, texts[i], NULL);
+        gst_object_unref(pad);
+        gst_object_unref(w);
+        g_free(name);
+    }
+    fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    gchar *err = wait_eos(p, 300 * GST_SECOND);
+    fail_unless(err == NULL, "%s", err);
+    GstWhisperModel *m = gst_whisper_model_acquire(test_model, NULL);
+    gst_whisper_model_decoder_group_stats(m, gs);
+    gst_whisper_model_release(m);
+    fail_unless(gst_element_set_state(p, GST_STATE_NULL) == GST_STATE_CHANGE_SUCCESS);
+    gst_object_unref(p);
+}
+
+GST_START_TEST(test_shared_decoder)
+{
+    GString *own[3], *shared[3];
+    wkv_decoder_group_stats gs_own, gs;
+    three_elements(FALSE, own, &gs_own);
+    /* the steps meet by chance: up to 20 tries (a third of the passes of one try met, one in three tries none) */
+    for (int attempt = 0; attempt < 20; attempt++) {
+        three_elements(TRUE, shared, &gs);
+        for (int i = 0; i < 3; i++) {
+            fail_unless(own[i]->len > 0, "element %d wrote no text", i);
+            fail_unless(!strcmp(own[i]->str, shared[i]->str),
+                        "element %d with a shared decoder:\n%s---\nalone:\n%s", i,
+                        shared[i]->str, own[i]->str);
+            g_string_free(shared[i], TRUE);
+        }
+        g_print("shared decoder: %" G_GINT64_FORMAT " steps in %" G_GINT64_FORMAT
+                " passes (%" G_GINT64_FORMAT " shared, up to %d)\n", gs.steps, gs.passes,
+                gs.shared_passes, gs.max_rows);
+        if (gs.shared_passes > 0)
+            break;
+    }
+    fail_unless(gs_own.steps == 0, "share-decoder=false went through the group");
+    fail_unless(gs.steps > 0 && gs.shared_passes > 0, "no pass shared the decoder");
+    for (int i = 0; i < 3; i++)
+        g_string_free(own[i], TRUE);
+}
+GST_END_TEST
+
 static Suite *many_suite(void)
 {
     Suite *s = suite_create("whisper-many");
@@ -378,6 +460,7 @@ static Suite *many_suite(void)
     tcase_add_test(tc, test_many_elements);
     tcase_add_test(tc, test_state_cycles_flat);
     tcase_add_test(tc, test_concurrent_load);
+    tcase_add_test(tc, test_shared_decoder);
     return s;
 }
 

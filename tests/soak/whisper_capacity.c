@@ -8,8 +8,9 @@
  *
  *   whisper_capacity --model M --wav FILE [--streams N] [--duration S] [--step MS]
  *                    [--latency MS] [--threads N] [--compute-type auto|f32|bf16|int8]
- *                    [--sample-len N]
+ *                    [--sample-len N] [--own-decoders]
  *
+ * The elements share the model's decoder (share-decoder) unless --own-decoders.
  * Defaults: issue 16's scenario: step 2000, latency 5000, threads 1 per element, 120 s.
  * The recording (16-kHz WAV) is looped; stream i starts 13 * i seconds into it so the
  * streams are not decoding the same window at the same moment.  Random-weight models
@@ -28,6 +29,7 @@
 #include <gst/gst.h>
 
 #include "gstwhisper.h"
+#include "gstwhispermodel.h"
 #include "wav.h"
 
 #define CHUNK_NS (GST_SECOND / 10)
@@ -106,6 +108,7 @@ int main(int argc, char **argv)
 {
     gchar *model = NULL, *wav_path = NULL, *compute_type = NULL;
     gint streams = 6, duration = 120, step = 2000, latency = 5000, threads = 1, sample_len = 0;
+    gboolean own_decoders = FALSE;
     GOptionEntry entries[] = {
         {"model", 0, 0, G_OPTION_ARG_FILENAME, &model, "ggml model (shared by all)", "FILE"},
         {"wav", 0, 0, G_OPTION_ARG_FILENAME, &wav_path, "16-kHz WAV, looped", "FILE"},
@@ -119,6 +122,8 @@ int main(int argc, char **argv)
          "the elements' compute-type (auto)", "T"},
         {"sample-len", 0, 0, G_OPTION_ARG_INT, &sample_len,
          "the elements' sample-len (0: the model's 224)", "N"},
+        {"own-decoders", 0, 0, G_OPTION_ARG_NONE, &own_decoders,
+         "share-decoder=false: each element steps its own decoder", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
     GOptionContext *oc = g_option_context_new("- live streams one process holds");
     g_option_context_add_main_entries(oc, entries, NULL);
@@ -148,6 +153,8 @@ int main(int argc, char **argv)
     for (gint i = 0; ok && i < streams; i++) {
         ok = make_stream(&s[i], model, step, latency, threads, compute_type ? compute_type : "auto",
                          sample_len, sysclock);
+        if (ok)
+            g_object_set(s[i].whisper, "share-decoder", !own_decoders, NULL);
         if (ok)
             s[i].pos = ((size_t)i * 13 * 16000) % w.n;
     }
@@ -195,16 +202,17 @@ int main(int argc, char **argv)
     g_print("%d streams, %d s each, step %d, latency %d, threads %d, compute-type %s, "
             "sample-len %d, %s\n", streams, duration, step, latency, threads,
             compute_type ? compute_type : "auto", sample_len, model);
-    g_print("| stream | runs | late commits | max commit delay (ms) | held |\n"
-            "|---:|---:|---:|---:|---|\n");
+    g_print("| stream | runs | late commits | median commit delay (ms) | max commit delay (ms) "
+            "| held |\n|---:|---:|---:|---:|---:|---|\n");
     guint64 worst = 0, late_all = 0;
     for (gint i = 0; i < streams; i++) {
-        guint64 runs = 0, late = 0, delay = 0;
+        guint64 runs = 0, late = 0, delay = 0, median = 0;
         g_object_get(s[i].whisper, "windows", &runs, "late-commits", &late,
-                     "max-commit-delay", &delay, NULL);
+                     "max-commit-delay", &delay, "median-commit-delay", &median, NULL);
         gboolean held = late == 0 && delay <= (guint64)latency;
         g_print("| %d | %" G_GUINT64_FORMAT " | %" G_GUINT64_FORMAT " | %" G_GUINT64_FORMAT
-                " | %s |\n", i, runs, late, delay, held ? "yes" : "no");
+                " | %" G_GUINT64_FORMAT " | %s |\n", i, runs, late, median, delay,
+                held ? "yes" : "no");
         worst = MAX(worst, delay);
         late_all += late;
         ok = ok && held && delay > 0;
@@ -213,6 +221,16 @@ int main(int argc, char **argv)
             " late commits; process CPU %.0f s in %.0f s wall (%.2f cores); load average at "
             "the end %.2f %.2f %.2f\n%s\n", worst, late_all, cpu, wall, cpu / wall, load[0],
             load[1], load[2], ok ? "capacity: HELD" : "capacity: NOT HELD");
+    if (!own_decoders) {
+        /* the shared decoder's passes: steps that met ran together */
+        GstWhisperModel *gm = gst_whisper_model_acquire(model, NULL);
+        wkv_decoder_group_stats gs;
+        gst_whisper_model_decoder_group_stats(gm, &gs);
+        g_print("shared decoder: %" G_GINT64_FORMAT " steps in %" G_GINT64_FORMAT
+                " passes (%" G_GINT64_FORMAT " of more than one step, up to %d)\n",
+                gs.steps, gs.passes, gs.shared_passes, gs.max_rows);
+        gst_whisper_model_release(gm);
+    }
 
     for (gint i = 0; i < streams; i++) {
         gst_element_set_state(s[i].pipe, GST_STATE_NULL);
