@@ -3,7 +3,7 @@
  * size 1), times included: plain 30-s chunks over a stretch several batches long (a
  * full batch as the audio comes, the rest at EOS), a stretch that ends at EOS before
  * its first batch filled, a batch longer than the sequential path's bound on held audio,
- * a flush while a batch decodes, and with vad-model the speech
+ * a flush while a batch decodes, words (text-unit=word), and with vad-model the speech
  * chunks (wkv_chunks_from_speech, needs the shared Silero model and jfk.wav: that check
  * passes saying so without them, fails under CI=true).  batch-size 0 and 1 keep the
  * sequential long form; the property round-trips.  On the short model (32 tokens a
@@ -22,11 +22,19 @@
 typedef struct {
     GPtrArray *segs;
     GstClockTime t0;
+    gboolean words; /* a TextSeg per word */
 } Collect;
 
 static int collect_cb(const wkv_segment *seg, void *user)
 {
     Collect *c = user;
+    for (int k = 0; c->words && k < seg->n_words; k++) {
+        GstClockTime a = (GstClockTime)llround(seg->words[k].start * 1e9);
+        GstClockTime b = (GstClockTime)llround(seg->words[k].end * 1e9);
+        textseg_add(c->segs, c->t0 + a, b > a ? b - a : 0, seg->words[k].word);
+    }
+    if (c->words)
+        return 0;
     GstClockTime a = (GstClockTime)llround(seg->start * 1e9);
     GstClockTime b = (GstClockTime)llround(seg->end * 1e9);
     textseg_add(c->segs, c->t0 + a, b - a, seg->text);
@@ -35,11 +43,24 @@ static int collect_cb(const wkv_segment *seg, void *user)
 
 /* The core on pcm[0..n): `chunks` (NULL: plain 30-s ones) decoded one at a time, with
  * the element's options (window normalization, no fallback), times from t0. */
+static GPtrArray *core_chunks_words(const gchar *model, const float *pcm, gsize n,
+                                    const wkv_chunk *chunks, int nc, GstClockTime t0,
+                                    gboolean words);
+
 static GPtrArray *core_chunks(const float *pcm, gsize n, const wkv_chunk *chunks, int nc,
                               GstClockTime t0)
 {
+    return core_chunks_words(test_model, pcm, n, chunks, nc, t0, FALSE);
+}
+
+/* The same on `model`; with `words`, word timestamps on (sample_len 24, as the
+ * element's in test_batch_words) and one TextSeg per word instead. */
+static GPtrArray *core_chunks_words(const gchar *model, const float *pcm, gsize n,
+                                    const wkv_chunk *chunks, int nc, GstClockTime t0,
+                                    gboolean words)
+{
     char *err = NULL;
-    wkv_model *m = wkv_model_load(test_model, &err);
+    wkv_model *m = wkv_model_load(model, &err);
     fail_unless(m != NULL, "core: %s", err ? err : "");
     wkv_context *ctx = wkv_context_new(m, 1, &err);
     fail_unless(ctx != NULL, "core: %s", err ? err : "");
@@ -53,7 +74,11 @@ static GPtrArray *core_chunks(const float *pcm, gsize n, const wkv_chunk *chunks
     wkv_options_default(&o);
     o.mel_norm = WKV_MEL_WINDOW;
     o.temperature_increment = 0.0f;
-    Collect c = {textseg_array_new(), t0};
+    if (words) {
+        o.word_timestamps = 1;
+        o.sample_len = 24;
+    }
+    Collect c = {textseg_array_new(), t0, words};
     int r = wkv_transcribe_chunks(ctx, pcm, n, chunks, nc, 1, &o, collect_cb, NULL, &c, &err);
     fail_unless(r >= 0, "core: %s", err ? err : "");
     /* the element's text never goes back (docs/element.md, "Hostile input"): a segment
@@ -218,6 +243,35 @@ GST_START_TEST(test_batch_one_is_sequential)
 }
 GST_END_TEST
 
+/* Word timestamps (text-unit=word): each word's buffer is the core's word of the same
+ * chunk, its times moved onto the stretch as the segments' are: 70 s from PTS 2 s,
+ * batch-size 2 (a batch of two chunks, then one at EOS).  On the full micro model
+ * (the short one's 300 frames cannot time words), 24 tokens a window at most. */
+GST_START_TEST(test_batch_words)
+{
+    const gchar *micro = g_getenv("WHISPER_TEST_MODEL_MICRO");
+    fail_unless(micro != NULL, "WHISPER_TEST_MODEL_MICRO is not set");
+    const gsize n = SR * 70;
+    const GstClockTime t0 = 2 * GST_SECOND;
+    float *pcm = synth_audio(n, 17);
+    GPtrArray *want = core_chunks_words(micro, pcm, n, NULL, 0, t0, TRUE);
+    guint before, after;
+    count_around(want, t0 + 60 * GST_SECOND, &before, &after);
+    fail_unless(before > 0 && after > 0, "the core gave %u words in the first batch and %u "
+                "after it: the check needs both", before, after);
+    WhisperHarness wh;
+    wh_setup(&wh, micro, FALSE, "batch-size", 2, "temperature-fallback", FALSE,
+             "word-timestamps", TRUE, "text-unit", 1 /* word */, "sample-len", 24, NULL);
+    wh_push_pcm(&wh, pcm, n, SR, t0, FALSE, FALSE);
+    GPtrArray *got = wh_finish(&wh);
+    assert_same_segments(got, want, "words, batch-size 2");
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
 /* The property: 0 by default, 0 .. 64, read back as set, on both elements. */
 GST_START_TEST(test_batch_property)
 {
@@ -308,6 +362,7 @@ static Suite *batch_suite(void)
     tcase_add_test(tc, test_batch_above_queue_bound);
     tcase_add_test(tc, test_batch_eos_mid_batch);
     tcase_add_test(tc, test_batch_flush_mid_batch);
+    tcase_add_test(tc, test_batch_words);
     tcase_add_test(tc, test_batch_one_is_sequential);
     tcase_add_test(tc, test_batch_property);
     tcase_add_test(tc, test_batch_vad_chunks);
