@@ -423,15 +423,17 @@ static void wait_for_audio(GstWhisper *self, WItem *it)
         return;
     self->w.stall_warned = TRUE;
     double held = (double)it->len / WKV_SAMPLE_RATE;
+    /* with batch-size N, the first text needs N windows */
+    int first_s = 30 * MAX(1, self->w.batch_size);
     g_mutex_unlock(&self->q.lock);
     GST_ELEMENT_WARNING(self, STREAM, FAILED,
         ("No audio has come for %d s while the first window's text is pending",
          (int)(STALL_WARN_US / G_USEC_PER_SEC)),
-        ("%.1f s of this stretch are in; its text comes once a 30-s window (or EOS) is in. "
+        ("%.1f s of this stretch are in; its text comes once %d s (or EOS) are in. "
          "If a branch downstream waits for that text while holding back the audio (a "
-         "demuxer that also feeds a video overlay), give that branch a queue of 30 s "
+         "demuxer that also feeds a video overlay), give that branch a queue of %d s "
          "(queue max-size-time=0 max-size-bytes=0 max-size-buffers=0): docs/element.md",
-         held));
+         held, first_s, first_s));
     g_mutex_lock(&self->q.lock);
 }
 
