@@ -169,7 +169,7 @@ typedef struct {
     WItem *tr_item;
     gint64 tr_pushed;
     gboolean tr_closed;
-    gpointer collect;         /* the window under way's CollectCtx (worker.c) */
+    gpointer collect;         /* the window under way's GstWhisperCollect (worker.c) */
     float *scratch;
     gsize scratch_cap;
     GstClockTime text_pos;    /* where text_src's time has got to */
@@ -184,7 +184,7 @@ typedef struct {
     gboolean highlight;       /* highlight-words: a cue as its highlighted sub-cues */
     cue_cutter *cut;      /* text-unit=cue: the current stretch's cues */
     GPtrArray *cue_out;       /* where complete cues go (WSeg*), while cutting */
-    GstClockTime cue_t0, cue_limit; /* as CollectCtx's, for the cues being cut */
+    GstClockTime cue_t0, cue_limit; /* as GstWhisperCollect's, for the cues being cut */
     guint cue_lateness;
     /* voice activity (vad-model set): the shared model and the parameters */
     GstWhisperModel *vad;

@@ -52,8 +52,9 @@ float *gst_whisper_worker_scratch(GstWhisper *self, gsize n)
     return w->scratch;
 }
 
-/* Places `s` at [a, b) seconds of the stretch (t0, limit and lateness as GstWhisperCollect's) and
- * adds it to `out`; frees it instead when it starts past the limit. */
+/* Places `s` at [a, b) seconds of the stretch (t0, limit and lateness as
+ * GstWhisperCollect's) and adds it to `out`; frees it instead when it starts past the
+ * limit. */
 static void place(WSeg *s, double a_s, double b_s, GstClockTime t0, GstClockTime limit,
                   guint lateness, GPtrArray *out)
 {
@@ -154,7 +155,8 @@ int gst_whisper_worker_collect(const wkv_segment *speech_seg, void *user)
     return 0;
 }
 
-/* The transcriber's callback, set once per stretch: the window under way's GstWhisperCollect. */
+/* The transcriber's callback, set once per stretch: the window under way's
+ * GstWhisperCollect. */
 static int collect_segment_cb(const wkv_segment *seg, void *user)
 {
     GstWhisper *self = user;
