@@ -224,6 +224,9 @@ static gboolean load_model(GstWhisper *self)
         g_free(language);
         return FALSE;
     }
+    if (w->batch_size > 1 && w->opt_prompt)
+        GST_WARNING_OBJECT(self, "batch-size=%d decodes each chunk without previous text: "
+                           "initial-prompt is not used offline", w->batch_size);
     post_load_progress(self, GST_PROGRESS_TYPE_START, path ? path : "(no model)");
     GError *gerr = NULL;
     gchar *err = NULL;

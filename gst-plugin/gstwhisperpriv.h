@@ -42,6 +42,8 @@ GST_DEBUG_CATEGORY_EXTERN(gst_whisper_debug);
  * any length costs the same memory.  Always more than one window, which the worker
  * needs to make progress. */
 #define OFFLINE_MAX_SAMPLES (4 * (gint64)WKV_N_SAMPLES)
+/* batch-size: its largest value (the core's batch limit). */
+#define MAX_BATCH_SIZE 64
 
 typedef enum { ITEM_AUDIO, ITEM_EVENT } ItemType;
 
@@ -118,6 +120,7 @@ typedef struct {
     gfloat vad_threshold, vad_max_speech_s, vad_samples_overlap;
     gint vad_min_speech_ms, vad_min_silence_ms, vad_speech_pad_ms;
     gboolean post_vad_messages;
+    gint batch_size;         /* offline batching: chunks per decoder batch (0, 1: off) */
 } GstWhisperProps;
 
 #define GST_WHISPER_DELAY_BIN_MS 20
@@ -173,7 +176,7 @@ typedef struct {
     WItem *tr_item;
     gint64 tr_pushed;
     gboolean tr_closed;
-    gpointer collect;         /* the window under way's CollectCtx (worker.c) */
+    gpointer collect;         /* the window under way's GstWhisperCollect (worker.c) */
     float *scratch;
     gsize scratch_cap;
     GstClockTime text_pos;    /* where text_src's time has got to */
@@ -188,7 +191,7 @@ typedef struct {
     gboolean highlight;       /* highlight-words: a cue as its highlighted sub-cues */
     cue_cutter *cut;      /* text-unit=cue: the current stretch's cues */
     GPtrArray *cue_out;       /* where complete cues go (WSeg*), while cutting */
-    GstClockTime cue_t0, cue_limit; /* as CollectCtx's, for the cues being cut */
+    GstClockTime cue_t0, cue_limit; /* as GstWhisperCollect's, for the cues being cut */
     guint cue_lateness;
     /* voice activity (vad-model set): the shared model and the parameters */
     GstWhisperModel *vad;
@@ -199,7 +202,32 @@ typedef struct {
     gboolean vad_filtered;
     gint64 vad_len;
     wkv_vad_map *vad_map;
+    /* offline batching (batch-size > 1; gstwhisperbatch.c): the samples taken from
+     * tr_item (bt_pcm: bt_n of them, from stream index bt_base; they left the queue),
+     * cut into bt_n_chunks chunks of which bt_next is the next to decode; bt_speech:
+     * the stretch's speech was cut into chunks (VAD, once it ended) */
+    gint batch_size;          /* `batch-size` as it was at READY->PAUSED */
+    float *bt_pcm;
+    gsize bt_n;
+    gint64 bt_base;
+    wkv_chunk *bt_chunks;
+    gint bt_n_chunks, bt_next;
+    gboolean bt_speech;
+    gboolean bt_live_warned;  /* live stretches ignore batch-size: said once */
 } GstWhisperWorker;
+
+/* What the segments of one decoding run need (gstwhisperworker.c, collect): the
+ * stretch's text time t0, the limit its text stops at (end of a stretch a
+ * discontinuity closed, or NONE), lateness; the text buffers made (WSeg*). */
+typedef struct {
+    GstWhisper *self;
+    GstClockTime t0;
+    GstClockTime limit;
+    guint lateness;
+    GPtrArray *segs;
+    gboolean failed; /* an allocation failed (ERROR posted): the window's text stops */
+    gchar *language; /* the first segment's language (g_free) */
+} GstWhisperCollect;
 
 /* The live driver's (worker-only): the core's live stream, one per activation. */
 typedef struct {
@@ -362,10 +390,36 @@ void gst_whisper_worker_forget_item(GstWhisper *self);
 /* After text went out with flow `ret`: takes `q.lock` back and reports a fatal flow
  * as an element error (then FALSE). */
 gboolean gst_whisper_worker_pushed(GstWhisper *self, GstFlowReturn ret);
+/* The segment callback of a decoding run, `user` a GstWhisperCollect: the segment as
+ * text buffers (words, cues) in its `segs`.  Non-zero stops the run (an allocation
+ * failed). */
+int gst_whisper_worker_collect(const wkv_segment *seg, void *user);
+/* Text time before which the open cue starts (text may not pass it yet), or NONE. */
+GstClockTime gst_whisper_worker_cue_hold(GstWhisper *self);
+/* Samples the worker may hold offline before chain waits: OFFLINE_MAX_SAMPLES, or two
+ * batches of batch-size windows (one decoding, the next filling). */
+gint64 gst_whisper_worker_max_held(GstWhisper *self);
+
+/* gstwhisperbatch.c: offline batching, batch-size > 1 (worker-only). */
+typedef enum {
+    GST_WHISPER_BATCH_RAN,   /* a batch ran (or was cancelled by a flush) */
+    GST_WHISPER_BATCH_WAIT,  /* more audio of the stretch is needed first */
+    GST_WHISPER_BATCH_DONE,  /* the stretch is transcribed */
+    GST_WHISPER_BATCH_ERROR, /* fatal, reported */
+} GstWhisperBatchStep;
+/* One step of `it`: takes its next batch of audio when none is left (N x 30 s as they
+ * come, the rest once it ended; with VAD its speech chunks once it ended) and decodes
+ * the next batch_size chunks, pushing their text.  Lock held on entry and exit. */
+GstWhisperBatchStep gst_whisper_batch_run(GstWhisper *self, WItem *it);
+/* Drops the samples and chunks taken (a new stretch, a flush, unloading). */
+void gst_whisper_batch_forget(GstWhisper *self);
 
 /* gstwhispervad.c: voice activity (worker-only). */
 /* A whisper-vad message (post-vad-messages on): speech starts or ends at text time ts. */
 void gst_whisper_vad_post(GstWhisper *self, gboolean speech, GstClockTime ts);
+/* The messages of a stretch's speech segments (n samples from text time t0). */
+void gst_whisper_vad_post_segments(GstWhisper *self, const wkv_vad_segment *segs, int n_segs,
+                                   GstClockTime t0, gint64 n);
 /* Offline, `it` has ended: replaces its audio by the speech the CLI would transcribe
  * (wkv_vad_filter) and keeps the map.  Lock held on entry and exit (dropped while it
  * computes).  FALSE on an error (reported). */

@@ -51,6 +51,7 @@ enum {
     PROP_VAD_MAX_SPEECH,
     PROP_VAD_SAMPLES_OVERLAP,
     PROP_POST_VAD_MESSAGES,
+    PROP_BATCH_SIZE,
     PROP_WINDOWS,
     PROP_TOKENS,
     PROP_ENCODER_MS,
@@ -98,6 +99,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_VAD_MAX_SPEECH] = FIELD(vad_max_speech_s),
     [PROP_VAD_SAMPLES_OVERLAP] = FIELD(vad_samples_overlap),
     [PROP_POST_VAD_MESSAGES] = FIELD(post_vad_messages),
+    [PROP_BATCH_SIZE] = FIELD(batch_size),
 };
 
 /* One set per element type: [0] the filter's, [1] the transcriber's (a param spec
@@ -207,6 +209,8 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
     self->w.opt_heads = g_strdup(p->alignment_heads && *p->alignment_heads ? p->alignment_heads
                                                                            : "auto");
     o->alignment_heads = self->w.opt_heads;
+    self->w.batch_size = p->batch_size;
+    self->w.bt_live_warned = FALSE;
     self->w.text_unit = p->text_unit;
     self->w.cue_opts = p->cue;
     self->w.highlight = p->highlight_words;
@@ -476,6 +480,15 @@ static void make_decoding_props(GParamSpec **properties, const wkv_options *d)
     properties[PROP_SEED] = g_param_spec_uint64("seed", "Seed",
         "Seed of the sampling at temperatures above 0: the same seed gives the same text",
         0, G_MAXUINT64, d->seed, rw_ready);
+    properties[PROP_BATCH_SIZE] = g_param_spec_int("batch-size", "Batch size",
+        "Offline batching, as the CLI's --batch-size and faster-whisper's batched "
+        "pipeline: each stretch is cut into chunks of up to 30 s (plain 30-s ones, or with "
+        "vad-model its speech merged up to 30 s), each decoded without the previous text, "
+        "this many side by side in one decoder pass per token; the text of every "
+        "batch-size x 30 s goes out once that audio is in (with vad-model, once the "
+        "stretch ended). condition-on-previous-text and initial-prompt do not apply; "
+        "beam search decodes the chunks one by one. 0 or 1: the sequential long form; "
+        "live stretches ignore it", 0, MAX_BATCH_SIZE, 0, rw_ready);
 }
 
 /* Words and cues: defaults from the core's (word_timestamps, alignment_heads) and the

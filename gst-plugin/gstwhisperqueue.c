@@ -259,11 +259,13 @@ gboolean gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint
         if (!GST_CLOCK_TIME_IS_VALID(q->text_end) || text_end > q->text_end)
             q->text_end = text_end;
         g_cond_signal(&q->cond);
-        /* offline: wait while the worker holds enough audio (see OFFLINE_MAX_SAMPLES);
+        /* offline: wait while the worker holds enough audio (see OFFLINE_MAX_SAMPLES;
+         * with batch-size, two batches: gst_whisper_worker_max_held);
          * `it` may be freed meanwhile (a flush).  Offline VAD needs the whole stretch
          * before its first window (w.vad is set before the pads are active). */
         gboolean item_live = it->live || self->w.vad;
-        while (!item_live && !q->flushing && held_samples(self) > OFFLINE_MAX_SAMPLES)
+        gint64 max_held = gst_whisper_worker_max_held(self);
+        while (!item_live && !q->flushing && held_samples(self) > max_held)
             g_cond_wait(&q->space, &q->lock);
     }
     take_src_tags(self, tags);

@@ -28,6 +28,17 @@ void gst_whisper_vad_post(GstWhisper *self, gboolean speech, GstClockTime ts)
                              gst_message_new_element(GST_OBJECT(self), s));
 }
 
+void gst_whisper_vad_post_segments(GstWhisper *self, const wkv_vad_segment *segs, int n_segs,
+                                   GstClockTime t0, gint64 n)
+{
+    GstClockTime end = t0 + gst_whisper_samples_to_ns(n);
+    for (int i = 0; i < n_segs; i++) {
+        /* the last segment may end in the zero padding of the last chunk */
+        gst_whisper_vad_post(self, TRUE, MIN(end, t0 + segs[i].start * 10 * GST_MSECOND));
+        gst_whisper_vad_post(self, FALSE, MIN(end, t0 + segs[i].end * 10 * GST_MSECOND));
+    }
+}
+
 void gst_whisper_vad_forget(GstWhisper *self)
 {
     wkv_vad_map_free(self->w.vad_map);
@@ -52,12 +63,8 @@ static gboolean filter(GstWhisper *self, const float *pcm, gsize n, GstClockTime
         return FALSE;
     int r = wkv_vad_filter(pcm, n, segs, n_segs, &w->vad_params, speech, n_speech, &w->vad_map,
                            err);
-    GstClockTime end = t0 + gst_whisper_samples_to_ns((gint64)n);
-    for (int i = 0; r == 0 && i < n_segs; i++) {
-        /* the last segment may end in the zero padding of the last chunk */
-        gst_whisper_vad_post(self, TRUE, MIN(end, t0 + segs[i].start * 10 * GST_MSECOND));
-        gst_whisper_vad_post(self, FALSE, MIN(end, t0 + segs[i].end * 10 * GST_MSECOND));
-    }
+    if (r == 0)
+        gst_whisper_vad_post_segments(self, segs, n_segs, t0, (gint64)n);
     GST_DEBUG_OBJECT(self, "VAD: %d speech segments, %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
                      " samples transcribed", n_segs, (gsize)*n_speech, n);
     free(segs);

@@ -52,17 +52,9 @@ float *gst_whisper_worker_scratch(GstWhisper *self, gsize n)
     return w->scratch;
 }
 
-typedef struct {
-    GstWhisper *self;
-    GstClockTime t0;
-    GstClockTime limit; /* end of a stretch a discontinuity closed, or NONE */
-    guint lateness;
-    GPtrArray *segs;
-    gboolean failed; /* an allocation failed (ERROR posted): the window's text stops */
-} CollectCtx;
-
-/* Places `s` at [a, b) seconds of the stretch (t0, limit and lateness as CollectCtx's) and
- * adds it to `out`; frees it instead when it starts past the limit. */
+/* Places `s` at [a, b) seconds of the stretch (t0, limit and lateness as
+ * GstWhisperCollect's) and adds it to `out`; frees it instead when it starts past the
+ * limit. */
 static void place(WSeg *s, double a_s, double b_s, GstClockTime t0, GstClockTime limit,
                   guint lateness, GPtrArray *out)
 {
@@ -86,7 +78,7 @@ static void place(WSeg *s, double a_s, double b_s, GstClockTime t0, GstClockTime
     g_ptr_array_add(out, s);
 }
 
-static GstClockTime word_time(const CollectCtx *c, double secs)
+static GstClockTime word_time(const GstWhisperCollect *c, double secs)
 {
     return c->t0 + gst_whisper_secs_to_ns(secs) + c->lateness * GST_MSECOND;
 }
@@ -111,9 +103,9 @@ static void collect_cue(const cue_word *words, guint n, void *user)
     cue_parts(words, n, w->highlight, cue_part, w);
 }
 
-static int collect_segment(const wkv_segment *speech_seg, void *user)
+int gst_whisper_worker_collect(const wkv_segment *speech_seg, void *user)
 {
-    CollectCtx *c = user;
+    GstWhisperCollect *c = user;
     GstWhisperWorker *w = &c->self->w;
     /* with VAD: onto the stretch's timeline, as the CLI reports it */
     wkv_segment mapped;
@@ -130,6 +122,8 @@ static int collect_segment(const wkv_segment *speech_seg, void *user)
         wkv_vad_map_result(w->vad_map, speech_seg, &mapped, mapped_words);
         seg = &mapped;
     }
+    if (!c->language && seg->language)
+        c->language = g_strdup(seg->language);
     WSeg *s = g_new0(WSeg, 1);
     s->text = g_strdup(seg->text);
     s->avg_logprob = seg->avg_logprob;
@@ -161,11 +155,12 @@ static int collect_segment(const wkv_segment *speech_seg, void *user)
     return 0;
 }
 
-/* The transcriber's callback, set once per stretch: the window under way's CollectCtx. */
+/* The transcriber's callback, set once per stretch: the window under way's
+ * GstWhisperCollect. */
 static int collect_segment_cb(const wkv_segment *seg, void *user)
 {
     GstWhisper *self = user;
-    return collect_segment(seg, self->w.collect);
+    return gst_whisper_worker_collect(seg, self->w.collect);
 }
 
 /* text-unit=cue: the stretch's cues start (its limit and lateness are set per window);
@@ -183,10 +178,9 @@ static void cues_begin(GstWhisper *self, GstClockTime t0)
     w->cue_lateness = gst_whisper_props_lateness(self);
 }
 
-/* Text time before which the open cue starts (text_src's time may not pass it yet),
- * or NONE. */
-static GstClockTime cue_hold(const GstWhisperWorker *w)
+GstClockTime gst_whisper_worker_cue_hold(GstWhisper *self)
 {
+    const GstWhisperWorker *w = &self->w;
     double start;
     if (!w->cut || !cue_cutter_pending(w->cut, &start))
         return GST_CLOCK_TIME_NONE;
@@ -263,13 +257,14 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
 
     gint64 t_start = g_get_monotonic_time();
     char *err = NULL;
-    CollectCtx c = {self, t0, limit, gst_whisper_props_lateness(self),
-                    g_ptr_array_new_with_free_func(gst_whisper_seg_free), FALSE};
+    GstWhisperCollect c = {self, t0, limit, gst_whisper_props_lateness(self),
+                           g_ptr_array_new_with_free_func(gst_whisper_seg_free), FALSE, NULL};
     self->w.cue_limit = limit;
     self->w.cue_lateness = c.lateness;
     self->w.collect = &c;
     gint64 next = wkv_transcriber_run(self->w.tr, &err);
     self->w.collect = NULL;
+    g_free(c.language); /* the transcriber says which language it detected */
     if (next < 0) {
         g_ptr_array_unref(c.segs);
         gst_whisper_worker_error(self, "window", err);
@@ -305,7 +300,8 @@ static gboolean offline_window(GstWhisper *self, WItem *it, int size)
     GstClockTime until = gst_whisper_vad_frame_time(self, t0, next);
     if (GST_CLOCK_TIME_IS_VALID(limit))
         until = MIN(until, limit);
-    GstClockTime hold = cue_hold(&self->w); /* the open cue's words start there */
+    /* the open cue's words start there */
+    GstClockTime hold = gst_whisper_worker_cue_hold(self);
     if (GST_CLOCK_TIME_IS_VALID(hold))
         until = MIN(until, hold);
     GstFlowReturn ret = gst_whisper_text_push_segments(self, c.segs, until);
@@ -321,10 +317,21 @@ static gboolean begin_item(GstWhisper *self, WItem *it)
         return TRUE;
     gst_whisper_worker_forget_item(self);
     w->tr_item = it;
-    if (it->live)
+    if (it->live) {
+        if (w->batch_size > 1 && !w->bt_live_warned) {
+            /* as the live-only properties offline: the setting does not apply */
+            GST_WARNING_OBJECT(self, "batch-size=%d is for offline transcription: a live "
+                               "stretch is decoded run by run", w->batch_size);
+            w->bt_live_warned = TRUE;
+        }
         return gst_whisper_live_begin(self);
+    }
     char *err = NULL;
     w->detect_pending = w->detect_language;
+    if (w->batch_size > 1) { /* gstwhisperbatch.c decodes it, not a transcriber */
+        cues_begin(self, it->t0);
+        return TRUE;
+    }
     w->tr = wkv_transcriber_new(w->ctx, &w->opts, collect_segment_cb, self, &err);
     if (!w->tr)
         return gst_whisper_worker_error(self, "offline transcriber", err);
@@ -370,6 +377,14 @@ void gst_whisper_worker_forget_item(GstWhisper *self)
     w->tr_closed = FALSE;
     self->q.worker_held = 0;
     gst_whisper_vad_forget(self);
+    gst_whisper_batch_forget(self);
+}
+
+gint64 gst_whisper_worker_max_held(GstWhisper *self)
+{
+    gint batch = self->w.batch_size;
+    return batch > 1 ? MAX(OFFLINE_MAX_SAMPLES, 2 * (gint64)batch * WKV_N_SAMPLES)
+                     : OFFLINE_MAX_SAMPLES;
 }
 
 static void worker_pause(GstWhisper *self)
@@ -410,15 +425,17 @@ static void wait_for_audio(GstWhisper *self, WItem *it)
         return;
     self->w.stall_warned = TRUE;
     double held = (double)it->len / WKV_SAMPLE_RATE;
+    /* with batch-size N, the first text needs N windows */
+    int first_s = 30 * MAX(1, self->w.batch_size);
     g_mutex_unlock(&self->q.lock);
     GST_ELEMENT_WARNING(self, STREAM, FAILED,
         ("No audio has come for %d s while the first window's text is pending",
          (int)(STALL_WARN_US / G_USEC_PER_SEC)),
-        ("%.1f s of this stretch are in; its text comes once a 30-s window (or EOS) is in. "
+        ("%.1f s of this stretch are in; its text comes once %d s (or EOS) are in. "
          "If a branch downstream waits for that text while holding back the audio (a "
-         "demuxer that also feeds a video overlay), give that branch a queue of 30 s "
+         "demuxer that also feeds a video overlay), give that branch a queue of %d s "
          "(queue max-size-time=0 max-size-bytes=0 max-size-buffers=0): docs/element.md",
-         held));
+         held, first_s, first_s));
     g_mutex_lock(&self->q.lock);
 }
 
@@ -467,6 +484,21 @@ void gst_whisper_worker_loop(gpointer data)
                 continue;
             }
             ok = gst_whisper_live_run(self, it);
+        } else if (self->w.batch_size > 1) {
+            /* batch-size: chunks decoded side by side (gstwhisperbatch.c) */
+            GstWhisperBatchStep step = gst_whisper_batch_run(self, it);
+            if (step == GST_WHISPER_BATCH_DONE) {
+                item_done(self, it);
+                return;
+            }
+            if (step == GST_WHISPER_BATCH_WAIT) {
+                if (self->w.vad) /* VAD needs the whole stretch: no stall to warn of */
+                    g_cond_wait(&self->q.cond, &self->q.lock);
+                else
+                    wait_for_audio(self, it);
+                continue;
+            }
+            ok = step == GST_WHISPER_BATCH_RAN;
         } else if (self->w.vad && !self->w.vad_filtered) {
             /* VAD offline: the speech segments need the whole stretch (as the CLI's) */
             if (!it->closed) {
