@@ -410,7 +410,8 @@ static void make_stream_props(GParamSpec **properties)
         "Elements naming the same model file (and not the same element's other runs) put "
         "their greedy decoder steps through one shared decoder: steps that meet run as "
         "one pass that reads the weights once for all of them. Each element's text is "
-        "what it gives alone (live streams on one model: docs/element.md)", TRUE, rw_ready);
+        "what it gives alone. Off by default: on 2-core machines it did not pay "
+        "(docs/performance.md, \"Live streams sharing a decoder\")", FALSE, rw_ready);
     properties[PROP_STEP] = g_param_spec_uint("step", "Step",
         "Live re-run interval in ms: every step ms the buffered audio is transcribed "
         "again (0: offline 30-s windows, or 2000 when upstream is live)",
