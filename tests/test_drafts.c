@@ -21,20 +21,10 @@
 #include <string.h>
 
 static uint32_t seed = 4321;
-static float frand(void)
-{
-    seed = seed * 1664525u + 1013904223u;
-    return (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
-}
 
 static float *audio(size_t n)
 {
-    float *x = malloc(n * sizeof *x);
-    double f = 150 + 500 * (frand() + 1);
-    for (size_t i = 0; i < n; i++)
-        x[i] = 0.3f * (float)sin(2 * M_PI * f * (double)i / 16000 * (1 + 0.3 * sin(i / 8000.0))) +
-               0.05f * frand();
-    return x;
+    return tu_wandering_tone(&seed, n);
 }
 
 static int same(const wkv_window_result *a, const wkv_window_result *b)
@@ -104,27 +94,7 @@ static void check_search(const wkv_model *m, wkv_compute_type type)
     wkv_context_free(ctx);
 }
 
-typedef struct {
-    char buf[1 << 16];
-    size_t len;
-} seglog;
-
-static void log_seg(const wkv_stream_segment *s, void *user)
-{
-    seglog *l = user;
-    int k = snprintf(l->buf + l->len, sizeof l->buf - l->len, "%d %.2f %.2f %d|%s\n", s->final,
-                     s->start, s->end, s->n_tokens, s->text);
-    if (k > 0 && l->len + (size_t)k < sizeof l->buf)
-        l->len += (size_t)k;
-}
-
-static double still_clock(void *user)
-{
-    (void)user;
-    return 0.0; /* every run takes no time: forcing depends on the audio only */
-}
-
-static void run_stream(const wkv_model *m, const float *pcm, size_t n, int drafts, seglog *log,
+static void run_stream(const wkv_model *m, const float *pcm, size_t n, int drafts, tu_seglog *log,
                        int64_t *draft_tokens)
 {
     wkv_context *ctx = wkv_context_new(m, 2, NULL);
@@ -136,9 +106,9 @@ static void run_stream(const wkv_model *m, const float *pcm, size_t n, int draft
     wkv_stream_options_default(&so);
     so.step_ms = 1000;
     so.latency_ms = 6000;
-    so.clock_ms = still_clock;
+    so.clock_ms = tu_still_clock;
     memset(log, 0, sizeof *log);
-    wkv_stream *st = wkv_stream_new(ctx, &o, &so, log_seg, log, NULL);
+    wkv_stream *st = wkv_stream_new(ctx, &o, &so, tu_seglog_add, log, NULL);
     CHECK(st, "stream");
     for (size_t at = 0; st && at < n; at += 4000) {
         size_t k = n - at < 4000 ? n - at : 4000;
@@ -159,7 +129,7 @@ static void check_stream(const wkv_model *m)
         memcpy(pcm + at, a, 80000 * sizeof *a);
         free(a);
     }
-    seglog *on = malloc(sizeof *on), *off = malloc(sizeof *off);
+    tu_seglog *on = malloc(sizeof *on), *off = malloc(sizeof *off);
     int64_t t_on, t_off;
     run_stream(m, pcm, n, 1, on, &t_on);
     run_stream(m, pcm, n, 0, off, &t_off);

@@ -21,21 +21,10 @@
 #define K 4 /* contexts decoding at once */
 
 static uint32_t seed = 777;
-static float frand(void)
-{
-    seed = seed * 1664525u + 1013904223u;
-    return (float)(seed >> 8) / 16777216.0f * 2.0f - 1.0f;
-}
 
-/* n samples of noisy tones, different per call */
 static float *audio(size_t n)
 {
-    float *x = malloc(n * sizeof *x);
-    double f = 150 + 500 * (frand() + 1);
-    for (size_t i = 0; i < n; i++)
-        x[i] = 0.3f * (float)sin(2 * M_PI * f * (double)i / 16000 * (1 + 0.3 * sin(i / 8000.0))) +
-               0.05f * frand();
-    return x;
+    return tu_wandering_tone(&seed, n);
 }
 
 /* the tokens, text and no-speech probability of decoding alone; the sum of
@@ -115,13 +104,12 @@ static void check_windows(const wkv_model *m, wkv_compute_type type)
         jobs[k] = (window_job){ctx[k], &o, &want[k], &start, 3, 0, 0};
         pthread_create(&th[k], NULL, decode_rounds, &jobs[k]);
     }
-    int bad = 0, steps = 0;
+    int bad = 0;
     for (int k = 0; k < K; k++) {
         pthread_join(th[k], NULL);
         CHECK(jobs[k].failed == 0, "%s context %d: a decode failed", wkv_compute_type_name(type),
               k);
         bad += jobs[k].bad;
-        steps += want[k].n_tokens;
     }
     wkv_decoder_group_stats gs;
     wkv_decoder_group_get_stats(g, &gs);
@@ -135,7 +123,6 @@ static void check_windows(const wkv_model *m, wkv_compute_type type)
            "passes (%lld shared, up to %d rows)\n",
            wkv_compute_type_name(type), K, (long long)gs.steps, (long long)gs.passes,
            (long long)gs.shared_passes, gs.max_rows);
-    (void)steps;
     pthread_barrier_destroy(&start);
     for (int k = 0; k < K; k++) {
         wkv_context_free(ctx[k]); /* leaves the group */
@@ -147,31 +134,11 @@ static void check_windows(const wkv_model *m, wkv_compute_type type)
 }
 
 typedef struct {
-    char buf[1 << 16];
-    size_t len;
-} seglog;
-
-static void log_seg(const wkv_stream_segment *s, void *user)
-{
-    seglog *l = user;
-    int k = snprintf(l->buf + l->len, sizeof l->buf - l->len, "%d %.2f %.2f %d|%s\n", s->final,
-                     s->start, s->end, s->n_tokens, s->text);
-    if (k > 0 && l->len + (size_t)k < sizeof l->buf)
-        l->len += (size_t)k;
-}
-
-static double still_clock(void *user)
-{
-    (void)user;
-    return 0.0; /* runs take no time: forcing depends on the audio only */
-}
-
-typedef struct {
     const wkv_model *m;
     wkv_decoder_group *g;
     const float *pcm;
     size_t n;
-    seglog log;
+    tu_seglog log;
     int ok;
 } stream_job;
 
@@ -188,9 +155,9 @@ static void *run_stream(void *arg)
     wkv_stream_options_default(&so);
     so.step_ms = 1000;
     so.latency_ms = 6000;
-    so.clock_ms = still_clock;
+    so.clock_ms = tu_still_clock;
     memset(&j->log, 0, sizeof j->log);
-    wkv_stream *st = wkv_stream_new(ctx, &o, &so, log_seg, &j->log, NULL);
+    wkv_stream *st = wkv_stream_new(ctx, &o, &so, tu_seglog_add, &j->log, NULL);
     int ok = st != NULL;
     for (size_t at = 0; ok && at < j->n; at += 4000) {
         size_t k = j->n - at < 4000 ? j->n - at : 4000;

@@ -93,3 +93,34 @@ int tu_finish(const char *name)
     printf("%s: %d checks, %d failed\n", name, tu_checks, tu_failures);
     return tu_failures ? 1 : 0;
 }
+
+float tu_frand(uint32_t *seed)
+{
+    *seed = *seed * 1664525u + 1013904223u;
+    return (float)(*seed >> 8) / 16777216.0f * 2.0f - 1.0f;
+}
+
+float *tu_wandering_tone(uint32_t *seed, size_t n)
+{
+    float *x = malloc(n * sizeof *x);
+    double f = 150 + 500 * (tu_frand(seed) + 1);
+    for (size_t i = 0; x && i < n; i++)
+        x[i] = 0.3f * (float)sin(2 * M_PI * f * (double)i / 16000 * (1 + 0.3 * sin(i / 8000.0))) +
+               0.05f * tu_frand(seed);
+    return x;
+}
+
+void tu_seglog_add(const wkv_stream_segment *s, void *user)
+{
+    tu_seglog *l = user;
+    int k = snprintf(l->buf + l->len, sizeof l->buf - l->len, "%d %.2f %.2f %d|%s\n", s->final,
+                     s->start, s->end, s->n_tokens, s->text);
+    if (k > 0 && l->len + (size_t)k < sizeof l->buf)
+        l->len += (size_t)k;
+}
+
+double tu_still_clock(void *user)
+{
+    (void)user;
+    return 0.0;
+}

@@ -4,7 +4,10 @@
 #define WKV_TESTUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "whisperkv.h"
 
 extern int tu_failures;
 extern int tu_checks;
@@ -39,6 +42,23 @@ float *tu_read_f32(const char *path, size_t *n);
 /* max |a-b| / max(max |b|, 1e-6) */
 double tu_rel_err(const float *a, const float *b, size_t n);
 double tu_max_abs_err(const float *a, const float *b, size_t n);
+
+/* Test audio: a uniform value in [-1, 1) from a linear congruential generator, and n
+ * samples at 16 kHz of a noisy tone whose pitch wanders, different per call (both
+ * advance *seed).  The tone is malloc'd. */
+float tu_frand(uint32_t *seed);
+float *tu_wandering_tone(uint32_t *seed, size_t n);
+
+/* A live stream's segments as text, a line each ("final start end tokens|text"):
+ * tu_seglog_add is a wkv_stream_cb with a tu_seglog as its user data. */
+typedef struct {
+    char buf[1 << 16];
+    size_t len;
+} tu_seglog;
+void tu_seglog_add(const wkv_stream_segment *s, void *user);
+/* A wkv_stream clock that never moves: runs take no time, so forcing depends on the
+ * audio alone. */
+double tu_still_clock(void *user);
 
 /* Final report: prints "name: N checks, N failed" and returns the exit code. */
 int tu_finish(const char *name);
