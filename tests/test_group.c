@@ -7,6 +7,7 @@
  *    more than one step;
  *  - streams: three live streams on different audio, each on its own thread and
  *    context, all in one group, give the finals and partials each gives alone;
+ *  - a context alone in a group counts its decoder time once;
  *  - a context on another model is refused, and so are bad sizes.
  * Usage: test_group MODEL.bin [MODEL2.bin ...] */
 #include "testutil.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define K 4 /* contexts decoding at once */
 
@@ -208,6 +210,38 @@ static void check_streams(const wkv_model *m)
     free(shared);
 }
 
+/* A context alone in a group: its decode time is counted once (the step's wall time),
+ * so it cannot exceed the wall time of the decodes. */
+static void check_stats(const wkv_model *m)
+{
+    wkv_context *ctx = wkv_context_new(m, 1, NULL);
+    wkv_decoder_group *g = wkv_decoder_group_new(m, 0, 1, NULL);
+    CHECK(ctx && g && wkv_context_set_decoder_group(ctx, g, NULL) == 0, "context in a group");
+    const int n_mels = wkv_model_hparams(m)->n_mels;
+    float *win = calloc((size_t)n_mels * WKV_N_FRAMES, sizeof *win);
+    wkv_options o;
+    wkv_options_default(&o);
+    o.sample_len = 48;
+    CHECK(wkv_encode(ctx, win) == 0, "encode");
+    const double ms0 = wkv_context_stats(ctx)->decode_ms;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int r = 0; r < 5; r++) {
+        wkv_window_result res;
+        CHECK(wkv_decode_window(ctx, NULL, 0, &o, &res, NULL) == 0, "decode");
+        wkv_window_result_clear(&res);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double wall = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+    const double counted = wkv_context_stats(ctx)->decode_ms - ms0;
+    CHECK(counted > 0 && counted <= wall, "decode time %.2f ms counted in %.2f ms of decoding",
+          counted, wall);
+    printf("  stats: %.2f ms of decoder time counted in %.2f ms of decoding\n", counted, wall);
+    free(win);
+    wkv_context_free(ctx);
+    wkv_decoder_group_free(g);
+}
+
 static void check_refusals(const wkv_model *m, const char *path)
 {
     char *err = NULL;
@@ -246,6 +280,7 @@ int main(int argc, char **argv)
         check_windows(m, WKV_COMPUTE_INT8);
         if (a == 1) {
             check_streams(m);
+            check_stats(m);
             check_refusals(m, argv[a]);
         }
         wkv_model_free(m);

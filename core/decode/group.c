@@ -101,17 +101,21 @@ int wkv_context_set_decoder_group(wkv_context *ctx, wkv_decoder_group *g, char *
     return 0;
 }
 
-/* Runs the taken steps (own first) as one pass on own's context; called unlocked. */
+/* Runs the taken steps (own first) as one pass on own's context; called unlocked.
+ * Decoder time is each step's wall time, counted by wkv__decoder_step, not here. */
 static int run_pass(wkv_decoder_group *g, step **taken, int n, float *buf)
 {
     wkv_context *own = taken[0]->ctx;
-    if (n == 1)
-        return wkv_decode(own, &taken[0]->token, 1, taken[0]->logits);
+    const wkv_stats before = own->stats;
+    if (n == 1) {
+        int rc = wkv_decode(own, &taken[0]->token, 1, taken[0]->logits);
+        own->stats.decode_ms = before.decode_ms;
+        return rc;
+    }
     wkv__dec_row rows[8];
     for (int i = 0; i < n; i++)
         rows[i] = (wkv__dec_row){&taken[i]->ctx->cross, &taken[i]->ctx->self, 0,
                                  taken[i]->token};
-    const wkv_stats before = own->stats;
     if (wkv__decoder_rows(own, rows, n, buf) != 0)
         return -1;
     /* the pass counts as one step of each context (wkv_decode's bookkeeping) */
