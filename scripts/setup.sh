@@ -11,7 +11,8 @@ WKV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # tests and the burnt-in subtitle example use, is plugins-base's pango plugin: Debian
 # ships it in gstreamer1.0-x, which --no-install-recommends does not bring.  The element's
 # recipes (test gst-recipes) use Python through GObject introspection (python3-gi,
-# gir1.2-gstreamer-1.0).  Not gst-plugins-bad (its srtenc recipe is documented, not
+# gir1.2-gstreamer-1.0) and gst-launch-1.0 (gstreamer1.0-tools, which the GStreamer
+# packages above do not pull in on a bare Debian).  Not gst-plugins-bad (its srtenc recipe is documented, not
 # run): its 54 packages' caps in the registry push GLib's quark table past its first
 # block, which GLib then drops on purpose and LeakSanitizer reports in every test that
 # loads the registry.
@@ -21,7 +22,7 @@ WKV_PACKAGES=(
     libglib2.0-dev libjson-glib-dev
     libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x
-    python3-gi gir1.2-gstreamer-1.0
+    python3-gi gir1.2-gstreamer-1.0 gstreamer1.0-tools
 )
 
 wkv_log() {
