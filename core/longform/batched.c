@@ -171,10 +171,10 @@ static int chunk_segments(const batcher *bt, const wkv_window_result *r, double 
             if (p->pair || p->closed)
                 end = wkv__ts_seconds(t[p->tok1 - 1], tb);
         }
-        /* a tail whose timestamp is past the chunk's audio (a confused model's, up to
-         * 30 s) ends one timestamp step after it: never before its start, and not at
-         * it, which would drop its text (emit's start == end rule) */
-        end = end < start ? start + 0.02 : end;
+        /* a tail whose timestamp is at or past the chunk's end (a confused model's, up
+         * to 30 s) ends one timestamp step after it: never before its start, and not
+         * at it, which would drop its text (emit's start == end rule) */
+        end = end <= start ? start + 0.02 : end;
         segs[ns++] = (wkv__wseg){.start = offset + start, .end = offset + end,
                                 .tokens = t + p->tok0, .n_tokens = p->tok1 - p->tok0};
         if (n_pair == 0)
