@@ -211,9 +211,13 @@ WKV_API int wkv_context_set_decoder_group(wkv_context *ctx, wkv_decoder_group *g
  *  BF16: oneDNN matmul on bf16 inputs and weights, f32 accumulation;
  *  INT8: oneDNN matmul on int8 weights (one scale per output channel) and int8
  *        activations quantized per row at run time, s32 accumulation;
- *  AUTO: F32 for f32/f16 files, INT8 for quantized files when oneDNN is built in.
+ *  AUTO: F32 for f32/f16 files, INT8 for quantized files when oneDNN is built in
+ *        and the CPU runs INT8 (else F32).
  * BF16 and INT8 need the library built with oneDNN (meson -Ddnnl); attention and the
- * decoder stay f32.  Accuracy: docs/performance.md. */
+ * decoder stay f32.  BF16 needs a CPU oneDNN runs bf16 on (AVX512_BF16, AMX); INT8 one
+ * with VNNI (AVX512_VNNI or AVX-VNNI): without it oneDNN's int8 products saturate
+ * (measured: 7 % off f32 on an AMD EPYC with AVX2 only), so it is refused there.
+ * Accuracy: docs/performance.md. */
 typedef enum {
     WKV_COMPUTE_AUTO = 0,
     WKV_COMPUTE_F32,

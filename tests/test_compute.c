@@ -99,11 +99,9 @@ static void check_size(const char *size)
         const char *name = wkv_compute_type_name(types[t].type);
         free(err);
         err = NULL;
-        int rc = wkv_context_set_compute_type(ctx, types[t].type, &err);
 #ifdef WKV_TEST_DNNL
-        CHECK(rc == 0, "%s: %s", name, err ? err : "");
-        if (rc != 0)
-            continue;
+        if (!tu_compute_here(ctx, types[t].type, size))
+            continue; /* this CPU lacks the type's instructions (printed) */
         CHECK(wkv_encode(ctx, mel) == 0, "%s encode", name);
         double e = rel_error(wkv_encoder_output(ctx), ref, n_out);
         printf("%s %s: encoder output relative error %.3g (bound %.0e)\n", size, name, e,
@@ -154,6 +152,7 @@ static void check_size(const char *size)
         CHECK(ek <= types[t].bound && ek > 1e-5, "%s %s: cross K relative error %g", size,
               name, ek);
 #else
+        int rc = wkv_context_set_compute_type(ctx, types[t].type, &err);
         CHECK(rc == -1 && err && strstr(err, "oneDNN") &&
                   wkv_context_compute_type(ctx) == WKV_COMPUTE_F32,
               "%s without oneDNN: rc %d, %s", name, rc, err ? err : "(no error)");

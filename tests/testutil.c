@@ -88,6 +88,23 @@ double tu_rel_err(const float *a, const float *b, size_t n)
     return tu_max_abs_err(a, b, n) / scale;
 }
 
+int tu_compute_here(wkv_context *ctx, wkv_compute_type t, const char *what)
+{
+    char *err = NULL;
+    const wkv_compute_type before = ctx ? wkv_context_compute_type(ctx) : WKV_COMPUTE_F32;
+    const int rc = ctx ? wkv_context_set_compute_type(ctx, t, &err) : -1;
+    const int cpu = rc != 0 && err && strstr(err, "on this CPU");
+    if (cpu) {
+        printf("%s: %s left out: %s\n", what, wkv_compute_type_name(t), err);
+        CHECK(wkv_context_compute_type(ctx) == before, "%s: a refused %s changed the type",
+              what, wkv_compute_type_name(t));
+    } else
+        CHECK(rc == 0, "%s: compute type %s: %s", what, wkv_compute_type_name(t),
+              err ? err : "no context");
+    free(err);
+    return rc == 0;
+}
+
 int tu_finish(const char *name)
 {
     printf("%s: %d checks, %d failed\n", name, tu_checks, tu_failures);

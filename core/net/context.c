@@ -3,6 +3,7 @@
 #include "base/blas.h"
 #include "base/util.h"
 #include "net/context.h"
+#include "base/cpu.h"
 #include "whisperkv_debug.h"
 #include "model/quant.h"
 
@@ -113,10 +114,11 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
 int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char **error)
 {
     if (type == WKV_COMPUTE_AUTO) {
-        /* exact for f32/f16 files; the user of a quantized file chose approximation */
+        /* exact for f32/f16 files; the user of a quantized file chose approximation,
+         * where this CPU computes int8 accurately (else f32) */
         int ft = ctx->model->hp.ftype % 1000;
 #ifdef WKV_HAVE_DNNL
-        type = ft == 0 || ft == 1 ? WKV_COMPUTE_F32 : WKV_COMPUTE_INT8;
+        type = ft == 0 || ft == 1 || !wkv__cpu_vnni() ? WKV_COMPUTE_F32 : WKV_COMPUTE_INT8;
 #else
         (void)ft;
         type = WKV_COMPUTE_F32;

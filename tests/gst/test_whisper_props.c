@@ -225,8 +225,13 @@ GST_START_TEST(test_compute_type)
         GstStateChangeReturn ret = start_with_compute_type(other[i], &said);
         gchar *want = g_strdup_printf("compute type %s", other[i]);
 #ifdef WKV_TEST_DNNL
-        fail_unless_equals_int(ret, GST_STATE_CHANGE_SUCCESS);
-        fail_unless(said && g_str_has_suffix(said, want), "%s: %s", other[i], said);
+        if (ret == GST_STATE_CHANGE_FAILURE && said && strstr(said, "on this CPU")) {
+            /* a CPU without the type's instructions: refused with the core's reason */
+            g_print("compute-type %s left out: %s\n", other[i], said);
+        } else {
+            fail_unless_equals_int(ret, GST_STATE_CHANGE_SUCCESS);
+            fail_unless(said && g_str_has_suffix(said, want), "%s: %s", other[i], said);
+        }
 #else
         fail_unless_equals_int(ret, GST_STATE_CHANGE_FAILURE);
         fail_unless(said && strstr(said, "oneDNN"), "%s: %s", other[i], said);
