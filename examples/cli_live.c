@@ -32,8 +32,19 @@ static double live_now(const cli_args *args, double t0_ms, double vnow)
     return args->realtime ? (cli_now_ms() - t0_ms) / 1000.0 : vnow;
 }
 
+/* The virtual clock's advance for a push or the finish: its measured compute time, or
+ * --run-ms per run it made. */
+static double live_advance(const cli_args *args, const wkv_stream_stats *before,
+                           const wkv_stream_stats *after)
+{
+    if (args->run_ms > 0)
+        return (double)(after->runs - before->runs) * args->run_ms / 1000.0;
+    return (after->busy_ms - before->busy_ms) / 1000.0;
+}
+
 /* On the virtual clock the audio up to `now` has arrived at each push, and a push's
- * compute time moves `now` on; --realtime sleeps until the audio is due instead. */
+ * compute time moves `now` on (or --run-ms per run); --realtime sleeps until the audio
+ * is due instead. */
 int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
                  const cli_args *args, cli_output *out, char **language, char **err)
 {
@@ -60,20 +71,22 @@ int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options
         now = live_now(args, t0, vnow);
         /* everything that has arrived by now (more than one chunk after a long run) */
         size_t avail = MIN(n, MAX(next, (size_t)(now * WKV_SAMPLE_RATE)));
-        wkv_stream_get_stats(st, &ss);
-        double busy = ss.busy_ms;
+        wkv_stream_stats before;
+        wkv_stream_get_stats(st, &before);
         rc = wkv_stream_push(st, pcm + pos, avail - pos, now, err);
         pos = avail;
         wkv_stream_get_stats(st, &ss);
-        vnow += (ss.busy_ms - busy) / 1000.0;
+        vnow += live_advance(args, &before, &ss);
     }
-    double busy = ss.busy_ms;
+    wkv_stream_stats before;
+    wkv_stream_get_stats(st, &before);
     if (rc >= 0)
         rc = wkv_stream_finish(st, live_now(args, t0, vnow), err);
     wkv_stream_get_stats(st, &ss);
-    vnow += (ss.busy_ms - busy) / 1000.0;
+    vnow += live_advance(args, &before, &ss);
     cli_out_live l = {
-        .step_ms = args->step_ms, .latency_ms = args->latency_ms, .realtime = args->realtime,
+        .step_ms = args->step_ms, .latency_ms = args->latency_ms, .run_ms = args->run_ms,
+        .realtime = args->realtime,
         .runs = ss.runs, .silent_runs = ss.silent_runs, .forced_runs = ss.forced_runs,
         .finals = ss.finals, .forced_finals = ss.forced_finals, .partials = ss.partials,
         .delay_median = ss.delay_median, .delay_mean = ss.delay_mean,

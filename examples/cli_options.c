@@ -33,7 +33,7 @@ static char *opt_dump_mel, *opt_dump_encoder;
 static char *opt_logits_tokens, *opt_logits_path; /* --logits TOKENS PATH */
 static char **opt_files;
 static gboolean opt_live, opt_realtime;
-static int opt_step = 2000, opt_latency = 8000;
+static int opt_step = 2000, opt_latency = 8000, opt_run_ms;
 static int opt_batch_size;
 static gboolean opt_no_drafts;
 
@@ -114,6 +114,10 @@ static GOptionEntry entries[] = {
     {"latency", 0, 0, G_OPTION_ARG_INT, &opt_latency,
      "Live: text is forced final about this many ms after its audio arrived (default 8000)",
      "MS"},
+    {"run-ms", 0, 0, G_OPTION_ARG_INT, &opt_run_ms,
+     "Live, virtual clock: each run takes this many ms instead of its measured compute "
+     "time (a repeatable run on any machine, or a slower or faster device's; default 0: "
+     "measured)", "MS"},
     {"output-format", 'o', 0, G_OPTION_ARG_STRING, &opt_format,
      "Output format (default txt)", "txt|srt|vtt|json"},
     {"output-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_output_file,
@@ -301,8 +305,11 @@ static int check_io_and_compute(cli_args *a)
         return cli_usage("--step must be between 10 and 30000 ms");
     if (a->live && opt_latency < 0)
         return cli_usage("--latency must not be negative");
+    if (opt_run_ms < 0 || opt_run_ms > 600000 || (opt_run_ms && (!a->live || a->realtime)))
+        return cli_usage("--run-ms is for --live on the virtual clock, 0 to 600000 ms");
     a->step_ms = opt_step;
     a->latency_ms = opt_latency;
+    a->run_ms = opt_run_ms;
     if (opt_batch_size < 0 || opt_batch_size > 64)
         return cli_usage("--batch-size must be between 0 and 64");
     if (opt_batch_size > 0 && a->live)

@@ -22,6 +22,7 @@ typedef struct {
     gboolean progress, verbose;
     gboolean live, realtime;  /* --realtime implies live */
     int step_ms, latency_ms;  /* live */
+    int run_ms;               /* live, virtual clock: a run's time (0: measured) */
     int batch_size;           /* --batch-size: 0, the long form; N, chunks N at a time */
     gboolean no_drafts;       /* --no-drafts: greedy steps without a draft */
     const char *dump_mel, *dump_encoder; /* debug outputs, NULL when not asked for */

@@ -269,7 +269,8 @@ void cli_output_set_live(cli_output *o, const cli_out_live *l)
         const char *name;
         gint64 value;
     } counts[] = {
-        {"step_ms", l->step_ms}, {"latency_ms", l->latency_ms}, {"runs", l->runs},
+        {"step_ms", l->step_ms}, {"latency_ms", l->latency_ms}, {"run_ms", l->run_ms},
+        {"runs", l->runs},
         {"silent_runs", l->silent_runs}, {"forced_runs", l->forced_runs},
         {"finals", l->finals}, {"forced_finals", l->forced_finals}, {"partials", l->partials},
     };

@@ -46,6 +46,7 @@ void cli_output_live_segment(cli_output *o, const wkv_segment *seg, double commi
 /* What the JSON `live` object reports: the stream's settings and figures. */
 typedef struct {
     int step_ms, latency_ms;
+    int run_ms; /* --run-ms, 0: each run's measured time moved the virtual clock */
     gboolean realtime;         /* paced by the wall clock, not the virtual one */
     gint64 runs, silent_runs, forced_runs, finals, forced_finals, partials;
     double delay_median, delay_mean, delay_worst; /* committed_at - end, seconds */

@@ -174,6 +174,7 @@ static void check_live(JsonObject *live, const delays *d, double duration)
     int_member(live, "live", "partials");
     int_member(live, "live", "step_ms");
     int_member(live, "live", "latency_ms");
+    int_member(live, "live", "run_ms");
     double median = number_member(live, "live", "median_commit_delay");
     double mean = number_member(live, "live", "mean_commit_delay");
     double worst = number_member(live, "live", "worst_commit_delay");

@@ -318,6 +318,31 @@ if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -gt 0 ] &&
 else
     bad "--live txt (status $rc, $(lines "$tmp/out") lines, summary ${TXT_FINALS:-none} finals)" "$tmp/err" "$tmp/out"
 fi
+# --run-ms: each run moves the virtual clock by that much, not by its measured time, so
+# two runs see the same audio at each step: the same finals and run count, whatever
+# the machine's load (committed_at still adds the run's own measured time)
+run -m "$MODEL" "$JFK" --live --step 1000 --latency 4000 --run-ms 700 -o json $NF
+cp "$tmp/out" "$tmp/run1.json"
+run -m "$MODEL" "$JFK" --live --step 1000 --latency 4000 --run-ms 700 -o json $NF
+fin() { grep -o '"text" *: *"[^"]*"\|"runs" *: *[0-9]*\|"run_ms" *: *[0-9]*' "$1"; }
+if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/jerr" &&
+    grep -q '"run_ms" *: *700' "$tmp/out" && [ -n "$(fin "$tmp/out")" ] &&
+    [ "$(fin "$tmp/out")" = "$(fin "$tmp/run1.json")" ]; then
+    ok "--live --run-ms 700: two runs give the same finals and run count"
+else
+    bad "--live --run-ms 700 (status $rc): the two runs differ" "$tmp/jerr" "$tmp/err" "$tmp/run1.json" "$tmp/out"
+fi
+# and a run of 20 s on the virtual clock lets all of jfk.wav's 11 s arrive during the
+# first run: far fewer runs than at 1 ms a run (one per 1-s step)
+runs_of() { sed -n 's/.*"runs" *: *\([0-9]*\).*/\1/p' "$1" | head -n 1; }
+run -m "$MODEL" "$JFK" --live --step 1000 --run-ms 20000 -o json $NF
+cp "$tmp/out" "$tmp/slow.json"
+run -m "$MODEL" "$JFK" --live --step 1000 --run-ms 1 -o json $NF
+if [ "$rc" -eq 0 ] && [ "$(runs_of "$tmp/slow.json")" -le 3 ] && [ "$(runs_of "$tmp/out")" -ge 10 ]; then
+    ok "--run-ms 20000: $(runs_of "$tmp/slow.json") runs, --run-ms 1: $(runs_of "$tmp/out") runs"
+else
+    bad "--run-ms 20000 / 1: $(runs_of "$tmp/slow.json") / $(runs_of "$tmp/out") runs (status $rc)" "$tmp/err"
+fi
 LDC=$SHARED/speech/ldc93s1/LDC93S1.wav
 if [ -f "$LDC" ]; then
     # paced by the wall clock: the 2.9-s recording takes about as long
@@ -436,7 +461,7 @@ fi
 
 for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
     "--best-of 0" "--sample-len 449" "--sample-len -1" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
-    "--realtime --latency -1" "--batch-size 65" "--batch-size -1" "--live --batch-size 2" ""; do
+    "--realtime --latency -1" "--run-ms 500" "--live --run-ms -1" "--realtime --run-ms 500" "--batch-size 65" "--batch-size -1" "--live --batch-size 2" ""; do
     # shellcheck disable=SC2086 # the arguments are split on purpose
     run -m "$MODEL" $args ${args:+"$JFK"}
     if one_error_line 2; then

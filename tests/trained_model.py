@@ -145,12 +145,14 @@ def stream(tmp, n, path):
 def check_live(cli, model, tmp):
     wav = os.path.join(tmp, "stream.wav")
     stream(tmp, 10, wav)
-    # --latency 25000: the virtual clock advances by each run's measured compute time,
-    # so at the default 8000 a slow build (sanitizers, valgrind, a busy machine) forces
-    # words the model would have agreed on (55 % by agreement under ASan); the check is
-    # about agreement, and the 10-s stream's words then commit by it or at its end
+    # --run-ms 500: the virtual clock advances 500 ms per run, not by each run's
+    # measured compute time, so the check sees the same runs on any machine and under
+    # any load (measured: 76 % by agreement on a busy AMD EPYC, 55 % under ASan, against
+    # 90-100 % idle); --latency 25000: the check is about agreement, and the 10-s
+    # stream's words then commit by it or at its end
     doc = json.loads(transcribe(cli, model, wav, "-t", "2", "--live", "--step", "1000",
-                                "--latency", "25000", "--word-timestamps", "-o", "json"))
+                                "--latency", "25000", "--run-ms", "500", "--word-timestamps",
+                                "-o", "json"))
     spoken = sum(len(s.split()) for s in SENTENCES[:10])
     # a final is a stretch of words one run committed, all agreed or all forced
     words = [seg.get("forced") for seg in doc["segments"] for _ in seg.get("words", [])]
