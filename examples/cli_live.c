@@ -32,13 +32,24 @@ static double live_now(const cli_args *args, double t0_ms, double vnow)
     return args->realtime ? (cli_now_ms() - t0_ms) / 1000.0 : vnow;
 }
 
-/* The virtual clock's advance for a push or the finish: its measured compute time, or
- * --run-ms per run it made. */
-static double live_advance(const cli_args *args, const wkv_stream_stats *before,
-                           const wkv_stream_stats *after)
+/* --run-ms: the clock the stream measures its runs with.  The stream reads it at a
+ * run's start and at its end, so a clock that moves on by run_ms at every reading
+ * makes every run take run_ms: its commit times, the forcing and the virtual clock
+ * below (which adds the runs' busy time) are then the same on any machine. */
+typedef struct {
+    double run_ms;
+    long readings;
+} run_clock;
+
+static double run_clock_ms(void *user)
 {
-    if (args->run_ms > 0)
-        return (double)(after->runs - before->runs) * args->run_ms / 1000.0;
+    run_clock *c = user;
+    return (double)c->readings++ * c->run_ms;
+}
+
+/* The virtual clock's advance for a push or the finish: its runs' busy time. */
+static double live_advance(const wkv_stream_stats *before, const wkv_stream_stats *after)
+{
     return (after->busy_ms - before->busy_ms) / 1000.0;
 }
 
@@ -52,6 +63,11 @@ int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options
     wkv_stream_options_default(&so);
     so.step_ms = args->step_ms;
     so.latency_ms = args->latency_ms;
+    run_clock clock = {args->run_ms, 0};
+    if (args->run_ms > 0) {
+        so.clock_ms = run_clock_ms;
+        so.clock_user = &clock;
+    }
     if (cli_vad_live(&so, err) != 0)
         return -1;
     wkv_stream *st = wkv_stream_new(ctx, opts, &so, on_live_segment, out, err);
@@ -76,14 +92,14 @@ int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options
         rc = wkv_stream_push(st, pcm + pos, avail - pos, now, err);
         pos = avail;
         wkv_stream_get_stats(st, &ss);
-        vnow += live_advance(args, &before, &ss);
+        vnow += live_advance(&before, &ss);
     }
     wkv_stream_stats before;
     wkv_stream_get_stats(st, &before);
     if (rc >= 0)
         rc = wkv_stream_finish(st, live_now(args, t0, vnow), err);
     wkv_stream_get_stats(st, &ss);
-    vnow += live_advance(args, &before, &ss);
+    vnow += live_advance(&before, &ss);
     cli_out_live l = {
         .step_ms = args->step_ms, .latency_ms = args->latency_ms, .run_ms = args->run_ms,
         .realtime = args->realtime,

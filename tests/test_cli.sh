@@ -320,15 +320,15 @@ else
 fi
 # --run-ms: each run moves the virtual clock by that much, not by its measured time, so
 # two runs see the same audio at each step: the same finals and run count, whatever
-# the machine's load (committed_at still adds the run's own measured time)
+# the machine's load
 run -m "$MODEL" "$JFK" --live --step 1000 --latency 4000 --run-ms 700 -o json $NF
 cp "$tmp/out" "$tmp/run1.json"
 run -m "$MODEL" "$JFK" --live --step 1000 --latency 4000 --run-ms 700 -o json $NF
-fin() { grep -o '"text" *: *"[^"]*"\|"runs" *: *[0-9]*\|"run_ms" *: *[0-9]*' "$1"; }
+fin() { grep -o '"text" *: *"[^"]*"\|"runs" *: *[0-9]*\|"run_ms" *: *[0-9]*\|"committed_at" *: *[0-9.]*' "$1"; }
 if [ "$rc" -eq 0 ] && "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/jerr" &&
     grep -q '"run_ms" *: *700' "$tmp/out" && [ -n "$(fin "$tmp/out")" ] &&
     [ "$(fin "$tmp/out")" = "$(fin "$tmp/run1.json")" ]; then
-    ok "--live --run-ms 700: two runs give the same finals and run count"
+    ok "--live --run-ms 700: two runs give the same finals, commit times and run count"
 else
     bad "--live --run-ms 700 (status $rc): the two runs differ" "$tmp/jerr" "$tmp/err" "$tmp/run1.json" "$tmp/out"
 fi
