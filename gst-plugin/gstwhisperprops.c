@@ -402,9 +402,10 @@ static void make_stream_props(GParamSpec **properties)
         "only its own threads", 0, 1024, DEFAULT_THREADS, rw_ready);
     properties[PROP_COMPUTE_TYPE] = g_param_spec_enum("compute-type", "Compute type",
         "How the encoder's matrix products run: auto (f32 for f32/f16 files, int8 for "
-        "quantized files when built with oneDNN), f32 (reference-exact; on oneDNN or "
-        "OpenBLAS, whichever runs the CPU's newer kernels), bf16 or int8 (oneDNN; without "
-        "it READY to PAUSED fails saying so)",
+        "quantized files when built with oneDNN on a CPU with VNNI, else f32), f32 "
+        "(reference-exact; on oneDNN or OpenBLAS, whichever runs the CPU's newer kernels), "
+        "bf16 or int8 (oneDNN; bf16 on a CPU with AVX512_BF16 or AMX, int8 with VNNI; "
+        "without them READY to PAUSED fails saying so)",
         GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
     properties[PROP_SHARE_DECODER] = g_param_spec_boolean("share-decoder", "Share decoder",
         "Elements naming the same model file (and not the same element's other runs) put "
