@@ -63,8 +63,9 @@ double tu_still_clock(void *user);
 /* Final report: prints "name: N checks, N failed" and returns the exit code. */
 /* Sets ctx's compute type t: 1 when it took it.  When this CPU cannot run t (the
  * core's refusal names "on this CPU": bf16 without AVX512_BF16/AMX, int8 without
- * VNNI) it prints that, checks that the context kept its type, and returns 0: the
- * caller leaves out what needs t.  Any other failure is a failed check (returns 0). */
+ * VNNI) or the build has no oneDNN ("needs oneDNN"), it prints that, checks that the
+ * context kept its type, and returns 0: the caller leaves out what needs t.  Any
+ * other failure is a failed check (returns 0). */
 int tu_compute_here(wkv_context *ctx, wkv_compute_type t, const char *what);
 
 int tu_finish(const char *name);
