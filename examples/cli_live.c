@@ -47,15 +47,9 @@ static double run_clock_ms(void *user)
     return (double)c->readings++ * c->run_ms;
 }
 
-/* The virtual clock's advance for a push or the finish: its runs' busy time. */
-static double live_advance(const wkv_stream_stats *before, const wkv_stream_stats *after)
-{
-    return (after->busy_ms - before->busy_ms) / 1000.0;
-}
-
 /* On the virtual clock the audio up to `now` has arrived at each push, and a push's
- * compute time moves `now` on (or --run-ms per run); --realtime sleeps until the audio
- * is due instead. */
+ * compute time (with --run-ms, run_ms a run) moves `now` on; --realtime sleeps until
+ * the audio is due instead. */
 int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options *opts,
                  const cli_args *args, cli_output *out, char **language, char **err)
 {
@@ -87,19 +81,18 @@ int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options
         now = live_now(args, t0, vnow);
         /* everything that has arrived by now (more than one chunk after a long run) */
         size_t avail = MIN(n, MAX(next, (size_t)(now * WKV_SAMPLE_RATE)));
-        wkv_stream_stats before;
-        wkv_stream_get_stats(st, &before);
+        wkv_stream_get_stats(st, &ss);
+        double busy = ss.busy_ms;
         rc = wkv_stream_push(st, pcm + pos, avail - pos, now, err);
         pos = avail;
         wkv_stream_get_stats(st, &ss);
-        vnow += live_advance(&before, &ss);
+        vnow += (ss.busy_ms - busy) / 1000.0;
     }
-    wkv_stream_stats before;
-    wkv_stream_get_stats(st, &before);
+    double busy = ss.busy_ms;
     if (rc >= 0)
         rc = wkv_stream_finish(st, live_now(args, t0, vnow), err);
     wkv_stream_get_stats(st, &ss);
-    vnow += live_advance(&before, &ss);
+    vnow += (ss.busy_ms - busy) / 1000.0;
     cli_out_live l = {
         .step_ms = args->step_ms, .latency_ms = args->latency_ms, .run_ms = args->run_ms,
         .realtime = args->realtime,

@@ -110,8 +110,8 @@ static int fixture_open(fixture *f, const char *path)
 
 /* The test's one encoder run: the first context encodes its mel; every later one
  * takes a copy of that encoder output and projects its own cross K/V from it, as
- * wkv_encode does after its encoder (what this test checks starts there; under qemu,
- * in the isa setups, four encoder runs were most of its time). */
+ * wkv_encode does after its encoder (what this test checks starts there; four encoder
+ * runs were most of its time natively, by perf, and so under qemu in the isa setups). */
 static float *enc_saved;
 
 static int encode(wkv_context *ctx, const float *mel)
@@ -124,10 +124,9 @@ static int encode(wkv_context *ctx, const float *mel)
         memcpy(enc_saved, ctx->enc_out, n * sizeof *enc_saved);
         return 0;
     }
-    ctx->pass_n = 0;
+    ctx->pass_n = 0; /* a new window: no rows of an earlier pass */
     memcpy(ctx->enc_out, enc_saved, n * sizeof *enc_saved);
-    wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                       &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
+    wkv__context_fill_cross(ctx);
     wkv_decode_reset(ctx);
     return 0;
 }

@@ -38,11 +38,22 @@ static int isa_detect(void)
 /* Detected once: cpuid is slow (a VM exit under a hypervisor) and a step calls the
  * kernels a hundred times.  Written once under pthread_once, constant afterwards. */
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
-static int isa_value;
+static int isa_value, vnni_value;
+
+/* AVX512_VNNI (leaf 7.0, ECX bit 11; AVX-512 level, so the ZMM state is saved) or
+ * AVX-VNNI (leaf 7.1, EAX bit 4; AVX2 level at least) */
+static int vnni_detect(int level)
+{
+    unsigned a, b, c, d;
+    if (level >= ISA_AVX512 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 11)))
+        return 1;
+    return level >= ISA_AVX2 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+}
 
 static void isa_init(void)
 {
     isa_value = isa_detect();
+    vnni_value = vnni_detect(isa_value);
 }
 #endif
 
@@ -63,33 +74,10 @@ static int isa(void)
     return v > ISA_AVX512 ? ISA_AVX512 : v;
 }
 
-#ifdef WKV_X86
-static int vnni_detect(void)
-{
-    unsigned a, b, c, d, lo, hi;
-    if (wkv__gemv_isa() < ISA_AVX2)
-        return 0; /* no AVX state saved by the OS, or no AVX2: no VNNI either */
-    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    /* leaf 7 subleaf 0, ECX bit 11: AVX512_VNNI (needs the ZMM state saved) */
-    if ((lo & 0xe0) == 0xe0 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 11)))
-        return 1;
-    /* leaf 7 subleaf 1, EAX bit 4: AVX-VNNI */
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
-}
-
-static pthread_once_t vnni_once = PTHREAD_ONCE_INIT;
-static int vnni_value;
-
-static void vnni_init(void)
-{
-    vnni_value = vnni_detect();
-}
-#endif
-
 int wkv__cpu_vnni(void)
 {
 #ifdef WKV_X86
-    pthread_once(&vnni_once, vnni_init);
+    pthread_once(&isa_once, isa_init);
     return vnni_value;
 #else
     return 0;

@@ -30,9 +30,9 @@ int wkv__gemv_isa(void);
  * vcvtneps2bf16: ops.c's and compute.c's roundings), else wkv__gemv_isa(); the gemv
  * kernels never use it. */
 int wkv__bf16_isa(void);
-/* Whether the CPU has an int8 dot product that does not saturate (AVX512_VNNI or
- * AVX-VNNI): without one, oneDNN's u8 x s8 products go through vpmaddubsw, whose
- * 16-bit pair sums saturate (compute.c refuses int8 there). */
+/* Whether the CPU has VNNI's int8 dot product (AVX512_VNNI or AVX-VNNI; detected with
+ * the level above).  Without it oneDNN's int8 kernels use vpmaddubsw, whose 16-bit
+ * pair sums can saturate; compute.c refuses int8 there. */
 int wkv__cpu_vnni(void);
 
 #endif

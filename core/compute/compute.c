@@ -501,11 +501,11 @@ wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_
         return NULL;
     }
     if (type == WKV_COMPUTE_INT8 && !wkv__cpu_vnni()) {
-        /* measured on an AMD EPYC (Zen 3, AVX2): the encoder's output 7 % off f32, twice
-         * the bound it keeps with VNNI, and some products falling back to f32 */
+        /* measured on an AMD EPYC (Zen 3, AVX2, no VNNI): the encoder's output 7 % off
+         * f32 (test compute's bound: 3 %), and some products falling back to f32 */
         const dnnl_version_t *v = dnnl_version();
         wkv__set_error(error, "oneDNN %d.%d has no accurate int8 matmul on this CPU (no "
-                      "VNNI: its 16-bit pair sums saturate)", v->major, v->minor);
+                      "VNNI)", v->major, v->minor);
         return NULL;
     }
     const wkv_hparams *hp = &m->hp;

@@ -117,6 +117,9 @@ static inline size_t wkv__arena_round(size_t n)
 
 /* encoder.c */
 int wkv__encoder_run(wkv_context *ctx, const float *mel);
+/* context.c: the cross K/V cache projected from ctx->enc_out (valid afterwards), on
+ * the context's compute type, as wkv_encode does after the encoder. */
+void wkv__context_fill_cross(wkv_context *ctx);
 /* decoder.c */
 /* The floats of ctx->arena the decoder's activations take. */
 size_t wkv__decoder_arena_floats(const wkv_context *ctx);

@@ -360,9 +360,7 @@ int wkv_decode_mode(wkv_context *ctx, const int *tokens, int n, wkv_cache_mode m
     double t0 = wkv__now_ms();
     if (mode != WKV_CACHE_FULL) {
         /* the slow paths: cross K/V projected again for this pass */
-        wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                          &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
-        ctx->stats.cross_kv_computes++;
+        wkv__context_fill_cross(ctx);
     }
     if (mode == WKV_CACHE_NONE && kv->n[0] > 0) {
         /* recompute the whole sequence: old tokens then the new ones */

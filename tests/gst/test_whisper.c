@@ -501,8 +501,9 @@ static GstElement *make_pipeline(const gchar *desc)
  * of audio: one whole window, then a short one at EOS. */
 GST_START_TEST(test_no_queue_pipelines)
 {
-    /* no temperature fallback: what is checked is the flow, and the random model's
-     * fallbacks made each 35-s pipeline take 30 s on a busy AMD EPYC */
+    /* no temperature fallback: what is checked is the flow, and with the random
+     * model's fallbacks four of these pipelines took 120 s on a busy AMD EPYC (the
+     * five without them: 30 s) */
 #define NQ_AUDIO(secs) "audiotestsrc num-buffers=" secs " samplesperbuffer=16000 " \
     "wave=pink-noise ! audio/x-raw,rate=16000,channels=1,format=F32LE ! " \
     "whisperkv name=w model=%s threads=1 temperature-fallback=false ! "
