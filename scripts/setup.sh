@@ -129,6 +129,9 @@ wkv_test_summary() {
             esac
         done < <(grep -o '"result": *"[A-Z]*"' "$log" | sed 's/.*"\([A-Z]*\)"$/\1/')
     fi
+    if ((failed > 0)); then
+        wkv_failed_tests "$log"
+    fi
     if ((skipped > 0)); then
         echo "$passed passed, $failed failed, $skipped skipped"
     else
@@ -141,6 +144,32 @@ wkv_test_summary() {
         wkv_log "no test ran"
         return 1
     fi
+}
+
+# wkv_failed_tests LOG: one line "wkv-failed: NAME RESULT SECONDS" per test of the meson
+# test log LOG that did not pass, each followed by the last lines of its output (as
+# "wkv-failed:   | ..."), so that a CI log's tail names what failed even when only its
+# end is kept (.ci/run repeats these lines last).
+wkv_failed_tests() {
+    command -v python3 >/dev/null 2>&1 || {
+        grep -o '"name": *"[^"]*", *"[^}]*"result": *"\(FAIL\|TIMEOUT\|ERROR\|UNEXPECTEDPASS\)"' "$1" |
+            sed 's/^/wkv-failed: /'
+        return 0
+    }
+    python3 - "$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("result") in ("OK", "EXPECTEDFAIL", "SKIP"):
+        continue
+    print("wkv-failed: %s %s %.0f s" % (r.get("name"), r.get("result"), r.get("duration", 0)))
+    out = (r.get("stdout") or "").rstrip("\n").split("\n")
+    for l in out[-25:]:
+        print("wkv-failed:   | " + l[:300])
+PY
 }
 
 # wkv_check_count BUILD_DIR LOG [MESON-TEST-ARGS...]: fails unless LOG (in meson-logs)
