@@ -36,6 +36,7 @@ static gboolean opt_live, opt_realtime;
 static int opt_step = 2000, opt_latency = 8000, opt_run_ms;
 static int opt_batch_size;
 static gboolean opt_no_drafts;
+static gboolean opt_from_json;
 
 static gboolean logits_callback(const char *name, const char *value, gpointer data,
                                 GError **error)
@@ -118,6 +119,11 @@ static GOptionEntry entries[] = {
      "Live, virtual clock: each run takes this many ms instead of its measured compute "
      "time (a repeatable run on any machine, or a slower or faster device's; default 0: "
      "measured)", "MS"},
+    {"from-json", 0, 0, G_OPTION_ARG_NONE, &opt_from_json,
+     "FILE is a document this program wrote with -o json: write it again as txt, srt or "
+     "vtt, no model or audio needed (with --word-timestamps, srt/vtt cues are cut from its "
+     "words with the cue options given: other line widths without transcribing again)",
+     NULL},
     {"output-format", 'o', 0, G_OPTION_ARG_STRING, &opt_format,
      "Output format (default txt)", "txt|srt|vtt|json"},
     {"output-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_output_file,
@@ -316,6 +322,12 @@ static int check_io_and_compute(cli_args *a)
         return cli_usage("--batch-size is for offline runs, not --live");
     a->batch_size = opt_batch_size;
     a->no_drafts = opt_no_drafts;
+    a->from_json = opt_from_json;
+    if (a->from_json && (a->format == CLI_OUT_JSON || a->live || a->batch_size ||
+                         cli_vad_only() || opt_dump_mel || opt_dump_encoder ||
+                         opt_logits_tokens))
+        return cli_usage("--from-json writes txt, srt or vtt from a JSON document: not with "
+                         "-o json, --live, --batch-size, --vad-only or the debug outputs");
     return 0;
 }
 

@@ -25,6 +25,7 @@ typedef struct {
     int run_ms;               /* live, virtual clock: a run's time (0: measured) */
     int batch_size;           /* --batch-size: 0, the long form; N, chunks N at a time */
     gboolean no_drafts;       /* --no-drafts: greedy steps without a draft */
+    gboolean from_json;       /* --from-json: file is -o json output to write again */
     const char *dump_mel, *dump_encoder; /* debug outputs, NULL when not asked for */
     int *logit_ids, n_logit_ids;         /* --logits TOKENS (logit_ids: cli_args_clear) */
     const char *logits_path;

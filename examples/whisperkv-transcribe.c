@@ -17,6 +17,7 @@
 
 #include "audio_load.h"
 #include "cli_common.h"
+#include "cli_from_json.h"
 #include "cli_live.h"
 #include "cli_options.h"
 #include "cli_vad.h"
@@ -255,6 +256,17 @@ static int run_vad_only(const cli_args *a)
 {
     char *msg = NULL;
     int st = cli_vad_only_run(a->file, a->format, a->output_file, &msg);
+    if (st)
+        cli_fail(st, "%s", msg);
+    g_free(msg);
+    return st;
+}
+
+/* --from-json: a -o json document written again as txt, srt or vtt. */
+static int run_from_json(const cli_args *a)
+{
+    char *msg = NULL;
+    int st = cli_from_json_run(a, &msg);
     if (st)
         cli_fail(st, "%s", msg);
     g_free(msg);
@@ -551,6 +563,11 @@ int main(int argc, char **argv)
         return status;
     if (cli_vad_only()) { /* no Whisper model needed */
         status = run_vad_only(&args);
+        cli_args_clear(&args);
+        return status;
+    }
+    if (args.from_json) { /* neither model nor audio */
+        status = run_from_json(&args);
         cli_args_clear(&args);
         return status;
     }

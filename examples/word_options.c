@@ -123,9 +123,16 @@ gboolean cli_word_options_apply(const wkv_model *model, wkv_options *opts, cli_o
     opts->append_punctuations = opt_append;
     if (!isnan(opt_hallucination))
         opts->hallucination_silence_threshold = (float)opt_hallucination;
-    cue_options cues = {{MAX(opt_width, 0), MAX(opt_count, 0), MAX(opt_per_line, 0)},
-                            opt_highlight};
+    cue_options cues;
+    cli_word_options_cues(&cues);
     cli_output_set_words(out, &cues, name);
     free(name);
     return TRUE;
+}
+
+gboolean cli_word_options_cues(cue_options *cues)
+{
+    *cues = (cue_options){{MAX(opt_width, 0), MAX(opt_count, 0), MAX(opt_per_line, 0)},
+                          opt_highlight};
+    return opt_words;
 }

@@ -18,5 +18,7 @@ char *cli_word_options_check(void);
  * model: exit 2). */
 gboolean cli_word_options_apply(const wkv_model *model, wkv_options *opts, cli_output *out,
                                 char **error);
+/* --word-timestamps was given; *cues: the cue options (--from-json's writers). */
+gboolean cli_word_options_cues(cue_options *cues);
 
 #endif

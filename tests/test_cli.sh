@@ -647,6 +647,7 @@ if [ "$rc" -eq 0 ] && grep -q '"words" : \[' "$tmp/out" && grep -q '"probability
 else
     bad "--word-timestamps -o json (status $rc)" "$tmp/out" "$tmp/err"
 fi
+cp "$tmp/out" "$tmp/words.json"
 run -m "$MODEL" "$JFK" -o srt --word-timestamps --max-line-width 16 --max-line-count 2 $NF
 n=$(grep -c -- ' --> ' "$tmp/out")
 if [ "$rc" -eq 0 ] && [ "${n:-0}" -gt 0 ] &&
@@ -655,6 +656,42 @@ if [ "$rc" -eq 0 ] && [ "${n:-0}" -gt 0 ] &&
 else
     bad "--word-timestamps -o srt --max-line-width 16 (status $rc)" "$tmp/out" "$tmp/err"
 fi
+cp "$tmp/out" "$tmp/words16.srt"
+
+# --from-json: the JSON written again with the same writers (test_cli_words.sh checks
+# every cue option set against the reference's bytes this way); bad documents and
+# options fail with one line
+run --from-json --word-timestamps -o srt --max-line-width 16 --max-line-count 2 "$tmp/words.json"
+if [ "$rc" -eq 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/words16.srt"; then
+    ok "--from-json --word-timestamps -o srt --max-line-width 16: the transcription's bytes"
+else
+    bad "--from-json -o srt (status $rc): not the transcription's bytes" "$tmp/err" "$tmp/out"
+fi
+run --from-json "$tmp/jfk.json"
+if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/out")" -gt 0 ] &&
+    [ "$(lines "$tmp/out")" -le "$(grep -c '"seek"' "$tmp/jfk.json")" ]; then
+    ok "--from-json txt: $(lines "$tmp/out") lines"
+else
+    bad "--from-json txt (status $rc)" "$tmp/err" "$tmp/out"
+fi
+head -c 300 "$tmp/words.json" >"$tmp/cut.json"
+printf '{"segments":[{"start":0,"end":1,"text":"x","words":[{"word":"x","start":"a","end":1,"probability":1}]}]}' >"$tmp/badword.json"
+printf '{"segments":[{"start":0,"end":1e999,"text":"x"}]}' >"$tmp/badnum.json"
+for c in "1|no words|--word-timestamps -o srt $tmp/jfk.json" "1|No such file|$tmp/none.json" \
+    "1|cut.json|$tmp/cut.json" "1|words\[0\]|--word-timestamps -o vtt $tmp/badword.json" \
+    "1|segments\[0\]|$tmp/badnum.json" "1|/dev/full|-o srt --output-file /dev/full $tmp/words.json" \
+    "2|--from-json|-o json $tmp/words.json" "2|--from-json|--live $tmp/words.json"; do
+    st=${c%%|*}
+    rest=${c#*|}
+    want=${rest%%|*}
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    run --from-json ${rest#*|}
+    if one_error_line "$st" && grep -q -- "$want" "$tmp/err"; then
+        ok "--from-json ${rest#*|}: status $st, one line: $(cat "$tmp/err")"
+    else
+        bad "--from-json ${rest#*|} (status $rc, want $st and '$want')" "$tmp/err" "$tmp/out"
+    fi
+done
 run -m "$MODEL" "$JFK" -o json --clip-timestamps 2,5 $NF
 if [ "$rc" -eq 0 ] && grep -q '"seek" : 200' "$tmp/out" && ! grep -q '"seek" : [01],' "$tmp/out"; then
     ok "--clip-timestamps 2,5: decoding starts at frame 200"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # whisperkv-transcribe --word-timestamps against testvectors/*/words.json: for every
 # run (alignment heads, language) the JSON words, and the srt and vtt bytes for every
-# cue option set the vectors hold (tests/cli_words_check.c compares).
+# cue option set the vectors hold (tests/cli_words_check.c compares), written from the
+# run's JSON with --from-json; one option set of each vector set also straight from a
+# transcription (the same bytes).  One transcription a run: 9 instead of 45.
 #
 # usage: test_cli_words.sh CLI WORDS_CHECK [SHARED_DIR]   ($WHISPERKV_SHARED wins)
 # Exits 0 when all pass, 1 on any failure, 77 (skip) when the vectors are missing
@@ -39,20 +41,32 @@ for set in micro-en micro-multi; do
     base="-m $SHARED/testvectors/$set/model.bin -t 2 --no-fallback --no-speech-threshold 1 --word-timestamps"
     "$WCHECK" list "$W" >"$tmp/list" 2>"$tmp/err" || { verdict 1 "$set: cannot list the runs"; continue; }
     cut -f1-3 "$tmp/list" | sort -u >"$tmp/runs"
+    # one transcription a run: its json words, and its document for the cues below
     while IFS='	' read -r run heads lang; do
         # shellcheck disable=SC2086 # $base is split on purpose
-        "$CLI" $base -l "$lang" --alignment-heads "$heads" -o json "$wav" >"$tmp/out.json" 2>"$tmp/err"
-        [ $? -eq 0 ] && "$WCHECK" json "$W" "$run" "$tmp/out.json" >"$tmp/n" 2>"$tmp/err"
+        "$CLI" $base -l "$lang" --alignment-heads "$heads" -o json "$wav" >"$tmp/$run.json" 2>"$tmp/err"
+        [ $? -eq 0 ] && "$WCHECK" json "$W" "$run" "$tmp/$run.json" >"$tmp/n" 2>"$tmp/err"
         verdict $? "$set/$run: json words equal the reference's ($(cat "$tmp/n" 2>/dev/null))"
     done <"$tmp/runs"
+    # every cue option set from the run's document (--from-json: the same writers on the
+    # same numbers), and the first one of the set also from a transcription writing srt
+    # and vtt itself, which must give the same bytes
+    direct=1
     while IFS='	' read -r run heads lang writer flags; do
         for fmt in srt vtt; do
-            # shellcheck disable=SC2086 # $base and $flags are split on purpose
-            "$CLI" $base -l "$lang" --alignment-heads "$heads" -o "$fmt" $flags "$wav" \
+            # shellcheck disable=SC2086 # $flags is split on purpose
+            "$CLI" --from-json --word-timestamps $flags -o "$fmt" "$tmp/$run.json" \
                 >"$tmp/out.$fmt" 2>"$tmp/err"
             [ $? -eq 0 ] && "$WCHECK" cues "$W" "$run" "$writer" "$fmt" "$tmp/out.$fmt" 2>"$tmp/err"
-            verdict $? "$set/$run: $fmt with '$writer' equals the reference writer's bytes"
+            verdict $? "$set/$run: $fmt with '$writer' (--from-json) equals the reference writer's bytes"
+            [ "$direct" -eq 1 ] || continue
+            # shellcheck disable=SC2086 # $base and $flags are split on purpose
+            "$CLI" $base -l "$lang" --alignment-heads "$heads" -o "$fmt" $flags "$wav" \
+                >"$tmp/direct.$fmt" 2>"$tmp/err"
+            [ $? -eq 0 ] && cmp "$tmp/direct.$fmt" "$tmp/out.$fmt" >"$tmp/err" 2>&1
+            verdict $? "$set/$run: $fmt with '$writer' written by the transcription equals --from-json's"
         done
+        direct=0
     done <"$tmp/list"
 done
 
