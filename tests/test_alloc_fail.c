@@ -6,10 +6,11 @@
  * leaks; and where the API keeps a context usable after an error, the same operation
  * run right after gives the text it gave before the loop (after every 4th N).
  *
- *   test_alloc_fail MICRO_F16 MICRO_Q8_0 [OPERATION…]
+ *   test_alloc_fail MICRO_F16 MICRO_Q8_0 MICRO_SHORT_F16 [OPERATION…]
  *
  * Operations: load-f16, load-q8_0, load-vad, context-f32, context-bf16, context-int8,
- * transcribe (words + VAD, long form), stream (live, words), beam; all by default.
+ * transcribe (words + VAD, long form), stream (live, words; on MICRO_SHORT_F16, the
+ * micro model with short contexts), beam; all by default.
  * Prints each one's failure points. */
 #include "testutil.h"
 #include "wav.h"
@@ -29,10 +30,11 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const char *f16_path, *q8_path, *vad_path;
-static wkv_model *model;
+static const char *f16_path, *q8_path, *short_path, *vad_path;
+static wkv_model *model, *short_model;
 static wkv_vad_model *vad;
-static wkv_context *ctx;
+static wkv_context *ctx, *short_ctx; /* short_ctx: the stream's (its model's 300-frame
+                                        encoder: the same paths, a fifth of the time) */
 static wav_data jfk;
 
 /* ------------------------------------------------------------------ text */
@@ -172,7 +174,7 @@ static int op_stream(text_acc *out, char **error)
     wkv_stream_options so;
     wkv_stream_options_default(&so);
     so.step_ms = 1000;
-    wkv_stream *st = wkv_stream_new(ctx, &o, &so, on_stream, out, error);
+    wkv_stream *st = wkv_stream_new(short_ctx, &o, &so, on_stream, out, error);
     if (!st)
         return -1;
     int r = 0;
@@ -277,12 +279,14 @@ static void fail_loop(const operation *op)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s MICRO_F16 MICRO_Q8_0 [OPERATION...]\n", argv[0]);
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s MICRO_F16 MICRO_Q8_0 MICRO_SHORT_F16 [OPERATION...]\n",
+                argv[0]);
         return 2;
     }
     f16_path = argv[1];
     q8_path = argv[2];
+    short_path = argv[3];
     if (!tu_require_shared("the VAD model and jfk.wav"))
         return TU_SKIP;
     static char vad_buf[4096];
@@ -296,7 +300,9 @@ int main(int argc, char **argv)
     model = wkv_model_load(f16_path, &err);
     vad = model ? wkv_vad_model_load(vad_path, &err) : NULL;
     ctx = vad ? wkv_context_new(model, 1, &err) : NULL;
-    if (!ctx) {
+    short_model = ctx ? wkv_model_load(short_path, &err) : NULL;
+    short_ctx = short_model ? wkv_context_new(short_model, 1, &err) : NULL;
+    if (!short_ctx) {
         fprintf(stderr, "setup: %s\n", err);
         return 1;
     }
@@ -313,16 +319,18 @@ int main(int argc, char **argv)
     };
     int ran = 0;
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
-        int wanted = argc == 3;
-        for (int a = 3; a < argc; a++)
+        int wanted = argc == 4;
+        for (int a = 4; a < argc; a++)
             wanted |= strcmp(argv[a], ops[i].name) == 0;
         if (wanted) {
             fail_loop(&ops[i]);
             ran++;
         }
     }
+    wkv_context_free(short_ctx);
     wkv_context_free(ctx);
     wkv_vad_model_free(vad);
+    wkv_model_free(short_model);
     wkv_model_free(model);
     wav_free(&jfk);
     if (!ran) {
