@@ -200,13 +200,6 @@ void wkv_debug_set_drafts(wkv_context *ctx, int on)
     ctx->drafts = on != 0;
 }
 
-void wkv__context_fill_cross(wkv_context *ctx)
-{
-    wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                      &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
-    ctx->stats.cross_kv_computes++;
-}
-
 int wkv_encode(wkv_context *ctx, const float *mel)
 {
     double t0 = wkv__now_ms();

@@ -117,8 +117,10 @@ static inline size_t wkv__arena_round(size_t n)
 
 /* encoder.c */
 int wkv__encoder_run(wkv_context *ctx, const float *mel);
-/* context.c: the cross K/V cache projected from ctx->enc_out (valid afterwards), on
- * the context's compute type, as wkv_encode does after the encoder. */
+/* The cross K/V cache projected from ctx->enc_out (valid afterwards), on the context's
+ * compute type, as wkv_encode does after the encoder.  Here and not in context.c: the
+ * decoder's slow paths call it, and context.c calls the decoder (check_layers.py: no
+ * two files call each other). */
 void wkv__context_fill_cross(wkv_context *ctx);
 /* decoder.c */
 /* The floats of ctx->arena the decoder's activations take. */

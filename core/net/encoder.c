@@ -349,3 +349,10 @@ int wkv__encoder_run(wkv_context *ctx, const float *mel)
     wkv__pool_run(ctx->pool, ln_post_part, &job);
     return 0;
 }
+
+void wkv__context_fill_cross(wkv_context *ctx)
+{
+    wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
+                      &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
+    ctx->stats.cross_kv_computes++;
+}
