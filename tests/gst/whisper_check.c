@@ -40,7 +40,8 @@ int wh_run_suite(Suite *suite, const gchar *name)
 
 gboolean wh_no_fallback(void)
 {
-    return g_getenv("WHISPER_TEST_NO_FALLBACK") != NULL;
+    const gchar *v = g_getenv("WHISPER_TEST_NO_FALLBACK");
+    return v && *v && g_strcmp0(v, "0") != 0;
 }
 
 void wh_tune(GstElement *e)
