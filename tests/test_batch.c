@@ -17,6 +17,7 @@
 #include "net/context.h"
 #include "testutil.h"
 #include "whisperkv.h"
+#include "whisperkv_debug.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -300,6 +301,15 @@ static void check_chunking(const wkv_model *m)
     wkv_chunk past[] = {{0, 40000}};
     CHECK(wkv_transcribe_chunks(ctx, pcm, 32000, past, 1, 1, &o, NULL, NULL, NULL, &err) == -1,
           "a chunk past the input refused");
+    free(err);
+    err = NULL;
+    /* no chunks (VAD found no speech): 0 segments, and nothing allocated for them */
+    wkv_debug_alloc_fail(1);
+    int none = wkv_transcribe_chunks(ctx, pcm, 32000, NULL, 0, 4, &o, NULL, NULL, NULL, &err);
+    int allocated = wkv_debug_alloc_failed();
+    wkv_debug_alloc_fail(0);
+    CHECK(none == 0 && !allocated, "no chunks: %d segments (%s), %s", none, err ? err : "",
+          allocated ? "an allocation" : "no allocation");
     free(err);
     wkv_context_free(ctx);
 }

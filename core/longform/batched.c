@@ -349,8 +349,10 @@ int wkv_transcribe_chunks(wkv_context *ctx, const float *pcm, size_t n, const wk
             return -1;
         }
     }
+    if (n_chunks == 0)
+        return 0; /* no speech (VAD found none): nothing to set up */
     if (batch_size > n_chunks)
-        batch_size = n_chunks > 0 ? n_chunks : 1;
+        batch_size = n_chunks;
     batcher bt;
     int rc = batcher_init(&bt, ctx, opts, batch_size, error);
     for (int c0 = 0; rc == 0 && c0 < n_chunks && !bt.stopped; c0 += batch_size) {
