@@ -1,9 +1,13 @@
 /* whisperkv-transcribe's messages and clock (cli_common.h). */
 #include "cli_common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
 
 int cli_fail(int status, const char *fmt, ...)
 {
@@ -33,6 +37,32 @@ char *cli_core_error(char *err, const char *fallback)
     char *s = g_strdup(err ? err : fallback);
     free(err);
     return s;
+}
+
+static gboolean is_stdout(const char *path)
+{
+    return !path || strcmp(path, "-") == 0;
+}
+
+FILE *cli_open_output(const char *path, char **msg)
+{
+    if (is_stdout(path))
+        return stdout;
+    FILE *f = g_fopen(path, "w");
+    if (!f)
+        *msg = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
+    return f;
+}
+
+gboolean cli_close_output(FILE *f, const char *path, char **msg)
+{
+    gboolean ok = fflush(f) == 0 && !ferror(f);
+    if (f != stdout)
+        ok = fclose(f) == 0 && ok;
+    if (!ok)
+        *msg = g_strdup_printf("cannot write '%s': %s", is_stdout(path) ? "stdout" : path,
+                               g_strerror(errno));
+    return ok;
 }
 
 double cli_now_ms(void)

@@ -3,6 +3,8 @@
 #ifndef CLI_COMMON_H
 #define CLI_COMMON_H
 
+#include <stdio.h>
+
 #include <glib.h>
 
 #define CLI_PROG "whisperkv-transcribe"
@@ -16,6 +18,12 @@ int cli_usage(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* The core's messages are malloc'd: a copy of err in GLib memory (of fallback when err
  * is NULL); frees err. */
 char *cli_core_error(char *err, const char *fallback);
+/* The output: standard output for NULL or "-", else `path` opened for writing; NULL
+ * with "cannot write 'PATH': why" in *msg (g_free it). */
+FILE *cli_open_output(const char *path, char **msg);
+/* Flushes f and closes it unless it is standard output; FALSE (f closed all the same)
+ * with "cannot write 'PATH': why" in *msg. */
+gboolean cli_close_output(FILE *f, const char *path, char **msg);
 /* The monotonic clock, in milliseconds. */
 double cli_now_ms(void);
 

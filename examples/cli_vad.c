@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 
 #include "audio_load.h"
+#include "cli_common.h"
 
 #define PROG "whisperkv-transcribe"
 
@@ -276,18 +277,17 @@ int cli_vad_only_run(const char *file, cli_out_format fmt, const char *output_fi
     g_free(pcm);
     if (status)
         return status;
-    FILE *out = stdout;
-    if (output_file && strcmp(output_file, "-") != 0 && !(out = g_fopen(output_file, "w"))) {
+    FILE *out = cli_open_output(output_file, msg);
+    if (!out) {
         free(r.segs);
-        return set_error(msg, "cannot write '%s': %s", output_file, g_strerror(errno));
+        return 1;
     }
     if (fmt == CLI_OUT_JSON)
         print_json(out, &r, (double)n / WKV_SAMPLE_RATE);
     else
         print_segments(out, fmt, &r);
-    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0))
-        status = set_error(msg, "cannot write '%s': %s", output_file ? output_file : "stdout",
-                      g_strerror(errno));
+    if (!cli_close_output(out, output_file, msg))
+        status = 1;
     free(r.segs);
     return status;
 }

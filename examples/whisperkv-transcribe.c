@@ -382,13 +382,13 @@ static int open_context(run *r)
  * writer of the format. */
 static int open_output(run *r)
 {
-    const char *path = r->args->output_file;
-    if (path && strcmp(path, "-") != 0) {
-        r->outf = g_fopen(path, "w");
-        if (!r->outf) {
-            r->outf = stdout;
-            return cli_fail(1, "cannot write '%s': %s", path, g_strerror(errno));
-        }
+    char *msg = NULL;
+    r->outf = cli_open_output(r->args->output_file, &msg);
+    if (!r->outf) {
+        r->outf = stdout;
+        int st = cli_fail(1, "%s", msg);
+        g_free(msg);
+        return st;
     }
     r->out = cli_output_new(r->args->format, r->outf);
     cli_output_set_compute_type(r->out,
