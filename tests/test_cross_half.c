@@ -16,6 +16,7 @@
  *    rounded, steps close to a pass and to the f32 cache, slot copies exact.
  * Usage: test_cross_half MODEL.bin */
 #include "words/word_window.h"
+#include "encode_once.h"
 #include "net/context.h"
 #include "base/cpu.h"
 #include "base/f16.h"
@@ -108,27 +109,13 @@ static int fixture_open(fixture *f, const char *path)
     return 0;
 }
 
-/* The test's one encoder run: the first context encodes its mel; every later one
- * takes a copy of that encoder output and projects its own cross K/V from it, as
- * wkv_encode does after its encoder (what this test checks starts there; four encoder
- * runs were most of its time natively, by perf, and so under qemu in the isa setups). */
+/* The test's one encoder run (encode_once.h): what this test checks starts after it;
+ * four encoder runs were most of its time natively, by perf, and under qemu. */
 static float *enc_saved;
 
 static int encode(wkv_context *ctx, const float *mel)
 {
-    const wkv_hparams *hp = &ctx->model->hp;
-    const size_t n = (size_t)hp->n_audio_ctx * hp->n_audio_state;
-    if (!enc_saved) {
-        if (wkv_encode(ctx, mel) != 0 || !(enc_saved = malloc(n * sizeof *enc_saved)))
-            return -1;
-        memcpy(enc_saved, ctx->enc_out, n * sizeof *enc_saved);
-        return 0;
-    }
-    ctx->pass_n = 0; /* a new window: no rows of an earlier pass */
-    memcpy(ctx->enc_out, enc_saved, n * sizeof *enc_saved);
-    wkv__context_fill_cross(ctx);
-    wkv_decode_reset(ctx);
-    return 0;
+    return encode_once(ctx, mel, &enc_saved);
 }
 
 /* After b's cache went half: b's cache bytes are n half elements fewer than a's. */

@@ -16,6 +16,7 @@
  * are compared as max |l - l'| / max |l'|.  WHISPERKV_TEST_EMULATED (the isa setups
  * under qemu): the first two sequences only. */
 #include "genlib.h"
+#include "encode_once.h"
 #include "net/context.h"
 #include "model/model.h"
 #include "model/quant.h"
@@ -113,24 +114,6 @@ static void free_twin(twin *t)
     free(t->m.w.dec);
 }
 
-/* The encoder output every context decodes over: the first context encodes the mel,
- * the others take a copy and project their own cross K/V from it (their models'
- * cross-attention weights), as wkv_encode does after the encoder.  *saved: NULL before
- * the first call; the caller frees it. */
-static int encode_once(wkv_context *ctx, const float *mel, float **saved)
-{
-    const size_t n = (size_t)ctx->model->hp.n_audio_ctx * ctx->model->hp.n_audio_state;
-    if (!*saved) {
-        if (wkv_encode(ctx, mel) != 0 || !(*saved = malloc(n * sizeof **saved)))
-            return -1;
-        memcpy(*saved, ctx->enc_out, n * sizeof **saved);
-        return 0;
-    }
-    memcpy(ctx->enc_out, *saved, n * sizeof **saved);
-    wkv__context_fill_cross(ctx);
-    return 0;
-}
-
 /* Logits of every position of every sequence, three ways (see the top); *n_out gets
  * the number of floats.  The same calls on both models. */
 static float *run(const wkv_model *m, const float *mel, float **enc, const sequence *s,
@@ -142,6 +125,8 @@ static float *run(const wkv_model *m, const float *mel, float **enc, const seque
         total += (size_t)(2 * s[k].n + 1) * nv;
     float *out = calloc(total, sizeof *out), *o = out;
     wkv_context *ctx = wkv_context_new(m, 2, NULL);
+    /* one encoder run for all contexts (encode_once.h): each projects its own cross
+     * K/V from that output with its model's cross-attention weights */
     int rc = out && ctx ? encode_once(ctx, mel, enc) : -1;
     for (int k = 0; rc == 0 && k < n_seq; k++) {
         wkv_decode_reset(ctx);
