@@ -263,6 +263,18 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
     gst_whisper_queue_set_text_flowing(self); /* before: a prerolling sink blocks it */
     GstFlowReturn ret = gst_pad_push(self->textpad, buf);
     *pushed = TRUE;
+    if (ret == GST_FLOW_ERROR && GST_PAD_HAS_PENDING_EVENTS(self->textpad)) {
+        /* The buffer never left: downstream refused a sticky event before it, and
+         * refused events are not errors that anyone posted.  textoverlay does this
+         * once its video is at EOS (it forwards the text pad's tags to its video
+         * src); the refused event is sent again before every buffer, so no text gets
+         * through any more: downstream is done with text, as at EOS. */
+        GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Downstream takes no more text"),
+                            ("text_src: an event before the text at %" GST_TIME_FORMAT
+                             " was refused; the text from there on is dropped",
+                             GST_TIME_ARGS(s->pts)));
+        ret = GST_FLOW_EOS;
+    }
     check_commit_delay(self, s);
     return ret;
 }

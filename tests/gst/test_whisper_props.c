@@ -473,6 +473,83 @@ GST_START_TEST(test_text_error_reaches_chain)
 }
 GST_END_TEST
 
+typedef struct {
+    gint buffers, refused;
+} Refuser;
+
+static GstFlowReturn count_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
+{
+    (void)parent;
+    g_atomic_int_inc(&((Refuser *)g_object_get_data(G_OBJECT(pad), "r"))->buffers);
+    gst_buffer_unref(buf);
+    return GST_FLOW_OK;
+}
+
+/* Refuses TAG events (as textoverlay's text pad does once its video is at EOS). */
+static gboolean refuse_tags(GstPad *pad, GstObject *parent, GstEvent *event)
+{
+    (void)parent;
+    gboolean tag = GST_EVENT_TYPE(event) == GST_EVENT_TAG;
+    if (tag)
+        g_atomic_int_inc(&((Refuser *)g_object_get_data(G_OBJECT(pad), "r"))->refused);
+    gst_event_unref(event);
+    return !tag;
+}
+
+/* text_src's consumer refuses the text's tag events: gst_pad_push then fails with
+ * ERROR before the buffer leaves, though no one posted an error.  The text ends as at
+ * EOS downstream, with a warning and no error, and the audio flows on (the filter's
+ * chain combines an ended text pad with src's OK). */
+GST_START_TEST(test_text_refused_tags_end_text)
+{
+    GstElement *e;
+    GstHarness *h = audio_only(&e);
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    Refuser r = { 0, 0 };
+    GstPad *sink = gst_pad_new("refuse-tags", GST_PAD_SINK);
+    g_object_set_data(G_OBJECT(sink), "r", &r);
+    gst_pad_set_chain_function(sink, count_chain);
+    gst_pad_set_event_function(sink, refuse_tags);
+    gst_pad_set_active(sink, TRUE);
+    GstPad *tp = gst_element_get_static_pad(e, "text_src");
+    fail_unless_equals_int(gst_pad_link(tp, sink), GST_PAD_LINK_OK);
+    gsize n = 16000 * 30, chunk = 16000;
+    float *pcm = synth_audio(n, 62);
+    guint warnings = 0, errors = 0;
+    for (gsize off = 0; off < n; off += chunk) {
+        fail_unless_equals_int(gst_harness_push(h, pcm_buffer(pcm, chunk, off)), GST_FLOW_OK);
+        GstMessage *m;
+        /* the first final's warning (or error) before the audio ends */
+        while (!warnings && !errors &&
+               (m = gst_bus_timed_pop_filtered(bus, 100 * GST_MSECOND,
+                                               GST_MESSAGE_WARNING | GST_MESSAGE_ERROR))) {
+            if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
+                errors++;
+            } else {
+                GError *err = NULL;
+                gst_message_parse_warning(m, &err, NULL);
+                warnings += strstr(err->message, "no more text") != NULL;
+                g_error_free(err);
+            }
+            gst_message_unref(m);
+        }
+    }
+    fail_unless_equals_int(errors, 0);
+    fail_unless(warnings >= 1, "no warning that the text ended");
+    fail_unless(g_atomic_int_get(&r.refused) > 0, "no tag was refused");
+    fail_unless_equals_int(g_atomic_int_get(&r.buffers), 0);
+    gst_harness_teardown(h);
+    gst_pad_unlink(tp, sink);
+    gst_object_unref(tp);
+    gst_object_unref(sink);
+    gst_element_set_bus(e, NULL);
+    gst_object_unref(bus);
+    gst_object_unref(e);
+    g_free(pcm);
+}
+GST_END_TEST
+
 /* ------------------------------------------------------------------ latency */
 
 typedef struct {
@@ -580,6 +657,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_text_unlinked_audio_flows);
     tcase_add_test(tc, test_src_unlinked_text_flows);
     tcase_add_test(tc, test_text_error_reaches_chain);
+    tcase_add_test(tc, test_text_refused_tags_end_text);
     tcase_add_test(tc, test_late_commits_warn);
     tcase_add_test(tc, test_on_time_no_warning);
     return s;
