@@ -236,6 +236,35 @@ WKV_API int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type
 /* The type in effect (never AUTO). */
 WKV_API wkv_compute_type wkv_context_compute_type(const wkv_context *ctx);
 
+/* The element type of the decoder's attention caches (the cross-attention K/V of each
+ * window and the self-attention K/V of the tokens so far).  A decoder step reads every
+ * layer's cached K and V, so half the bytes makes steps faster where they wait on
+ * memory (a step of several windows side by side above all: each reads its own
+ * window's cache) and a context smaller; whisper.cpp keeps both in half.
+ * AUTO: half where the user chose approximation, i.e. on bf16/int8 compute or with a
+ *       quantized file; f32 for f32/f16 files on the f32 compute type, whose results
+ *       are the reference's.
+ * F32:  f32 on every compute type.
+ * F16:  IEEE half on every compute type (values beyond +-65504 become +-inf).
+ * Accuracy and speed: docs/performance.md. */
+typedef enum {
+    WKV_CACHE_AUTO = 0,
+    WKV_CACHE_F32,
+    WKV_CACHE_F16,
+} wkv_cache_type;
+
+/* "auto", "f32", "f16" -> the type, or -1. */
+WKV_API int wkv_cache_type_parse(const char *name);
+WKV_API const char *wkv_cache_type_name(wkv_cache_type type);
+/* Sets the caches' type (AUTO follows the compute type set later, too).  The caches
+ * are emptied: call it before decoding, like wkv_context_set_compute_type.  Returns 0,
+ * or -1 with *error set (an unknown type, out of memory); the context keeps its
+ * caches then. */
+WKV_API int wkv_context_set_cache_type(wkv_context *ctx, wkv_cache_type type, char **error);
+/* The cross cache's type in effect (F32 or F16; the self cache is the same, except
+ * that it stays f32 on a model whose text context is longer than its audio context). */
+WKV_API wkv_cache_type wkv_context_cache_type(const wkv_context *ctx);
+
 /* What runs the f32 matrix products (the f32 encoder, the prompt passes of every
  * compute type, word alignment, VAD): chosen once per process, at the first product
  * or the first of these calls, with no environment variable: oneDNN when the library

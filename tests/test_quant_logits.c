@@ -125,6 +125,12 @@ static float *run(const wkv_model *m, const float *mel, float **enc, const seque
         total += (size_t)(2 * s[k].n + 1) * nv;
     float *out = calloc(total, sizeof *out), *o = out;
     wkv_context *ctx = wkv_context_new(m, 2, NULL);
+    /* f32 caches on both models (a quantized file's default is half): the block
+     * kernels are what is compared */
+    if (ctx && wkv_context_set_cache_type(ctx, WKV_CACHE_F32, NULL) != 0) {
+        wkv_context_free(ctx);
+        ctx = NULL;
+    }
     /* one encoder run for all contexts (encode_once.h): each projects its own cross
      * K/V from that output with its model's cross-attention weights */
     int rc = out && ctx ? encode_once(ctx, mel, enc) : -1;

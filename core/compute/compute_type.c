@@ -22,3 +22,22 @@ const char *wkv_compute_type_name(wkv_compute_type type)
     }
     return "?";
 }
+
+int wkv_cache_type_parse(const char *name)
+{
+    static const char *const names[] = {"auto", "f32", "f16"};
+    for (int i = 0; name && i < 3; i++)
+        if (!strcmp(name, names[i]))
+            return i;
+    return -1;
+}
+
+const char *wkv_cache_type_name(wkv_cache_type type)
+{
+    switch (type) {
+    case WKV_CACHE_AUTO: return "auto";
+    case WKV_CACHE_F32: return "f32";
+    case WKV_CACHE_F16: return "f16";
+    }
+    return "?";
+}

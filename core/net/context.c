@@ -26,6 +26,34 @@ void wkv_context_free(wkv_context *ctx)
     wkv__free(ctx);
 }
 
+/* Whether the caches are half for a context on bf16/int8 (approx) or f32 with a cache
+ * type asked: AUTO is half where approximation was chosen (the compute type, or a
+ * quantized file: ftype beyond f32/f16). */
+static int caches_half(const wkv_context *ctx, int approx, wkv_cache_type type)
+{
+    const int ft = ctx->model->hp.ftype % 1000;
+    if (type == WKV_CACHE_AUTO)
+        return approx || (ft != 0 && ft != 1);
+    return type == WKV_CACHE_F16;
+}
+
+/* Puts both caches in the type that caches_half gives; the self cache's pass widens a
+ * layer into enc_mlp (2 n_audio_ctx x d floats at least), so it is half only while
+ * n_text_ctx <= n_audio_ctx (every Whisper model: 448 and 1500).  0, or -1 with the
+ * old types kept (as far as memory allows). */
+static int set_caches(wkv_context *ctx, int approx, wkv_cache_type type)
+{
+    const wkv_hparams *hp = &ctx->model->hp;
+    const int half = caches_half(ctx, approx, type);
+    const int was = wkv__cross_half(&ctx->cross);
+    if (wkv__cross_kv_set_f16(&ctx->cross, half) != 0 ||
+        wkv__self_kv_set_f16(&ctx->self, half && hp->n_text_ctx <= hp->n_audio_ctx) != 0) {
+        wkv__cross_kv_set_f16(&ctx->cross, was); /* back, if it can */
+        return -1;
+    }
+    return 0;
+}
+
 wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
 {
     if (!model) {
@@ -103,6 +131,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         ctx->activation_bytes += wkv__enc_wl_floats(hp) * sizeof(float);
     }
     ok = ok && wkv__decoder_alloc(ctx) == 0;
+    ok = ok && set_caches(ctx, 0, WKV_CACHE_AUTO) == 0; /* half for a quantized file */
     if (!ok) {
         wkv_context_free(ctx);
         wkv__set_error(error, "out of memory allocating a decoding context");
@@ -134,14 +163,7 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
     if (type != WKV_COMPUTE_F32 &&
         !(c = wkv__compute_new(ctx->model, type, wkv__pool_parts(ctx->pool), error)))
         return -1;
-    /* both caches in half on bf16/int8 (kv_cache.h says why); the self cache's pass
-     * widens a layer into enc_mlp (2 n_audio_ctx x d floats at least), so only while
-     * n_text_ctx <= n_audio_ctx (every Whisper model: 448 and 1500) */
-    const wkv_hparams *hp = &ctx->model->hp;
-    const int fits = hp->n_text_ctx <= hp->n_audio_ctx, self_half = c != NULL && fits;
-    if (wkv__cross_kv_set_f16(&ctx->cross, c != NULL) != 0 ||
-        wkv__self_kv_set_f16(&ctx->self, self_half) != 0) {
-        wkv__cross_kv_set_f16(&ctx->cross, ctx->compute != NULL); /* back, if it can */
+    if (set_caches(ctx, c != NULL, ctx->cache_type) != 0) {
         wkv__compute_free(c);
         wkv__set_error(error, "out of memory");
         return -1;
@@ -162,6 +184,25 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
 wkv_compute_type wkv_context_compute_type(const wkv_context *ctx)
 {
     return ctx->compute_type;
+}
+
+int wkv_context_set_cache_type(wkv_context *ctx, wkv_cache_type type, char **error)
+{
+    if (type != WKV_CACHE_AUTO && type != WKV_CACHE_F32 && type != WKV_CACHE_F16) {
+        wkv__set_error(error, "unknown cache type %d", (int)type);
+        return -1;
+    }
+    if (set_caches(ctx, ctx->compute != NULL, type) != 0) {
+        wkv__set_error(error, "out of memory");
+        return -1;
+    }
+    ctx->cache_type = type;
+    return 0;
+}
+
+wkv_cache_type wkv_context_cache_type(const wkv_context *ctx)
+{
+    return wkv__cross_half(&ctx->cross) ? WKV_CACHE_F16 : WKV_CACHE_F32;
 }
 
 const wkv_model *wkv_context_model(const wkv_context *ctx)

@@ -44,6 +44,7 @@ struct wkv_context {
     size_t activation_bytes; /* every buffer below except the caches */
     wkv_compute_type compute_type; /* never AUTO; F32: compute is NULL */
     wkv__compute *compute;          /* the encoder's products on bf16/int8 (compute.c) */
+    wkv_cache_type cache_type;      /* as asked (AUTO: by compute type and file) */
 
     /* One buffer for two phases that never overlap: while encoding, the encoder's
      * scratch (enc_cols, enc_x, enc_h, enc_q, enc_k, enc_v, enc_scores); while
