@@ -17,6 +17,7 @@ static char *opt_model;
 static char *opt_language;
 static int opt_threads = G_MININT; /* G_MININT: not given */
 static gchar *opt_compute_type = NULL;
+static gchar *opt_kv_cache = NULL;
 static gboolean opt_no_timestamps, opt_no_condition, opt_no_fallback, opt_progress;
 static gboolean opt_verbose;
 static gboolean opt_translate;
@@ -79,6 +80,10 @@ static GOptionEntry entries[] = {
      "Encoder compute type: auto (f32 for f32/f16 files, int8 for quantized ones), f32 "
      "(exact), bf16 or int8 (need oneDNN; docs/performance.md); default auto, as the "
      "element's", "TYPE"},
+    {"kv-cache", 0, 0, G_OPTION_ARG_STRING, &opt_kv_cache,
+     "The decoder's attention caches: auto (half for quantized files and bf16/int8, f32 "
+     "for f32/f16 files on f32), f32 or f16 (half: faster steps, a smaller context, "
+     "logits within half's rounding); default auto, as the element's", "TYPE"},
     {"no-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_no_timestamps,
      "Decode without timestamp tokens (one segment per 30-s window)", NULL},
     {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
@@ -297,6 +302,9 @@ static int check_io_and_compute(cli_args *a)
     if (opt_compute_type && wkv_compute_type_parse(opt_compute_type) < 0)
         return cli_usage("--compute-type must be auto, f32, bf16 or int8");
     a->compute_type = opt_compute_type;
+    if (opt_kv_cache && wkv_cache_type_parse(opt_kv_cache) < 0)
+        return cli_usage("--kv-cache must be auto, f32 or f16");
+    a->kv_cache = opt_kv_cache;
     if (opt_threads == G_MININT)
         opt_threads = (int)g_get_num_processors();
     else if (opt_threads < 1 || opt_threads > 1024)

@@ -19,6 +19,7 @@ typedef struct {
     gboolean translate;
     int threads;
     const char *compute_type; /* NULL: auto */
+    const char *kv_cache;     /* NULL: auto */
     gboolean progress, verbose;
     gboolean live, realtime;  /* --realtime implies live */
     int step_ms, latency_ms;  /* live */

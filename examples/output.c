@@ -17,6 +17,7 @@ struct cli_output {
     cue_writer *cues;       /* srt/vtt with word timestamps */
     char *alignment_heads; /* json with word timestamps */
     char *compute_type;   /* json: the context's compute type (auto resolved) */
+    char *kv_cache;       /* json: the type of its attention caches (auto resolved) */
     gboolean words;
     GArray *final_delays; /* live: committed_at - end of each final (double) */
     GArray *word_delays;  /* live with words: the same of each word */
@@ -32,10 +33,12 @@ void cli_output_set_words(cli_output *o, const cue_options *cues,
         o->cues = cue_writer_new(cues, o->fmt == CLI_OUT_VTT, o->out);
 }
 
-void cli_output_set_compute_type(cli_output *o, const char *name)
+void cli_output_set_types(cli_output *o, const char *compute_type, const char *kv_cache)
 {
     g_free(o->compute_type);
-    o->compute_type = g_strdup(name);
+    g_free(o->kv_cache);
+    o->compute_type = g_strdup(compute_type);
+    o->kv_cache = g_strdup(kv_cache);
 }
 
 gboolean cli_out_format_parse(const char *name, cli_out_format *fmt)
@@ -83,6 +86,7 @@ void cli_output_free(cli_output *o)
     g_free(o->first_language);
     g_free(o->alignment_heads);
     g_free(o->compute_type);
+    g_free(o->kv_cache);
     cue_writer_free(o->cues);
     if (o->language_probs)
         json_array_unref(o->language_probs);
@@ -349,6 +353,8 @@ gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *la
     json_object_set_object_member(root, "model", m);
     if (o->compute_type)
         json_object_set_string_member(root, "compute_type", o->compute_type);
+    if (o->kv_cache)
+        json_object_set_string_member(root, "kv_cache", o->kv_cache);
     /* which library and kernels ran the f32 products (chosen once per process) */
     JsonObject *g = json_object_new();
     json_object_set_string_member(g, "library", wkv_f32_gemm_library());

@@ -73,9 +73,10 @@ gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *la
 void cli_output_set_words(cli_output *o, const cue_options *cues,
                           const char *alignment_heads);
 
-/* JSON: `compute_type`, what the context computes on (`auto` resolved); the document
- * also says what ran the f32 products (`f32_products`: `library`, `kernels`). */
-void cli_output_set_compute_type(cli_output *o, const char *name);
+/* JSON: `compute_type`, what the context computes on, and `kv_cache`, the type of its
+ * attention caches (`auto` resolved in both); the document also says what ran the f32
+ * products (`f32_products`: `library`, `kernels`). */
+void cli_output_set_types(cli_output *o, const char *compute_type, const char *kv_cache);
 
 /* "HH:MM:SS<sep>mmm" for t seconds (negative clamps to 0); buf needs 32 bytes. */
 void cli_format_timestamp(double t, char sep, char *buf, size_t size);

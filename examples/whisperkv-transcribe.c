@@ -125,8 +125,10 @@ static void say_what_runs(const wkv_context *ctx, gboolean verbose)
         return;
     said = TRUE;
     if (verbose)
-        fprintf(stderr, "whisperkv: compute type %s; f32 products on %s (%s kernels)\n",
-                wkv_compute_type_name(wkv_context_compute_type(ctx)), wkv_f32_gemm_library(),
+        fprintf(stderr, "whisperkv: compute type %s, %s caches; f32 products on %s (%s "
+                        "kernels)\n",
+                wkv_compute_type_name(wkv_context_compute_type(ctx)),
+                wkv_cache_type_name(wkv_context_cache_type(ctx)), wkv_f32_gemm_library(),
                 wkv_f32_gemm_kernels());
     if (wkv_f32_gemm_slow())
         fprintf(stderr, "warning: the f32 matrix products run %s's %s kernels, older than "
@@ -149,6 +151,13 @@ static wkv_context *new_context(const wkv_model *model, const cli_args *a, char 
                                 : WKV_COMPUTE_AUTO;
     if (wkv_context_set_compute_type(ctx, type, err) != 0) {
         *err = cli_core_error(*err, "cannot use that compute type");
+        wkv_context_free(ctx);
+        return NULL;
+    }
+    if (a->kv_cache &&
+        wkv_context_set_cache_type(ctx, (wkv_cache_type)wkv_cache_type_parse(a->kv_cache),
+                                   err) != 0) {
+        *err = cli_core_error(*err, "cannot use that cache type");
         wkv_context_free(ctx);
         return NULL;
     }
@@ -391,8 +400,8 @@ static int open_output(run *r)
         return st;
     }
     r->out = cli_output_new(r->args->format, r->outf);
-    cli_output_set_compute_type(r->out,
-                                wkv_compute_type_name(wkv_context_compute_type(r->ctx)));
+    cli_output_set_types(r->out, wkv_compute_type_name(wkv_context_compute_type(r->ctx)),
+                         wkv_cache_type_name(wkv_context_cache_type(r->ctx)));
     return 0;
 }
 

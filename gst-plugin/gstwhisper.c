@@ -149,7 +149,8 @@ static wkv_context *open_context(GstWhisper *self, const gchar *language, gint t
     wkv_context *ctx = wkv_context_new(m, threads, &cerr);
     /* bf16/int8 without oneDNN (or without the CPU's instructions) fail the state change
      * with the core's message rather than quietly running f32 */
-    if (ctx && wkv_context_set_compute_type(ctx, self->w.run_compute, &cerr) != 0) {
+    if (ctx && (wkv_context_set_compute_type(ctx, self->w.run_compute, &cerr) != 0 ||
+                wkv_context_set_cache_type(ctx, self->w.run_cache, &cerr) != 0)) {
         wkv_context_free(ctx);
         ctx = NULL;
     }
@@ -262,10 +263,12 @@ static gboolean load_model(GstWhisper *self)
     gst_whisper_queue_start(self, step);
     /* the type in effect ("auto" resolved), for the application and the tests */
     const gchar *ctype = wkv_compute_type_name(wkv_context_compute_type(w->ctx));
-    gchar *done = g_strdup_printf("%s, compute type %s", path, ctype);
+    const gchar *kvtype = wkv_cache_type_name(wkv_context_cache_type(w->ctx));
+    gchar *done = g_strdup_printf("%s, compute type %s, %s caches", path, ctype, kvtype);
     post_load_progress(self, GST_PROGRESS_TYPE_COMPLETE, done);
     g_free(done);
-    GST_INFO_OBJECT(self, "model %s, %d threads, compute type %s", path, threads, ctype);
+    GST_INFO_OBJECT(self, "model %s, %d threads, compute type %s, %s caches", path, threads,
+                    ctype, kvtype);
     g_free(path);
     return TRUE;
 }

@@ -50,6 +50,11 @@ GType gst_whisper_text_unit_get_type(void);
 #define GST_TYPE_WHISPER_COMPUTE_TYPE (gst_whisper_compute_type_get_type())
 GType gst_whisper_compute_type_get_type(void);
 
+/* The decoder's attention caches (the kv-cache property): the core's wkv_cache_type
+ * values, named as the CLI's --kv-cache. */
+#define GST_TYPE_WHISPER_CACHE_TYPE (gst_whisper_cache_type_get_type())
+GType gst_whisper_cache_type_get_type(void);
+
 /* The string tag each final segment's text is sent with. */
 #define GST_WHISPER_TAG_TRANSCRIPT "transcript"
 

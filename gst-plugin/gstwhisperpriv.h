@@ -100,6 +100,7 @@ typedef struct {
     gboolean translate;
     gint threads;
     gint compute_type;       /* wkv_compute_type */
+    gint cache_type;         /* wkv_cache_type */
     gboolean share_decoder;  /* the model's decoder group */
     guint step_ms, latency_ms, lateness_ms;
     gboolean partial_results;
@@ -169,6 +170,7 @@ typedef struct {
     gboolean detect_pending;  /* not detected yet for the current stretch */
     gint run_threads;
     wkv_compute_type run_compute; /* `compute-type` as it was at READY->PAUSED */
+    wkv_cache_type run_cache;     /* `kv-cache` as it was at READY->PAUSED */
     gboolean run_share_decoder;   /* `share-decoder` as it was at READY->PAUSED */
     /* offline: the core's transcriber of the current stretch (tr_item), the samples
      * of that stretch handed to it (the queue drops them then) and whether it closed */

@@ -21,6 +21,7 @@ enum {
     PROP_TRANSLATE,
     PROP_THREADS,
     PROP_COMPUTE_TYPE,
+    PROP_KV_CACHE,
     PROP_SHARE_DECODER,
     PROP_STEP,
     PROP_LATENCY,
@@ -69,6 +70,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_TRANSLATE] = FIELD(translate),
     [PROP_THREADS] = FIELD(threads),
     [PROP_COMPUTE_TYPE] = FIELD(compute_type),
+    [PROP_KV_CACHE] = FIELD(cache_type),
     [PROP_SHARE_DECODER] = FIELD(share_decoder),
     [PROP_STEP] = FIELD(step_ms),
     [PROP_LATENCY] = FIELD(latency_ms),
@@ -137,6 +139,21 @@ GType gst_whisper_compute_type_get_type(void)
     return (GType)type;
 }
 
+GType gst_whisper_cache_type_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {WKV_CACHE_AUTO, "half for quantized files and bf16/int8, f32 for f32/f16 files on f32",
+         "auto"},
+        {WKV_CACHE_F32, "float32: the reference-exact path", "f32"},
+        {WKV_CACHE_F16, "IEEE half: faster decoder steps, a smaller context", "f16"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperKvCacheType", values));
+    return (GType)type;
+}
+
 /* ------------------------------------------------------------------ accessors */
 
 guint gst_whisper_props_lateness(GstWhisper *self)
@@ -190,6 +207,7 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
     *threads = p->threads > 0 ? p->threads : (gint)g_get_num_processors();
     *step = p->step_ms;
     self->w.run_compute = (wkv_compute_type)p->compute_type;
+    self->w.run_cache = (wkv_cache_type)p->cache_type;
     self->w.run_share_decoder = p->share_decoder;
     wkv_options_default(o);
     o->translate = p->translate;
@@ -407,6 +425,13 @@ static void make_stream_props(GParamSpec **properties)
         "bf16 or int8 (oneDNN; bf16 on a CPU with AVX512_BF16 or AMX, int8 with VNNI; "
         "without them READY to PAUSED fails saying so)",
         GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
+    properties[PROP_KV_CACHE] = g_param_spec_enum("kv-cache", "KV cache type",
+        "The decoder's attention caches (cross-attention K/V of each window, self-attention "
+        "K/V of the tokens): auto (half for quantized files and on bf16/int8, f32 for "
+        "f32/f16 files on f32), f32 (reference-exact) or f16 (half the bytes each decoder "
+        "step reads: faster steps, above all with batch-size, and a smaller context; logits "
+        "within half's rounding)",
+        GST_TYPE_WHISPER_CACHE_TYPE, WKV_CACHE_AUTO, rw_ready);
     properties[PROP_SHARE_DECODER] = g_param_spec_boolean("share-decoder", "Share decoder",
         "Elements naming the same model file (and not the same element's other runs) put "
         "their greedy decoder steps through one shared decoder: steps that meet run as "

@@ -260,6 +260,14 @@ int main(int argc, char **argv)
         problem("compute_type is %s on a file of ftype %" G_GINT64_FORMAT " (want f32)",
                 ct_name ? ct_name : "missing", ft);
 
+    /* the caches' type: auto resolved like the compute type (f32 or f16, never auto) */
+    JsonNode *kc = member(root, "root", "kv_cache");
+    const char *kc_name = kc && JSON_NODE_HOLDS_VALUE(kc) &&
+                                  json_node_get_value_type(kc) == G_TYPE_STRING
+                              ? json_node_get_string(kc) : NULL;
+    if (!kc_name || (strcmp(kc_name, "f32") != 0 && strcmp(kc_name, "f16") != 0))
+        problem("kv_cache is %s (want f32 or f16)", kc_name ? kc_name : "missing");
+
     /* which library ran the f32 products: what this process, on the same machine and
      * environment, would choose too */
     JsonObject *gemm = object_member(root, "root", "f32_products");

@@ -390,6 +390,28 @@ else
     bad "debug outputs (status $rc, n_mels $N_MELS)" "$tmp/err"
 fi
 
+# ------------------------------------------------------------------ cache type
+# --kv-cache: the JSON names the type in effect (auto: f32 on this f16 file)
+run -m "$MODEL" "$JFK" -o json $NF --sample-len 16
+if [ "$rc" -eq 0 ] && grep -q '"kv_cache" *: *"f32"' "$tmp/out"; then
+    ok "auto caches on an f16 file: \"kv_cache\": \"f32\" in the JSON"
+else
+    bad "auto caches on an f16 file (status $rc)" "$tmp/err" "$tmp/out"
+fi
+run -m "$MODEL" "$JFK" --kv-cache f16 -o json $NF --sample-len 16
+if [ "$rc" -eq 0 ] && grep -q '"kv_cache" *: *"f16"' "$tmp/out" &&
+    "$JCHECK" "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
+    ok "--kv-cache f16: \"kv_cache\": \"f16\", a consistent document"
+else
+    bad "--kv-cache f16 (status $rc)" "$tmp/err" "$tmp/jerr" "$tmp/out"
+fi
+run -m "$MODEL" "$JFK" --kv-cache bf16 -o txt
+if [ "$rc" -eq 2 ] && grep -q -- "--kv-cache must be" "$tmp/err"; then
+    ok "--kv-cache bf16: status 2 naming the choices"
+else
+    bad "--kv-cache bf16 (status $rc, want 2)" "$tmp/err"
+fi
+
 # ------------------------------------------------------------------ model lookup
 # Truncated models make the choice visible cheaply: the loader's message names the
 # file the CLI picked.

@@ -167,14 +167,14 @@ GST_END_TEST
 
 /* ------------------------------------------------------------------ compute type */
 
-/* Takes a whisper element with `compute-type` `type` to PAUSED and back; returns the
- * state change's result and the COMPLETE progress text or the ERROR's debug text
- * (g_free) in *said. */
-static GstStateChangeReturn start_with_compute_type(const gchar *type, gchar **said)
+/* Takes a whisper element with property `prop` set to `value` to PAUSED and back;
+ * returns the state change's result and the COMPLETE progress text or the ERROR's
+ * debug text (g_free) in *said. */
+static GstStateChangeReturn start_with(const gchar *prop, const gchar *value, gchar **said)
 {
     GstElement *e = gst_element_factory_make("whisperkv", NULL);
     fail_unless(e != NULL);
-    gst_util_set_object_arg(G_OBJECT(e), "compute-type", type);
+    gst_util_set_object_arg(G_OBJECT(e), prop, value);
     g_object_set(e, "model", test_model, "threads", 1, NULL);
     GstBus *bus = gst_bus_new();
     gst_element_set_bus(e, bus);
@@ -217,13 +217,14 @@ GST_START_TEST(test_compute_type)
     gst_object_unref(e);
 
     gchar *said;
-    fail_unless_equals_int(start_with_compute_type("auto", &said), GST_STATE_CHANGE_SUCCESS);
-    fail_unless(said && g_str_has_suffix(said, "compute type f32"), "auto: %s", said);
+    fail_unless_equals_int(start_with("compute-type", "auto", &said), GST_STATE_CHANGE_SUCCESS);
+    fail_unless(said && g_str_has_suffix(said, "compute type f32, f32 caches"), "auto: %s", said);
     g_free(said);
     const gchar *other[] = {"bf16", "int8"};
     for (guint i = 0; i < G_N_ELEMENTS(other); i++) {
-        GstStateChangeReturn ret = start_with_compute_type(other[i], &said);
-        gchar *want = g_strdup_printf("compute type %s", other[i]);
+        GstStateChangeReturn ret = start_with("compute-type", other[i], &said);
+        /* bf16/int8 keep the caches in half */
+        gchar *want = g_strdup_printf("compute type %s, f16 caches", other[i]);
 #ifdef WKV_TEST_DNNL
         if (ret == GST_STATE_CHANGE_FAILURE && said && strstr(said, "on this CPU")) {
             /* a CPU without the type's instructions: refused with the core's reason */
@@ -237,6 +238,27 @@ GST_START_TEST(test_compute_type)
         fail_unless(said && strstr(said, "oneDNN"), "%s: %s", other[i], said);
 #endif
         g_free(want);
+        g_free(said);
+    }
+}
+GST_END_TEST
+
+/* kv-cache defaults to auto (f32 on the f16 test model, on f32) and reaches the
+ * context: the caches in effect are said on the load's COMPLETE message. */
+GST_START_TEST(test_kv_cache)
+{
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
+    GValue def = G_VALUE_INIT, val = G_VALUE_INIT;
+    default_and_value(e, "kv-cache", &def, &val);
+    fail_unless_equals_int(g_value_get_enum(&def), WKV_CACHE_AUTO);
+    fail_unless_equals_int(g_value_get_enum(&val), WKV_CACHE_AUTO);
+    gst_object_unref(e);
+    const gchar *set[] = {"auto", "f32", "f16"}, *want[] = {"f32", "f32", "f16"};
+    for (guint i = 0; i < G_N_ELEMENTS(set); i++) {
+        gchar *said = NULL, *end = g_strdup_printf("compute type f32, %s caches", want[i]);
+        fail_unless_equals_int(start_with("kv-cache", set[i], &said), GST_STATE_CHANGE_SUCCESS);
+        fail_unless(said && g_str_has_suffix(said, end), "kv-cache %s: %s", set[i], said);
+        g_free(end);
         g_free(said);
     }
 }
@@ -651,6 +673,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_defaults_from_core);
     tcase_add_test(tc, test_docs_list_every_property);
     tcase_add_test(tc, test_compute_type);
+    tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_f32_products_said_once);
     tcase_add_test(tc, test_blurbs_match_behaviour);
     tcase_add_test(tc, test_sample_len);
