@@ -1,6 +1,7 @@
 /* Batched decoding (issue 32; docs/performance.md, "Batched decoding").
  *
- *   whisperkv-batch-bench MODEL AUDIO.wav [--threads N] [--compute TYPE] [--reps R]
+ *   whisperkv-batch-bench MODEL AUDIO.wav [--threads N] [--compute TYPE] [--kv-cache TYPE]
+ *                         [--reps R]
  *                         [--steps S] [--batches 1,2,4,8,16] [--whole] [--no-fallback]
  *
  * Decoder steps: the first 16 chunks of AUDIO (plain 30-s chunks, cycled when fewer)
@@ -69,13 +70,15 @@ static int count_seg(const wkv_segment *s, void *user)
 
 int main(int argc, char **argv)
 {
-    const char *model_path = NULL, *audio = NULL, *compute = "auto", *batches = "1,2,4,8,16";
+    const char *model_path = NULL, *audio = NULL, *compute = "auto", *kv = "auto", *batches = "1,2,4,8,16";
     int threads = 2, reps = 3, steps = 32, whole = 0, fallback = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--compute") && i + 1 < argc)
             compute = argv[++i];
+        else if (!strcmp(argv[i], "--kv-cache") && i + 1 < argc)
+            kv = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
@@ -95,7 +98,7 @@ int main(int argc, char **argv)
     }
     if (!model_path || !audio || reps < 1 || reps > 64 || steps < 1 || threads < 1) {
         fprintf(stderr, "usage: whisperkv-batch-bench MODEL AUDIO.wav [--threads N] "
-                        "[--compute TYPE] [--reps R] [--steps S] [--batches 1,2,4] [--whole] "
+                        "[--compute TYPE] [--kv-cache TYPE] [--reps R] [--steps S] [--batches 1,2,4] [--whole] "
                         "[--no-fallback]\n");
         return 2;
     }
@@ -120,18 +123,22 @@ int main(int argc, char **argv)
         return 1;
     }
     wkv_context *ctx = wkv_context_new(m, threads, &err);
-    int ct = wkv_compute_type_parse(compute);
-    if (!ctx || ct < 0 || wkv_context_set_compute_type(ctx, (wkv_compute_type)ct, &err) != 0) {
-        fprintf(stderr, "context: %s\n", err ? err : compute);
+    int ct = wkv_compute_type_parse(compute), kt = wkv_cache_type_parse(kv);
+    if (!ctx || ct < 0 || kt < 0 ||
+        wkv_context_set_compute_type(ctx, (wkv_compute_type)ct, &err) != 0 ||
+        wkv_context_set_cache_type(ctx, (wkv_cache_type)kt, &err) != 0) {
+        fprintf(stderr, "context: %s\n", err ? err : "bad --compute or --kv-cache");
         return 1;
     }
     cpu_name(cpu, sizeof cpu);
     const wkv_hparams *hp = wkv_model_hparams(m);
     printf("machine: %s, %d threads; f32 products on %s (%s kernels; OpenBLAS's: %s)\n", cpu,
            threads, wkv_f32_gemm_library(), wkv_f32_gemm_kernels(), wkv_blas_corename());
-    printf("model: %s (d %d, %d decoder layers, ftype %d), compute %s; audio %s, %.1f s\n",
+    printf("model: %s (d %d, %d decoder layers, ftype %d), compute %s, %s caches; audio %s, "
+           "%.1f s\n",
            model_path, hp->n_text_state, hp->n_text_layer, hp->ftype,
-           wkv_compute_type_name(wkv_context_compute_type(ctx)), audio,
+           wkv_compute_type_name(wkv_context_compute_type(ctx)),
+           wkv_cache_type_name(wkv_context_cache_type(ctx)), audio,
            (double)wav.n / 16000);
 
     /* the windows: the first 16 chunks, cycled */
