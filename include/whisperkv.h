@@ -256,10 +256,10 @@ typedef enum {
 /* "auto", "f32", "f16" -> the type, or -1. */
 WKV_API int wkv_cache_type_parse(const char *name);
 WKV_API const char *wkv_cache_type_name(wkv_cache_type type);
-/* Sets the caches' type (AUTO follows the compute type set later, too).  The caches
- * are emptied: call it before decoding, like wkv_context_set_compute_type.  Returns 0,
- * or -1 with *error set (an unknown type, out of memory); the context keeps its
- * caches then. */
+/* Sets the caches' type (AUTO follows the compute type set later, too).  A change of
+ * type empties the caches (a window must be encoded again): call it before decoding,
+ * like wkv_context_set_compute_type.  Returns 0, or -1 with *error set (an unknown
+ * type, out of memory); the context keeps its caches then. */
 WKV_API int wkv_context_set_cache_type(wkv_context *ctx, wkv_cache_type type, char **error);
 /* The cross cache's type in effect (F32 or F16; the self cache is the same, except
  * that it stays f32 on a model whose text context is longer than its audio context). */
