@@ -268,11 +268,13 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
          * refused events are not errors that anyone posted.  textoverlay does this
          * once its video is at EOS (it forwards the text pad's tags to its video
          * src); the refused event is sent again before every buffer, so no text gets
-         * through any more: downstream is done with text, as at EOS. */
-        GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Downstream takes no more text"),
-                            ("text_src: an event before the text at %" GST_TIME_FORMAT
-                             " was refused; the text from there on is dropped",
-                             GST_TIME_ARGS(s->pts)));
+         * through any more: downstream is done with text, as at EOS.  Said once: the
+         * later windows' text fails the same way until a flush or READY. */
+        if (gst_whisper_queue_srcresult(self) != GST_FLOW_EOS)
+            GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Downstream takes no more text"),
+                                ("text_src: an event before the text at %" GST_TIME_FORMAT
+                                 " was refused; the text from there on is dropped",
+                                 GST_TIME_ARGS(s->pts)));
         ret = GST_FLOW_EOS;
     }
     check_commit_delay(self, s);
