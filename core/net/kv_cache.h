@@ -5,11 +5,12 @@
  * are computed once per window (wkv__cross_kv_fill, right after the encoder) and read
  * by every decoding step of that window.  Invariant: `valid` is set exactly when the
  * cache holds the projections of the current encoder output; a new window refills them.
- * Element type: f32 (k, v) on the f32 compute type, whose results are the reference's;
- * IEEE half (k16, v16, as whisper.cpp keeps its cross cache) on bf16/int8, which are
- * approximate anyway: a decoder step streams every layer's K and V, so half the bytes
- * is most of what a quantized file's step can still save (values beyond half's range,
- * +-65504, become +-inf there, as in whisper.cpp's cache).  Steps read the halves
+ * Element type (wkv_context_set_cache_type; AUTO's rule in context.c): f32 (k, v) for
+ * f32/f16 files on the f32 compute type, whose results are the reference's; IEEE half
+ * (k16, v16, as whisper.cpp keeps its cross cache) on bf16/int8 and for quantized
+ * files, which are approximate anyway: a decoder step streams every layer's K and V,
+ * so half the bytes is most of what a quantized file's step can still save (values
+ * beyond half's range, +-65504, become +-inf there, as in whisper.cpp's cache).  Steps read the halves
  * directly (attn_f16.c); passes of more rows, the alignment pass and CPUs without those
  * kernels read a layer widened to f32 (wkv__cross_layer_f32).
  *
@@ -18,9 +19,9 @@
  * attends over rows [0, n).  Preallocated for n_text_ctx positions: no allocation
  * per token.  Invariant: rows [0, n) of every layer hold the keys/values of the
  * tokens tokens[0..n) at positions 0..n-1; rows >= n are garbage.
- * Element type: f32 on the f32 compute type (exact); IEEE half on bf16/int8 like the
- * cross cache (whisper.cpp keeps both in half), each value the f32 projection rounded
- * (wkv__self_kv_put).  A single row attends over the halves directly (attn_f16.c); a
+ * Element type: the cross cache's (whisper.cpp keeps both in half), except on a model
+ * whose text context is longer than its audio context (context.c); each half value
+ * the f32 projection rounded (wkv__self_kv_put).  A single row attends over the halves directly (attn_f16.c); a
  * pass of several rows, which needs the causal mask, or a CPU without those kernels
  * reads the slot's layer widened to f32 (wkv__self_layer_f32).
  */
