@@ -51,14 +51,22 @@ static int run_steps(wkv_context *ctx, const float *mel, const int *seq, int n_v
     return 0;
 }
 
-static void check_f16_file(const char *path)
+/* The model at path, or NULL after a failed check. */
+static wkv_model *load(const char *path)
 {
     char *err = NULL;
     wkv_model *m = wkv_model_load(path, &err);
     CHECK(m != NULL, "load %s: %s", path, err ? err : "");
     free(err);
+    return m;
+}
+
+static void check_f16_file(const char *path)
+{
+    wkv_model *m = load(path);
     if (!m)
         return;
+    char *err = NULL;
     const wkv_hparams *hp = wkv_model_hparams(m);
     const wkv_specials *sp = wkv_model_specials(m);
     uint32_t seed = 5;
@@ -90,7 +98,6 @@ static void check_f16_file(const char *path)
                          ((size_t)hp->n_audio_ctx + (size_t)hp->n_text_ctx);
     CHECK(bytes32 - cache_bytes(b) == elems * 2, "half caches save %zu bytes, want %zu",
           bytes32 - cache_bytes(b), elems * 2);
-    err = NULL;
     CHECK(wkv_context_set_cache_type(b, (wkv_cache_type)7, &err) == -1 && err &&
               wkv_context_cache_type(b) == WKV_CACHE_F16,
           "an unknown type refused, the caches kept (%s)", err ? err : "no message");
@@ -125,10 +132,7 @@ out:
 
 static void check_quantized_file(const char *path)
 {
-    char *err = NULL;
-    wkv_model *m = wkv_model_load(path, &err);
-    CHECK(m != NULL, "load %s: %s", path, err ? err : "");
-    free(err);
+    wkv_model *m = load(path);
     if (!m)
         return;
     wkv_context *c = wkv_context_new(m, 1, NULL);
