@@ -82,57 +82,60 @@ int wkv__sample_softmax(const float *x, int n, double temperature, double u);
 /* wkv__gelu split over the pool's threads (pool may be NULL). */
 void wkv__gelu_pool(wkv__pool *pool, float *x, size_t n);
 
-typedef float wkv__v16f __attribute__((vector_size(64)));
-typedef int32_t wkv__v16i __attribute__((vector_size(64)));
+typedef float wkv__v8f __attribute__((vector_size(32)));
+typedef int32_t wkv__v8i __attribute__((vector_size(32)));
 
 /* m = the lane-wise max of m and v that skips NaN in v (v > m is false for NaN). */
-#define WKV_V16_MAX(m, v)                                                                 \
+#define WKV_V8_MAX(m, v)                                                                  \
     do {                                                                                  \
-        const wkv__v16i gt_ = (v) > (m);                                                   \
-        (m) = (wkv__v16f)(((wkv__v16i)(v) & gt_) | ((wkv__v16i)(m) & ~gt_));                 \
+        const wkv__v8i gt_ = (v) > (m);                                                    \
+        (m) = (wkv__v8f)(((wkv__v8i)(v) & gt_) | ((wkv__v8i)(m) & ~gt_));                   \
     } while (0)
 
 /* The maximum of x[0..n) (|x| when absolute; `init` for none; NaN is skipped), inlined
  * into each caller's clone so that it compiles for that target.  In GCC's vector
- * extension: as a loop over 16 floats, `x > m ? x : m` stayed scalar (no max without
- * -ffinite-math-only), half of a bf16 softmax's time; four accumulators, since one is
- * a chain of compare and blend at ~5 cycles a vector.  Max is exact: the order of the
+ * extension: as a loop over floats, `x > m ? x : m` stayed scalar (no max without
+ * -ffinite-math-only), half of a bf16 softmax's time.  Eight lanes, not sixteen: GCC
+ * compiles a compare wider than the target's vectors one float at a time with cmov,
+ * so 64-byte vectors were scalar in the AVX2 clone (half of the encoder's softmax on
+ * an AMD Zen 3); the baseline clone stays scalar.  Four accumulators, since one is a
+ * chain of compare and blend at ~5 cycles a vector.  Max is exact: the order of the
  * lanes changes nothing. */
 static inline __attribute__((always_inline)) float wkv__max_row(const float *x, int n,
                                                                 float init, int absolute)
 {
-    wkv__v16f m0, m1, m2, m3;
-    for (int k = 0; k < 16; k++)
+    wkv__v8f m0, m1, m2, m3;
+    for (int k = 0; k < 8; k++)
         m0[k] = init;
     m1 = m2 = m3 = m0;
-    const wkv__v16i mask = (wkv__v16i){0} + (absolute ? 0x7fffffff : -1);
+    const wkv__v8i mask = (wkv__v8i){0} + (absolute ? 0x7fffffff : -1);
     int i = 0;
-    for (; i + 64 <= n; i += 64) {
-        wkv__v16f v0, v1, v2, v3;
+    for (; i + 32 <= n; i += 32) {
+        wkv__v8f v0, v1, v2, v3;
         memcpy(&v0, x + i, sizeof v0);
-        memcpy(&v1, x + i + 16, sizeof v1);
-        memcpy(&v2, x + i + 32, sizeof v2);
-        memcpy(&v3, x + i + 48, sizeof v3);
-        v0 = (wkv__v16f)((wkv__v16i)v0 & mask);
-        v1 = (wkv__v16f)((wkv__v16i)v1 & mask);
-        v2 = (wkv__v16f)((wkv__v16i)v2 & mask);
-        v3 = (wkv__v16f)((wkv__v16i)v3 & mask);
-        WKV_V16_MAX(m0, v0);
-        WKV_V16_MAX(m1, v1);
-        WKV_V16_MAX(m2, v2);
-        WKV_V16_MAX(m3, v3);
+        memcpy(&v1, x + i + 8, sizeof v1);
+        memcpy(&v2, x + i + 16, sizeof v2);
+        memcpy(&v3, x + i + 24, sizeof v3);
+        v0 = (wkv__v8f)((wkv__v8i)v0 & mask);
+        v1 = (wkv__v8f)((wkv__v8i)v1 & mask);
+        v2 = (wkv__v8f)((wkv__v8i)v2 & mask);
+        v3 = (wkv__v8f)((wkv__v8i)v3 & mask);
+        WKV_V8_MAX(m0, v0);
+        WKV_V8_MAX(m1, v1);
+        WKV_V8_MAX(m2, v2);
+        WKV_V8_MAX(m3, v3);
     }
-    for (; i + 16 <= n; i += 16) {
-        wkv__v16f v;
+    for (; i + 8 <= n; i += 8) {
+        wkv__v8f v;
         memcpy(&v, x + i, sizeof v);
-        v = (wkv__v16f)((wkv__v16i)v & mask);
-        WKV_V16_MAX(m0, v);
+        v = (wkv__v8f)((wkv__v8i)v & mask);
+        WKV_V8_MAX(m0, v);
     }
-    WKV_V16_MAX(m0, m1);
-    WKV_V16_MAX(m2, m3);
-    WKV_V16_MAX(m0, m2);
+    WKV_V8_MAX(m0, m1);
+    WKV_V8_MAX(m2, m3);
+    WKV_V8_MAX(m0, m2);
     float m = init;
-    for (int k = 0; k < 16; k++)
+    for (int k = 0; k < 8; k++)
         m = m0[k] > m ? m0[k] : m;
     for (; i < n; i++) {
         float a = absolute ? fabsf(x[i]) : x[i];
