@@ -91,7 +91,8 @@ static void check_shape(int type, const shape *s, wkv__pool *pool2)
     float *y0 = malloc((size_t)R * s->out * sizeof *y0); /* accumulate's starting values */
     float *y = malloc((size_t)R * s->out * sizeof *y);
     float *ref = malloc((size_t)R * s->out * sizeof *ref);
-    if (!w || !wf || !x || !bias || !y0 || !y || !ref) {
+    float *one = malloc((size_t)R * s->out * sizeof *one); /* each row alone */
+    if (!w || !wf || !x || !bias || !y0 || !y || !ref || !one) {
         CHECK(0, "out of memory");
         goto done;
     }
@@ -114,7 +115,10 @@ static void check_shape(int type, const shape *s, wkv__pool *pool2)
     double worst = 0;
     const char *worst_at = "";
     static char where[160];
-    for (int isa = WKV_ISA_SCALAR; isa <= wkv__gemv_isa(); isa++)
+    for (int isa = WKV_ISA_SCALAR; isa <= wkv__gemv_isa(); isa++) {
+        for (int r = 0; r < R; r++)
+            wkv__gemv_q_isa(isa, NULL, type, x + (size_t)r * s->in, 1, s->in, w, NULL, s->out,
+                           one + (size_t)r * s->out, 0);
         for (int rows = 1; rows <= R; rows++)
             for (int mode = 0; mode < 3; mode++) { /* plain, + bias, accumulate + bias */
                 wkv__pool *pool = (rows + mode) % 2 ? pool2 : NULL;
@@ -138,7 +142,15 @@ static void check_shape(int type, const shape *s, wkv__pool *pool2)
                 }
                 CHECK(e <= 1e-5, "%s %dx%d, isa %d, %d rows, mode %d: relative error %.3g",
                       wkv__quant_type_name(type), s->out, s->in, isa, rows, mode, e);
+                /* below AVX-512 (whose one-row kernel rounds in another order) a row
+                 * of a batch is the row alone bit for bit: a batched decode's logits
+                 * are its sequences' own */
+                if (mode == 0 && isa < WKV_ISA_AVX512)
+                    CHECK(!memcmp(y, one, ny * sizeof *y),
+                          "%s %dx%d, isa %d, %d rows: a row differs from the row alone",
+                          wkv__quant_type_name(type), s->out, s->in, isa, rows);
             }
+    }
     printf("  %-5s %6d x %-5d rows 1..%d: worst %.2e (%s)\n", wkv__quant_type_name(type),
            s->out, s->in, R, worst, worst_at);
 done:
@@ -149,6 +161,7 @@ done:
     free(y0);
     free(y);
     free(ref);
+    free(one);
 }
 
 /* Rows in / 32 not a whole number of blocks: nothing written.  A type that is not a
