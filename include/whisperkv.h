@@ -166,6 +166,11 @@ typedef struct {
     double align_ms;           /* their time: decoder pass, DTW and word rules */
     int64_t draft_tokens;      /* greedy: draft tokens checked in one pass (live runs) */
     int64_t draft_accepted;    /* of those, the ones the steps chose too */
+    /* encode_ms by stage, summed over runs and layers: the convolutions (with the
+     * positional embedding); the layers' weights widened to f32 or converted to the
+     * compute type; q, k, v (with their layer norm); the self-attention; its output
+     * projection (with the MLP's layer norm); the MLP (with the last layer norm). */
+    double enc_conv_ms, enc_weights_ms, enc_qkv_ms, enc_attention_ms, enc_out_ms, enc_mlp_ms;
 } wkv_stats;
 
 /* A decoding context for one thread: all buffers sized once from the model. */

@@ -25,6 +25,28 @@ static uint32_t rnd(void)
     return rng_state;
 }
 
+/* One encode's stage times (wkv_stats' enc_*_ms): every stage timed, and together the
+ * whole of encode_ms but for the call into the encoder. */
+static void check_stages(const wkv_stats *a, const wkv_stats *b)
+{
+    const double stages[] = {b->enc_conv_ms - a->enc_conv_ms, b->enc_qkv_ms - a->enc_qkv_ms,
+                             b->enc_attention_ms - a->enc_attention_ms,
+                             b->enc_out_ms - a->enc_out_ms, b->enc_mlp_ms - a->enc_mlp_ms};
+    const double weights = b->enc_weights_ms - a->enc_weights_ms;
+    const double encode = b->encode_ms - a->encode_ms;
+    double sum = weights;
+    for (int i = 0; i < 5; i++) {
+        CHECK(stages[i] > 0, "encoder stage %d took %g ms", i, stages[i]);
+        sum += stages[i];
+    }
+    CHECK(weights >= 0, "the weights' stage took %g ms", weights);
+    CHECK(sum <= encode + 1e-6 && sum >= 0.99 * encode - 0.05,
+          "the encoder's stages sum to %.3f ms of its %.3f ms", sum, encode);
+    printf("encoder stages, ms: conv %.2f, weights %.2f, qkv %.2f, attention %.2f, out %.2f, "
+           "mlp %.2f; encode %.2f\n", stages[0], weights, stages[1], stages[2], stages[3],
+           stages[4], encode);
+}
+
 /* A few seconds of tones and noise, so the window is not silence. */
 static float *make_audio(size_t n)
 {
@@ -161,7 +183,9 @@ int main(int argc, char **argv)
     wkv_options_default(&o);
     o.no_speech_threshold = 1.0f;
     int64_t c0 = st->cross_kv_computes, w0 = st->encoder_runs;
+    const wkv_stats stats0 = *st;
     CHECK(wkv_encode(ctx, window) == 0, "encode");
+    check_stages(&stats0, st);
     wkv_window_result r;
     CHECK(wkv_decode_window(ctx, NULL, 0, &o, &r, NULL) == 0, "decode window");
     CHECK(r.n_tokens >= 1, "window decoded %d tokens", r.n_tokens);

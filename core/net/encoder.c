@@ -12,6 +12,7 @@
 #include "model/widen.h"
 #include "kernels/ops.h"
 #include "base/sgemm.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <string.h>
@@ -326,27 +327,43 @@ static void ln_post_part(void *arg, int part, int n_parts)
         ln_rows(ctx, ctx->enc_out, r0, r1, ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);
 }
 
+/* A stage over the pool, its time added to *ms (wkv_stats' enc_*_ms); NULL fn: none. */
+static double stage(enc_job *j, wkv__task_fn fn, double t0, double *ms)
+{
+    if (fn)
+        wkv__pool_run(j->ctx->pool, fn, j);
+    double t1 = wkv__now_ms();
+    *ms += t1 - t0;
+    return t1;
+}
+
 int wkv__encoder_run(wkv_context *ctx, const float *mel)
 {
     const wkv_model *m = ctx->model;
+    wkv_stats *st = &ctx->stats;
     enc_job job;
+    double t = wkv__now_ms();
     job_init(&job, ctx, mel);
+    t = stage(&job, NULL, t, &st->enc_weights_ms);
     wkv__pool_run(ctx->pool, conv1_part, &job);
     wkv__pool_run(ctx->pool, conv2_part, &job);
-    wkv__pool_run(ctx->pool, pos_part, &job);
+    t = stage(&job, pos_part, t, &st->enc_conv_ms);
     for (int l = 0; l < m->hp.n_audio_layer; l++) {
         job_layer(&job, &m->w.enc[l]);
-        wkv__pool_run(ctx->pool, qkv_part, &job);
-        wkv__pool_run(ctx->pool, attention_part, &job);
+        t = stage(&job, NULL, t, &st->enc_weights_ms);
+        t = stage(&job, qkv_part, t, &st->enc_qkv_ms);
+        t = stage(&job, attention_part, t, &st->enc_attention_ms);
         /* o over q, k, v in enc_wl, then mlp0 and mlp2 over it: in turns on a compute
          * type too, whose products widen only when one falls back, into the same
          * slots (8 d x d would not hold o, mlp0 and mlp2 at once) */
         job_group(&job, M_O, M_MLP0);
-        wkv__pool_run(ctx->pool, out_part, &job);
+        t = stage(&job, NULL, t, &st->enc_weights_ms);
+        t = stage(&job, out_part, t, &st->enc_out_ms);
         job_group(&job, M_MLP0, M_CONV1);
-        wkv__pool_run(ctx->pool, mlp_part, &job);
+        t = stage(&job, NULL, t, &st->enc_weights_ms);
+        t = stage(&job, mlp_part, t, &st->enc_mlp_ms);
     }
-    wkv__pool_run(ctx->pool, ln_post_part, &job);
+    stage(&job, ln_post_part, t, &st->enc_mlp_ms);
     return 0;
 }
 
