@@ -5,7 +5,8 @@
  *    sgemm), OpenBLAS's and oneDNN's single-threaded rate on one encoder part's
  *    product side by side, and the bandwidth of a streamed read of 512 MB;
  *  - per model: log-mel, encoder per 30-s window (GFLOP/s and the fraction of the
- *    f32 peak), decoder per token with both caches (tokens/s, GB/s of weights and
+ *    f32 peak; and by stage, from wkv_stats' enc_*_ms, against each stage's
+ *    multiply-adds at that peak), decoder per token with both caches (tokens/s, GB/s of weights and
  *    cross K/V read, fraction of the streamed bandwidth), with the cross K/V
  *    recomputed every token and with no cache (the caches' gains); memory: resident
  *    size after decoding against weights in the file + KV caches + activations;
@@ -347,10 +348,35 @@ static int dump_logits(const char *path, const char *label, wkv_context *ctx,
     return rc;
 }
 
+/* The encoder's stages as wkv_stats times them. */
+enum { N_STAGES = 6 };
+static const char *const STAGE_NAMES[N_STAGES] = {
+    "convolutions", "weights widened or converted", "q, k, v", "attention", "o", "MLP"};
+
+static void stage_times(const wkv_stats *st, double out[N_STAGES])
+{
+    const double v[N_STAGES] = {st->enc_conv_ms, st->enc_weights_ms, st->enc_qkv_ms,
+                                st->enc_attention_ms, st->enc_out_ms, st->enc_mlp_ms};
+    memcpy(out, v, sizeof v);
+}
+
+/* GFLOP of each stage for one window (encoder_flops' terms; widening: none). */
+static void stage_gflop(const wkv_hparams *hp, double out[N_STAGES])
+{
+    double T = hp->n_audio_ctx, d = hp->n_audio_state, m = hp->n_mels, L = hp->n_audio_layer;
+    const double v[N_STAGES] = {2 * (2 * T) * (3 * m) * d + 2 * T * (3 * d) * d, 0,
+                                L * 6 * T * d * d, L * 4 * T * T * d, L * 2 * T * d * d,
+                                L * 16 * T * d * d};
+    for (int i = 0; i < N_STAGES; i++)
+        out[i] = v[i] / 1e9;
+}
+
 typedef struct {
     char label[96];
     double load_ms, mel, enc, enc_gflops, prompt, full, nocross, none, step_gbs;
     double rss, rss_anon, rss_file, peak, pre_load, load_peak, file_mb, cache_mb, act_mb;
+    double stage[N_STAGES]; /* encoder ms by stage (wkv_stats' enc_*_ms), medians */
+    double stage_gflop[N_STAGES];
 } model_result;
 
 static double file_mb(const char *path)
@@ -459,6 +485,7 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     double *prompt_t = calloc((size_t)reps, sizeof(double));
     double *full_t = calloc((size_t)reps, sizeof(double)), *nocross_t = calloc((size_t)reps, sizeof(double));
     double *none_t = calloc((size_t)reps, sizeof(double));
+    double *stage_t = calloc((size_t)reps * N_STAGES, sizeof(double));
 
     /* by default a prompt as long as the reference ever sends (startofprev + 223 +
      * sot); --prompt 4 is a window's start without previous text (sot, language,
@@ -484,9 +511,14 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         mel_t[k] = now_ms() - a;
         wkv_mel_window(mel, 0, WKV_N_FRAMES, WKV_MEL_GLOBAL, window);
         wkv_mel_free(mel);
+        double s0[N_STAGES], s1[N_STAGES];
+        stage_times(wkv_context_stats(ctx), s0);
         a = now_ms();
         wkv_encode(ctx, window);
         enc_t[k] = now_ms() - a;
+        stage_times(wkv_context_stats(ctx), s1);
+        for (int i = 0; i < N_STAGES; i++)
+            stage_t[(size_t)i * reps + k] = s1[i] - s0[i];
         wkv_decode_reset(ctx);
         a = now_ms();
         wkv_decode(ctx, seq, n_prompt, logits);
@@ -519,6 +551,9 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
         .act_mb = (double)act_b / 1048576.0,
     };
     rss_kinds_mb(&res->rss_anon, &res->rss_file);
+    for (int i = 0; i < N_STAGES; i++)
+        res->stage[i] = median(stage_t + (size_t)i * reps, reps);
+    stage_gflop(hp, res->stage_gflop);
     snprintf(res->label, sizeof res->label, "%s (%s)", label, wkv_compute_type_name(type));
     res->enc_gflops = encoder_flops(hp) / (res->enc * 1e-3) / 1e9;
     res->step_gbs = step_bytes(hp, type) / (res->full * 1e-3) / 1e9;
@@ -529,6 +564,7 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     free(seq);
     free(mel_t);
     free(enc_t);
+    free(stage_t);
     free(prompt_t);
     free(full_t);
     free(nocross_t);
@@ -556,6 +592,18 @@ static void print_results(const model_result *r, int n, const bench_opts *bo)
                100 * r[i].enc_gflops / bo->sgemm_gflops, r[i].prompt, r[i].full,
                1000 / r[i].full, r[i].step_gbs, 100 * r[i].step_gbs / bo->stream_gbs,
                r[i].nocross, r[i].none, r[i].nocross / r[i].full, r[i].none / r[i].full);
+    printf("\n### Encoder by stage (ms per window, medians of %d runs; \"at the peak\": the "
+           "stage's multiply-adds at the f32 peak above)\n\n| model | stage | ms | at the peak "
+           "| GFLOP/s |\n|---|---|---|---|---|\n", bo->reps);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < N_STAGES; k++) {
+            const double g = r[i].stage_gflop[k];
+            if (g > 0)
+                printf("| %s | %s | %.1f | %.1f | %.1f |\n", r[i].label, STAGE_NAMES[k],
+                       r[i].stage[k], 1e3 * g / bo->sgemm_gflops, g / (r[i].stage[k] * 1e-3));
+            else
+                printf("| %s | %s | %.1f | — | — |\n", r[i].label, STAGE_NAMES[k], r[i].stage[k]);
+        }
     printf("\n### Memory (MB; budget = weights as stored in the file + KV caches + "
            "activations)\n\n");
     printf("| model | file | KV caches | activations | budget | RSS after decoding "
