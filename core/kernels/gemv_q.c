@@ -325,6 +325,18 @@ INL T256 float hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* Block w's 32 codes as two halves of 16 (*lo: codes 0-15, *hi: 16-31), its scale and
+ * its minimum (0 for a type without one) broadcast: what wide256 widens a quarter from. */
+INL T256 void block256(const uint8_t *w, const wkv__qtype *L, __m128i *lo, __m128i *hi,
+                       __m256 *d, __m256 *m)
+{
+    const __m256i q = codes(w, L);
+    *lo = _mm256_castsi256_si128(q);
+    *hi = _mm256_extracti128_si256(q, 1);
+    *d = _mm256_set1_ps(scale_at(w));
+    *m = L->m >= 0 ? _mm256_set1_ps(scale_at(w + L->m)) : _mm256_setzero_ps();
+}
+
 /* As run512 with 8 lanes: four quarters per block, up to 4 input rows (16 registers
  * in all, so two accumulators per row). */
 INL T256 void run256(const gemv_task *t, int type, int r0, int R, int j0, int j1)
@@ -339,10 +351,9 @@ INL T256 void run256(const gemv_task *t, int type, int r0, int R, int j0, int j1
         for (int r = 0; r < R; r++)
             a0[r] = a1[r] = _mm256_setzero_ps();
         for (int b = 0; b < nb; b++, w += bb) {
-            const __m256i q = codes(w, L);
-            const __m256 d = _mm256_set1_ps(scale_at(w));
-            const __m256 m = L->m >= 0 ? _mm256_set1_ps(scale_at(w + L->m)) : _mm256_setzero_ps();
-            const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+            __m128i lo, hi;
+            __m256 d, m;
+            block256(w, L, &lo, &hi, &d, &m);
             const __m256 w0 = wide256(lo, d, m), w1 = wide256(_mm_srli_si128(lo, 8), d, m);
             const __m256 w2 = wide256(hi, d, m), w3 = wide256(_mm_srli_si128(hi, 8), d, m);
             const float *xb = x + (size_t)b * WKV_QK;
@@ -364,8 +375,8 @@ INL T256 void run256(const gemv_task *t, int type, int r0, int R, int j0, int j1
  * pass over a weight row's blocks fills the first accumulators of all R rows and a
  * second pass (the row's blocks again, from L1) the second ones.  Each quarter is
  * widened once for all R rows, where groups of 4 and the rest widened every block
- * twice (base q8_0's vocabulary matrix on an AMD Zen 3: 4 rows 17 cycles a block, 1
- * row 12, so 5 rows as 4 + 1 cost 1.7x 4 rows). */
+ * twice (base q8_0's vocabulary matrix, 2 threads, AMD Zen 3: 4 rows 2.7 - 3.5 ms, 5
+ * rows as 4 + 1 4.9 - 5.7 ms, in two passes 3.8 - 4.2 ms). */
 INL T256 void run256_halves(const gemv_task *t, int type, int r0, int R, int j0, int j1)
 {
     const wkv__qtype *L = layout_of(type);
@@ -381,11 +392,9 @@ INL T256 void run256_halves(const gemv_task *t, int type, int r0, int R, int j0,
                 a[r] = _mm256_setzero_ps();
             const uint8_t *w = row;
             for (int b = 0; b < nb; b++, w += bb) {
-                const __m256i q = codes(w, L);
-                const __m256 d = _mm256_set1_ps(scale_at(w));
-                const __m256 m =
-                    L->m >= 0 ? _mm256_set1_ps(scale_at(w + L->m)) : _mm256_setzero_ps();
-                __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+                __m128i lo, hi;
+                __m256 d, m;
+                block256(w, L, &lo, &hi, &d, &m);
                 if (half) {
                     lo = _mm_srli_si128(lo, 8);
                     hi = _mm_srli_si128(hi, 8);
@@ -411,23 +420,13 @@ INL T256 void run256_halves(const gemv_task *t, int type, int r0, int R, int j0,
  * time), else groups of 4. */
 #define HALVES_MAX_BYTES (24u << 10)
 
-/* Groups of up to 8 input rows: 5 to 8 in two passes (run256_halves) where their
- * floats fit HALVES_MAX_BYTES, else groups of 4 and the rest; fewer in one. */
+/* Groups of up to 8 input rows, 5 to 8 in two passes (run256_halves), where 8 rows'
+ * floats fit HALVES_MAX_BYTES; else groups of up to 4. */
 INL T256 void rows256(const gemv_task *t, int type, int j0, int j1)
 {
-    if ((size_t)8 * (size_t)t->in * sizeof(float) > HALVES_MAX_BYTES) {
-        for (int r0 = 0; r0 < t->rows; r0 += 4) {
-            switch (t->rows - r0 < 4 ? t->rows - r0 : 4) {
-            case 1: run256(t, type, r0, 1, j0, j1); break;
-            case 2: run256(t, type, r0, 2, j0, j1); break;
-            case 3: run256(t, type, r0, 3, j0, j1); break;
-            default: run256(t, type, r0, 4, j0, j1); break;
-            }
-        }
-        return;
-    }
-    for (int r0 = 0; r0 < t->rows; r0 += 8) {
-        switch (t->rows - r0 < 8 ? t->rows - r0 : 8) {
+    const int group = (size_t)8 * (size_t)t->in * sizeof(float) > HALVES_MAX_BYTES ? 4 : 8;
+    for (int r0 = 0; r0 < t->rows; r0 += group) {
+        switch (t->rows - r0 < group ? t->rows - r0 : group) {
         case 1: run256(t, type, r0, 1, j0, j1); break;
         case 2: run256(t, type, r0, 2, j0, j1); break;
         case 3: run256(t, type, r0, 3, j0, j1); break;
