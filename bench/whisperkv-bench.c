@@ -6,8 +6,8 @@
  *    product side by side, and the bandwidth of a streamed read of 512 MB;
  *  - per model: log-mel, encoder per 30-s window (GFLOP/s and the fraction of the
  *    f32 peak; and by stage, from wkv_stats' enc_*_ms, against each stage's
- *    multiply-adds at that peak), decoder per token with both caches (tokens/s, GB/s of weights and
- *    cross K/V read, fraction of the streamed bandwidth), with the cross K/V
+ *    multiply-adds at that peak), decoder per token with both caches (tokens/s, GB/s
+ *    of weights and cross K/V read, fraction of the streamed bandwidth), with the cross K/V
  *    recomputed every token and with no cache (the caches' gains); memory: resident
  *    size after decoding against weights in the file + KV caches + activations;
  *  - --file: a whole recording through the long-form loop, real-time factor;
@@ -180,16 +180,41 @@ static double stream_gbs(int threads, int reps)
     return res;
 }
 
-/* Multiply-adds x 2 of what wkv_encode computes for one window: the convolutions
- * (im2col products), per block the q/k/v/o and MLP products (24 T d^2) and
- * attention's two (4 T^2 d), then the cross-attention K and V of every decoder block
- * (4 T d^2 each; whisper.cpp's encoder graph computes them too). */
+/* The encoder's stages as wkv_stats times them. */
+enum { N_STAGES = 6 };
+static const char *const STAGE_NAMES[N_STAGES] = {
+    "convolutions", "weights widened or converted", "q, k, v", "attention", "o", "MLP"};
+
+static void stage_times(const wkv_stats *st, double out[N_STAGES])
+{
+    const double v[N_STAGES] = {st->enc_conv_ms, st->enc_weights_ms, st->enc_qkv_ms,
+                                st->enc_attention_ms, st->enc_out_ms, st->enc_mlp_ms};
+    memcpy(out, v, sizeof v);
+}
+
+/* Multiply-adds x 2 of each stage for one window, in GFLOP: the convolutions (im2col
+ * products), per block q/k/v (6 T d^2), attention's two products (4 T^2 d), o (2 T d^2)
+ * and the MLP (16 T d^2); widening none. */
+static void stage_gflop(const wkv_hparams *hp, double out[N_STAGES])
+{
+    double T = hp->n_audio_ctx, d = hp->n_audio_state, m = hp->n_mels, L = hp->n_audio_layer;
+    const double v[N_STAGES] = {2 * (2 * T) * (3 * m) * d + 2 * T * (3 * d) * d, 0,
+                                L * 6 * T * d * d, L * 4 * T * T * d, L * 2 * T * d * d,
+                                L * 16 * T * d * d};
+    for (int i = 0; i < N_STAGES; i++)
+        out[i] = v[i] / 1e9;
+}
+
+/* Multiply-adds x 2 of what wkv_encode computes for one window: the stages', then the
+ * cross-attention K and V of every decoder block (4 T d^2 each; whisper.cpp's encoder
+ * graph computes them too). */
 static double encoder_flops(const wkv_hparams *hp)
 {
-    double T = hp->n_audio_ctx, d = hp->n_audio_state, m = hp->n_mels;
-    double conv = 2 * (2 * T) * (3 * m) * d + 2 * T * (3 * d) * d;
-    return conv + hp->n_audio_layer * (24 * T * d * d + 4 * T * T * d) +
-           hp->n_text_layer * 4 * T * d * hp->n_text_state;
+    double g[N_STAGES], sum = 0;
+    stage_gflop(hp, g);
+    for (int i = 0; i < N_STAGES; i++)
+        sum += g[i] * 1e9;
+    return sum + hp->n_text_layer * 4.0 * hp->n_audio_ctx * hp->n_audio_state * hp->n_text_state;
 }
 
 /* Peak resident size of the process so far (ru_maxrss), MB. */
@@ -346,29 +371,6 @@ static int dump_logits(const char *path, const char *label, wkv_context *ctx,
     if (fclose(f) != 0)
         rc = -1;
     return rc;
-}
-
-/* The encoder's stages as wkv_stats times them. */
-enum { N_STAGES = 6 };
-static const char *const STAGE_NAMES[N_STAGES] = {
-    "convolutions", "weights widened or converted", "q, k, v", "attention", "o", "MLP"};
-
-static void stage_times(const wkv_stats *st, double out[N_STAGES])
-{
-    const double v[N_STAGES] = {st->enc_conv_ms, st->enc_weights_ms, st->enc_qkv_ms,
-                                st->enc_attention_ms, st->enc_out_ms, st->enc_mlp_ms};
-    memcpy(out, v, sizeof v);
-}
-
-/* GFLOP of each stage for one window (encoder_flops' terms; widening: none). */
-static void stage_gflop(const wkv_hparams *hp, double out[N_STAGES])
-{
-    double T = hp->n_audio_ctx, d = hp->n_audio_state, m = hp->n_mels, L = hp->n_audio_layer;
-    const double v[N_STAGES] = {2 * (2 * T) * (3 * m) * d + 2 * T * (3 * d) * d, 0,
-                                L * 6 * T * d * d, L * 4 * T * T * d, L * 2 * T * d * d,
-                                L * 16 * T * d * d};
-    for (int i = 0; i < N_STAGES; i++)
-        out[i] = v[i] / 1e9;
 }
 
 typedef struct {
