@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < (size_t)rows * in; i++)
         x[i] = (float)(i % 17) * 0.01f - 0.08f;
     printf("%d x %d weights, %d row(s), %d thread(s), kernels: %s, medians of %d\n", out, in,
-           rows, threads, wkv__gemv_f16_isa(), reps);
+           rows, threads, wkv__gemv_f16_kernel(), reps);
     printf("| type | weight MB | ms per product | GB/s of weights |\n|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
         const int type = types[k];

@@ -7,10 +7,12 @@
  * results differ from sgemm's only by summation order.
  *
  * Blocking: a single row of x (a greedy step) reads each weight row front to back
- * with four accumulators: one sequential stream.  Several rows (beams) are taken up
- * to 8 at a time, with 4 (2 rows), 2 (3-4 rows) or 1 (5-8 rows) weight rows per inner
- * loop, so each weight vector loaded feeds several independent FMA chains.  Output
- * rows are split over the pool's threads. */
+ * with four accumulators: one sequential stream.  Several rows (beams, a batch) are
+ * taken up to 8 at a time.  AVX2 reads one weight row at a time there too, with 4 (2
+ * rows), 3 (3 rows), 2 (4 rows) or 1 (5-8 rows) accumulators per input row taking
+ * the row's vectors in turn, so each weight vector loaded feeds at least 8
+ * independent FMA chains; AVX-512 takes 4 (2 rows), 2 (3-4 rows) or 1 weight rows per
+ * inner loop.  Output rows are split over the pool's threads. */
 #include "kernels/gemv_f16.h"
 #include "base/cpu.h"
 #include "base/f16.h"
@@ -29,6 +31,7 @@ typedef struct {
     const float *bias;
     float *y;
     int rows, in, out, acc;
+    int isa; /* the kernel: WKV_ISA_*, at most wkv__gemv_isa() */
 } gemv_task;
 
 static inline void put(const gemv_task *t, int r, int j, float s)
@@ -171,35 +174,6 @@ INL T256 float hsum256(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-INL T256 void blk256(const gemv_task *t, int r0, int R, int j, int JB)
-{
-    const int in = t->in, n8 = in & ~7;
-    __m256 acc[4][8];
-    for (int b = 0; b < JB; b++)
-        for (int r = 0; r < R; r++)
-            acc[b][r] = _mm256_setzero_ps();
-    const uint16_t *w = t->w + (size_t)j * in;
-    const float *x = t->x + (size_t)r0 * in;
-    for (int k = 0; k < n8; k += 8) {
-        __m256 wv[4];
-        for (int b = 0; b < JB; b++)
-            wv[b] = _mm256_cvtph_ps(
-                _mm_loadu_si128((const __m128i *)(const void *)(w + (size_t)b * in + k)));
-        for (int r = 0; r < R; r++) {
-            __m256 xv = _mm256_loadu_ps(x + (size_t)r * in + k);
-            for (int b = 0; b < JB; b++)
-                acc[b][r] = _mm256_fmadd_ps(wv[b], xv, acc[b][r]);
-        }
-    }
-    for (int b = 0; b < JB; b++)
-        for (int r = 0; r < R; r++) {
-            float s = hsum256(acc[b][r]);
-            if (n8 < in)
-                s += tail(t, r0 + r, j + b, n8);
-            put(t, r0 + r, j + b, s);
-        }
-}
-
 INL T256 __m256 w16x8(const uint16_t *w)
 {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)w));
@@ -229,21 +203,59 @@ INL T256 void single256(const gemv_task *t, int r0, int j0, int j1)
     }
 }
 
+/* R input rows against one weight row at a time, A accumulators per input row taking
+ * the row's 8-wide vectors in turn (vector v into accumulator v % A; the last
+ * in / 8 % A into the first), summed at the row's end: one sequential stream of
+ * weights.  Two or four weight rows interleaved in one loop (as blk512 does), with
+ * the weights streamed from memory, took 1.4 - 1.6x as long for 2 - 4 input rows
+ * (the vocabulary matrix, 2 threads, AMD EPYC Zen 3). */
+INL T256 void rows256(const gemv_task *t, int r0, int R, int A, int j0, int j1)
+{
+    const int in = t->in, n8 = in & ~7, nA = in / (8 * A) * (8 * A);
+    const float *x = t->x + (size_t)r0 * in;
+    for (int j = j0; j < j1; j++) {
+        const uint16_t *w = t->w + (size_t)j * in;
+        __m256 acc[4][8];
+        for (int a = 0; a < A; a++)
+            for (int r = 0; r < R; r++)
+                acc[a][r] = _mm256_setzero_ps();
+        int k = 0;
+        for (; k < nA; k += 8 * A)
+            for (int a = 0; a < A; a++) {
+                const __m256 wv = w16x8(w + k + 8 * a);
+                for (int r = 0; r < R; r++)
+                    acc[a][r] = _mm256_fmadd_ps(
+                        wv, _mm256_loadu_ps(x + (size_t)r * in + k + 8 * a), acc[a][r]);
+            }
+        for (; k < n8; k += 8) { /* fewer than A vectors left */
+            const __m256 wv = w16x8(w + k);
+            for (int r = 0; r < R; r++)
+                acc[0][r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (size_t)r * in + k),
+                                            acc[0][r]);
+        }
+        for (int r = 0; r < R; r++) {
+            __m256 v = acc[0][r];
+            if (A == 2)
+                v = _mm256_add_ps(v, acc[1][r]);
+            else if (A == 3)
+                v = _mm256_add_ps(_mm256_add_ps(v, acc[1][r]), acc[2][r]);
+            else if (A == 4)
+                v = _mm256_add_ps(_mm256_add_ps(v, acc[1][r]),
+                                  _mm256_add_ps(acc[2][r], acc[3][r]));
+            float s = hsum256(v);
+            if (n8 < in)
+                s += tail(t, r0 + r, j, n8);
+            put(t, r0 + r, j, s);
+        }
+    }
+}
+
 INL T256 void run256(const gemv_task *t, int r0, int R, int j0, int j1)
 {
-    int j = j0;
-    if (R == 1) {
+    if (R == 1)
         single256(t, r0, j0, j1);
-        return;
-    }
-    if (R <= 2)
-        for (; j + 4 <= j1; j += 4)
-            blk256(t, r0, R, j, 4);
-    if (R <= 4)
-        for (; j + 2 <= j1; j += 2)
-            blk256(t, r0, R, j, 2);
-    for (; j < j1; j++)
-        blk256(t, r0, R, j, 1);
+    else
+        rows256(t, r0, R, R == 2 ? 4 : R == 3 ? 3 : R == 4 ? 2 : 1, j0, j1);
 }
 
 static T256 void part256(const gemv_task *t, int j0, int j1)
@@ -271,7 +283,7 @@ static T256 void part256(const gemv_task *t, int j0, int j1)
 #define ISA_AVX512 WKV_ISA_AVX512
 
 
-const char *wkv__gemv_f16_isa(void)
+const char *wkv__gemv_f16_kernel(void)
 {
     static const char *const names[] = {"scalar", "avx2", "avx512"};
     return names[wkv__gemv_isa()];
@@ -279,7 +291,7 @@ const char *wkv__gemv_f16_isa(void)
 
 static void part(const gemv_task *t, int j0, int j1)
 {
-    switch (wkv__gemv_isa()) {
+    switch (t->isa) {
 #ifdef WKV_X86
     case ISA_AVX512: part512(t, j0, j1); break;
     case ISA_AVX2: part256(t, j0, j1); break;
@@ -305,14 +317,22 @@ static void gemv_part(void *arg, int p, int n)
  * variables, ~50 us, 1M was best) */
 #define POOL_MIN_WEIGHTS (1u << 14)
 
-void wkv__gemv_f16(wkv__pool *pool, const float *x, int rows, int in, const uint16_t *w,
-                  const float *bias, int out, float *y, int accumulate)
+void wkv__gemv_f16_isa(int isa, wkv__pool *pool, const float *x, int rows, int in,
+                      const uint16_t *w, const float *bias, int out, float *y, int accumulate)
 {
     if (rows <= 0 || out <= 0)
         return;
-    gemv_task t = {x, w, bias, y, rows, in, out, accumulate};
+    if (isa > wkv__gemv_isa())
+        isa = wkv__gemv_isa();
+    gemv_task t = {x, w, bias, y, rows, in, out, accumulate, isa};
     if (pool && (size_t)out * (size_t)in >= POOL_MIN_WEIGHTS)
         wkv__pool_run(pool, gemv_part, &t);
     else
         part(&t, 0, out);
+}
+
+void wkv__gemv_f16(wkv__pool *pool, const float *x, int rows, int in, const uint16_t *w,
+                  const float *bias, int out, float *y, int accumulate)
+{
+    wkv__gemv_f16_isa(wkv__gemv_isa(), pool, x, rows, in, w, bias, out, y, accumulate);
 }

@@ -14,7 +14,11 @@
  * pool's threads (pool may be NULL). */
 void wkv__gemv_f16(wkv__pool *pool, const float *x, int rows, int in, const uint16_t *w,
                   const float *bias, int out, float *y, int accumulate);
+/* The same on a given kernel (WKV_ISA_*, base/cpu.h; one above the CPU's takes the
+ * CPU's): for tests and benches. */
+void wkv__gemv_f16_isa(int isa, wkv__pool *pool, const float *x, int rows, int in,
+                      const uint16_t *w, const float *bias, int out, float *y, int accumulate);
 /* The kernel in use: "avx512", "avx2" or "scalar". */
-const char *wkv__gemv_f16_isa(void);
+const char *wkv__gemv_f16_kernel(void);
 
 #endif
