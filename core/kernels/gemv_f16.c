@@ -8,11 +8,10 @@
  *
  * Blocking: a single row of x (a greedy step) reads each weight row front to back
  * with four accumulators: one sequential stream.  Several rows (beams, a batch) are
- * taken up to 8 at a time.  AVX2 reads one weight row at a time there too, with 4 (2
- * rows), 3 (3 rows), 2 (4 rows) or 1 (5-8 rows) accumulators per input row taking
- * the row's vectors in turn, so each weight vector loaded feeds at least 8
- * independent FMA chains; AVX-512 takes 4 (2 rows), 2 (3-4 rows) or 1 weight rows per
- * inner loop.  Output rows are split over the pool's threads. */
+ * taken up to 8 at a time, also against one weight row at a time, with 4 (2 rows), 3
+ * (3 rows), 2 (4 rows) or 1 (5-8 rows) accumulators per input row taking the row's
+ * vectors in turn, so each weight vector loaded feeds at least 8 independent FMA
+ * chains.  Output rows are split over the pool's threads. */
 #include "kernels/gemv_f16.h"
 #include "base/cpu.h"
 #include "base/f16.h"
@@ -68,35 +67,6 @@ static void part_scalar(const gemv_task *t, int j0, int j1)
 #define T512 __attribute__((target("avx512f,avx2,f16c,fma")))
 #define INL static inline __attribute__((always_inline))
 
-INL T512 void blk512(const gemv_task *t, int r0, int R, int j, int JB)
-{
-    const int in = t->in, n16 = in & ~15;
-    __m512 acc[4][8];
-    for (int b = 0; b < JB; b++)
-        for (int r = 0; r < R; r++)
-            acc[b][r] = _mm512_setzero_ps();
-    const uint16_t *w = t->w + (size_t)j * in;
-    const float *x = t->x + (size_t)r0 * in;
-    for (int k = 0; k < n16; k += 16) {
-        __m512 wv[4];
-        for (int b = 0; b < JB; b++)
-            wv[b] = _mm512_cvtph_ps(
-                _mm256_loadu_si256((const __m256i *)(const void *)(w + (size_t)b * in + k)));
-        for (int r = 0; r < R; r++) {
-            __m512 xv = _mm512_loadu_ps(x + (size_t)r * in + k);
-            for (int b = 0; b < JB; b++)
-                acc[b][r] = _mm512_fmadd_ps(wv[b], xv, acc[b][r]);
-        }
-    }
-    for (int b = 0; b < JB; b++)
-        for (int r = 0; r < R; r++) {
-            float s = _mm512_reduce_add_ps(acc[b][r]);
-            if (n16 < in)
-                s += tail(t, r0 + r, j + b, n16);
-            put(t, r0 + r, j + b, s);
-        }
-}
-
 INL T512 __m512 w16x16(const uint16_t *w)
 {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)w));
@@ -129,21 +99,57 @@ INL T512 void single512(const gemv_task *t, int r0, int j0, int j1)
     }
 }
 
+/* As rows256 with 16 lanes (R input rows against one weight row at a time, A
+ * accumulators per input row).  Two or four weight rows interleaved in one loop took
+ * 1.25 - 1.4x as long for 2 - 4 input rows (the vocabulary matrix, 2 threads, Intel
+ * Xeon family 6 model 207). */
+INL T512 void rows512(const gemv_task *t, int r0, int R, int A, int j0, int j1)
+{
+    const int in = t->in, n16 = in & ~15, nA = in / (16 * A) * (16 * A);
+    const float *x = t->x + (size_t)r0 * in;
+    for (int j = j0; j < j1; j++) {
+        const uint16_t *w = t->w + (size_t)j * in;
+        __m512 acc[4][8];
+        for (int a = 0; a < A; a++)
+            for (int r = 0; r < R; r++)
+                acc[a][r] = _mm512_setzero_ps();
+        int k = 0;
+        for (; k < nA; k += 16 * A)
+            for (int a = 0; a < A; a++) {
+                const __m512 wv = w16x16(w + k + 16 * a);
+                for (int r = 0; r < R; r++)
+                    acc[a][r] = _mm512_fmadd_ps(
+                        wv, _mm512_loadu_ps(x + (size_t)r * in + k + 16 * a), acc[a][r]);
+            }
+        for (; k < n16; k += 16) { /* fewer than A vectors left */
+            const __m512 wv = w16x16(w + k);
+            for (int r = 0; r < R; r++)
+                acc[0][r] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (size_t)r * in + k),
+                                            acc[0][r]);
+        }
+        for (int r = 0; r < R; r++) {
+            __m512 v = acc[0][r];
+            if (A == 2)
+                v = _mm512_add_ps(v, acc[1][r]);
+            else if (A == 3)
+                v = _mm512_add_ps(_mm512_add_ps(v, acc[1][r]), acc[2][r]);
+            else if (A == 4)
+                v = _mm512_add_ps(_mm512_add_ps(v, acc[1][r]),
+                                  _mm512_add_ps(acc[2][r], acc[3][r]));
+            float s = _mm512_reduce_add_ps(v);
+            if (n16 < in)
+                s += tail(t, r0 + r, j, n16);
+            put(t, r0 + r, j, s);
+        }
+    }
+}
+
 INL T512 void run512(const gemv_task *t, int r0, int R, int j0, int j1)
 {
-    int j = j0;
-    if (R == 1) {
+    if (R == 1)
         single512(t, r0, j0, j1);
-        return;
-    }
-    if (R <= 2)
-        for (; j + 4 <= j1; j += 4)
-            blk512(t, r0, R, j, 4);
-    if (R <= 4)
-        for (; j + 2 <= j1; j += 2)
-            blk512(t, r0, R, j, 2);
-    for (; j < j1; j++)
-        blk512(t, r0, R, j, 1);
+    else
+        rows512(t, r0, R, R == 2 ? 4 : R == 3 ? 3 : R == 4 ? 2 : 1, j0, j1);
 }
 
 static T512 void part512(const gemv_task *t, int j0, int j1)
@@ -206,9 +212,9 @@ INL T256 void single256(const gemv_task *t, int r0, int j0, int j1)
 /* R input rows against one weight row at a time, A accumulators per input row taking
  * the row's 8-wide vectors in turn (vector v into accumulator v % A; the last
  * in / 8 % A into the first), summed at the row's end: one sequential stream of
- * weights.  Two or four weight rows interleaved in one loop (as blk512 does), with
- * the weights streamed from memory, took 1.4 - 1.6x as long for 2 - 4 input rows
- * (the vocabulary matrix, 2 threads, AMD EPYC Zen 3). */
+ * weights.  Two or four weight rows interleaved in one loop (this file's blocking
+ * before), with the weights streamed from memory, took 1.4 - 1.6x as long for 2 - 4
+ * input rows (the vocabulary matrix, 2 threads, AMD EPYC Zen 3). */
 INL T256 void rows256(const gemv_task *t, int r0, int R, int A, int j0, int j1)
 {
     const int in = t->in, n8 = in & ~7, nA = in / (8 * A) * (8 * A);
