@@ -117,6 +117,10 @@ int main(int argc, char **argv)
     const int n_vocab = hp->n_vocab;
     wkv_context *ctx = wkv_context_new(model, 2, NULL);
     const wkv_stats *st = wkv_context_stats(ctx);
+    /* the activations' arena on a cache line (context.h): rows loaded whole */
+    CHECK((uintptr_t)ctx->arena % 64 == 0 && (uintptr_t)ctx->dec_x % 64 == 0,
+          "arena at %p, decoder rows at %p: not 64-byte aligned", (void *)ctx->arena,
+          (void *)ctx->dec_x);
 
     size_t n_pcm = 16000 * 7;
     float *pcm = make_audio(n_pcm);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,14 @@ double wkv__now_ms(void)
 void *wkv__alloc_zeroed(size_t bytes)
 {
     return wkv__calloc(1, bytes ? bytes : 1);
+}
+
+void *wkv__alloc_zeroed_lines(size_t bytes, void **raw)
+{
+    *raw = bytes <= SIZE_MAX - 64 ? wkv__calloc(1, bytes + 64) : NULL;
+    if (!*raw)
+        return NULL;
+    return (char *)*raw + (64 - (uintptr_t)*raw % 64) % 64;
 }
 
 /* The allocation-failure hook (wkv_debug_alloc_fail): the one piece of global mutable

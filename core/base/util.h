@@ -16,6 +16,10 @@ double wkv__now_ms(void);
  * (context.h), so a stream's resident size is reached in its first window but for
  * a half self-KV cache's rows (an f32 one is written when its slots are made). */
 void *wkv__alloc_zeroed(size_t bytes);
+/* The same starting on a 64-byte boundary (a cache line, one AVX-512 vector), from
+ * calloc as the above (large blocks: pages zeroed when first touched); *raw is what
+ * to free. */
+void *wkv__alloc_zeroed_lines(size_t bytes, void **raw);
 
 /* Every allocation of the core goes through these (tools/check_alloc.py fails on a
  * direct malloc, calloc, realloc, strdup or posix_memalign anywhere else in core/), so

@@ -14,7 +14,8 @@ void wkv_context_free(wkv_context *ctx)
 {
     if (!ctx)
         return;
-    float *bufs[] = {ctx->arena, ctx->enc_out, ctx->enc_mlp, ctx->enc_wl, ctx->logits,
+    wkv__free(ctx->arena_raw);
+    float *bufs[] = {ctx->enc_out, ctx->enc_mlp, ctx->enc_wl, ctx->logits,
                      ctx->step_margins};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         wkv__free(bufs[i]);
@@ -104,7 +105,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         enc_floats += wkv__arena_round(enc[i].n);
     size_t dec_floats = wkv__decoder_arena_floats(ctx);
     size_t arena = enc_floats > dec_floats ? enc_floats : dec_floats;
-    ok = ok && (ctx->arena = wkv__alloc_zeroed(arena * sizeof(float))) != NULL;
+    ok = ok && (ctx->arena = wkv__alloc_zeroed_lines(arena * sizeof(float), &ctx->arena_raw)) != NULL;
     ctx->activation_bytes += arena * sizeof(float);
     float *p = ctx->arena;
     for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
