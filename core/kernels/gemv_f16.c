@@ -66,6 +66,11 @@ static void part_scalar(const gemv_task *t, int j0, int j1)
 
 #define T512 __attribute__((target("avx512f,avx2,f16c,fma")))
 #define INL static inline __attribute__((always_inline))
+/* The loops over a kernel's input rows (R) and accumulators (A), constants in each
+ * instance, unrolled whatever the optimization level: their vectors must live in
+ * registers.  At -O2 (Debian's packaging flags) GCC 12 kept them in arrays on the
+ * stack, and 5 - 8 rows took 2.7 - 3x as long (AMD EPYC Zen 3). */
+#define UNROLL _Pragma("GCC unroll 16")
 
 INL T512 __m512 w16x16(const uint16_t *w)
 {
@@ -110,23 +115,29 @@ INL T512 void rows512(const gemv_task *t, int r0, int R, int A, int j0, int j1)
     for (int j = j0; j < j1; j++) {
         const uint16_t *w = t->w + (size_t)j * in;
         __m512 acc[4][8];
+        UNROLL
         for (int a = 0; a < A; a++)
+            UNROLL
             for (int r = 0; r < R; r++)
                 acc[a][r] = _mm512_setzero_ps();
         int k = 0;
         for (; k < nA; k += 16 * A)
+            UNROLL
             for (int a = 0; a < A; a++) {
                 const __m512 wv = w16x16(w + k + 16 * a);
+                UNROLL
                 for (int r = 0; r < R; r++)
                     acc[a][r] = _mm512_fmadd_ps(
                         wv, _mm512_loadu_ps(x + (size_t)r * in + k + 16 * a), acc[a][r]);
             }
         for (; k < n16; k += 16) { /* fewer than A vectors left */
             const __m512 wv = w16x16(w + k);
+            UNROLL
             for (int r = 0; r < R; r++)
                 acc[0][r] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(x + (size_t)r * in + k),
                                             acc[0][r]);
         }
+        UNROLL
         for (int r = 0; r < R; r++) {
             __m512 v = acc[0][r];
             if (A == 2)
@@ -222,23 +233,29 @@ INL T256 void rows256(const gemv_task *t, int r0, int R, int A, int j0, int j1)
     for (int j = j0; j < j1; j++) {
         const uint16_t *w = t->w + (size_t)j * in;
         __m256 acc[4][8];
+        UNROLL
         for (int a = 0; a < A; a++)
+            UNROLL
             for (int r = 0; r < R; r++)
                 acc[a][r] = _mm256_setzero_ps();
         int k = 0;
         for (; k < nA; k += 8 * A)
+            UNROLL
             for (int a = 0; a < A; a++) {
                 const __m256 wv = w16x8(w + k + 8 * a);
+                UNROLL
                 for (int r = 0; r < R; r++)
                     acc[a][r] = _mm256_fmadd_ps(
                         wv, _mm256_loadu_ps(x + (size_t)r * in + k + 8 * a), acc[a][r]);
             }
         for (; k < n8; k += 8) { /* fewer than A vectors left */
             const __m256 wv = w16x8(w + k);
+            UNROLL
             for (int r = 0; r < R; r++)
                 acc[0][r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (size_t)r * in + k),
                                             acc[0][r]);
         }
+        UNROLL
         for (int r = 0; r < R; r++) {
             __m256 v = acc[0][r];
             if (A == 2)
