@@ -106,8 +106,8 @@ INL T512 void single512(const gemv_task *t, int r0, int j0, int j1)
 
 /* As rows256 with 16 lanes (R input rows against one weight row at a time, A
  * accumulators per input row).  Two or four weight rows interleaved in one loop took
- * 1.25 - 1.4x as long for 2 - 4 input rows (the vocabulary matrix, 2 threads, Intel
- * Xeon family 6 model 207). */
+ * 1.25 - 2.0x as long for 2 - 4 input rows (the vocabulary matrix, 2 threads, Intel
+ * Xeon family 6 model 207, two runs). */
 INL T512 void rows512(const gemv_task *t, int r0, int R, int A, int j0, int j1)
 {
     const int in = t->in, n16 = in & ~15, nA = in / (16 * A) * (16 * A);
