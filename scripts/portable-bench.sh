@@ -75,4 +75,6 @@ exec "$here/lib/ld-linux-x86-64.so.2" --library-path "$here/$name:$here/lib" "$h
 EOF
 chmod +x "$stage/run"
 tar cJf "$out" -C "$stage" .
-echo "portable-bench: $out ($(du -h "$out" | cut -f1)): $(cd "$stage" && ls -d */ | tr -d / | tr '\n' ' ')"
+names=""
+for spec in "$@"; do names="$names ${spec%%=*}"; done
+echo "portable-bench: $out ($(du -h "$out" | cut -f1)):$names"
