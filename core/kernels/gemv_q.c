@@ -106,7 +106,7 @@ static void part_scalar(const gemv_task *t, int j0, int j1)
 /* The loops over a kernel's input rows (R) and accumulators (A), constants in each
  * instance, unrolled whatever the optimization level: their vectors must live in
  * registers.  At -O2 (Debian's packaging flags) GCC 12 kept them in arrays on the
- * stack, and 5 - 8 rows took 2.7 - 3x as long (AMD EPYC Zen 3). */
+ * stack, and 5 - 8 rows took 2.4 - 3x as long (AMD EPYC Zen 3). */
 #define UNROLL _Pragma("GCC unroll 16")
 #define T256 __attribute__((target("avx2,f16c,fma")))
 #define T512 __attribute__((target("avx512f,avx2,f16c,fma")))

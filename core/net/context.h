@@ -55,7 +55,7 @@ struct wkv_context {
      * larger phase's (context.c).  It starts on a 64-byte boundary, so every row the
      * kernels load whole vectors from is as aligned as its width allows (calloc's
      * large blocks start 16 bytes past one: with each AVX-512 load of x split over
-     * two cache lines, 8 rows of a q8_0 product took 1.13 - 1.16x as long, AMD EPYC
+     * two cache lines, 8 rows of a q8_0 product took 1.13 - 1.18x as long, AMD EPYC
      * Zen 3 and Intel Xeon). */
     float *arena;
     void *arena_raw; /* what to free */
