@@ -6,6 +6,9 @@
  * default), so every product streams it from memory.
  *
  *   whisperkv-gemv-bench [--threads N] [--reps N] [--rows N] [--out N] [--in N]
+ *                        [--type f16|q8_0|q5_1|q5_0|q4_1|q4_0]
+ *
+ * --type: that type alone (a profile of one kernel).
  */
 #include "kernels/gemv_f16.h"
 #include "kernels/gemv_q.h"
@@ -26,9 +29,11 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int threads = 2, reps = 21, rows = 1, out = 51865, in = 512;
+    const char *only = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         int v = atoi(argv[i + 1]);
-        if (!strcmp(argv[i], "--threads")) threads = v;
+        if (!strcmp(argv[i], "--type")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "--threads")) threads = v;
         else if (!strcmp(argv[i], "--reps")) reps = v;
         else if (!strcmp(argv[i], "--rows")) rows = v;
         else if (!strcmp(argv[i], "--out")) out = v;
@@ -47,7 +52,10 @@ int main(int argc, char **argv)
     wkv__pool *pool = threads > 1 ? wkv__pool_new(threads) : NULL;
     const size_t n = (size_t)out * (size_t)in;
     uint8_t *w = malloc(n * 2); /* the largest: f16 */
-    float *x = malloc((size_t)rows * in * sizeof *x), *y = malloc((size_t)rows * out * sizeof *y);
+    /* x on a cache line, as the decoder's arena holds it */
+    void *x_raw = NULL;
+    float *x = wkv__alloc_zeroed_lines((size_t)rows * in * sizeof *x, &x_raw);
+    float *y = malloc((size_t)rows * out * sizeof *y);
     double *t = malloc((size_t)reps * sizeof *t);
     if (!w || !x || !y || !t)
         return 1;
@@ -60,6 +68,9 @@ int main(int argc, char **argv)
     printf("| type | weight MB | ms per product | GB/s of weights |\n|---|---|---|---|\n");
     for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
         const int type = types[k];
+        const char *name = type == WKV_TYPE_F16 ? "f16" : wkv__quant_type_name(type);
+        if (only && strcmp(only, name))
+            continue;
         size_t bytes = type == WKV_TYPE_F16 ? n * 2 : n / WKV_QK * wkv__quant_block_bytes(type);
         if (type != WKV_TYPE_F16) /* valid blocks: finite f16 scales and minima */
             for (size_t b = 0; b < n / WKV_QK; b++) {
@@ -77,12 +88,12 @@ int main(int argc, char **argv)
         }
         qsort(t, (size_t)reps, sizeof *t, cmp_double);
         double ms = t[reps / 2];
-        printf("| %s | %.1f | %.3f | %.1f |\n", type == WKV_TYPE_F16 ? "f16" : wkv__quant_type_name(type),
-               (double)bytes / 1e6, ms, (double)bytes / 1e6 / ms);
+        printf("| %s | %.1f | %.3f | %.1f |\n", name, (double)bytes / 1e6, ms,
+               (double)bytes / 1e6 / ms);
     }
     wkv__pool_free(pool);
     free(w);
-    free(x);
+    free(x_raw);
     free(y);
     free(t);
     return 0;
