@@ -1,7 +1,9 @@
 /* compute: the encoder on each compute type against f32, on plain random models
  * (gen_params_preset, no wide activations) of tiny and base size.
  *  - bf16's output within 1e-2 and int8's within 3e-2 relative (Frobenius) of f32's,
- *    and not equal to it (the other type really ran);
+ *    and not equal to it (the other type really ran); int8 so with its P . V in f32
+ *    and in bf16, the CPU's default first (f32 without AVX512_BF16), the two outputs
+ *    different;
  *  - the window's cross-attention K/V, which the type computes too, within the same
  *    bounds of the f32 projection of that type's own encoder output (and not equal),
  *    kept in half: every value the type's f32 result rounded (f32 again on f32);
@@ -71,6 +73,42 @@ static double cross_k_error(const wkv_context *ctx)
     free(w);
     free(k);
     return sqrt(num / (den > 0.0 ? den : 1.0));
+}
+#endif
+
+#ifdef WKV_TEST_DNNL
+/* int8's P . V both ways (compute.h, wkv__compute_set_pv_f32): the CPU's default (f32
+ * without AVX512_BF16), then the other; each within int8's bound of f32, with no
+ * product fallen back, and the two different (each really ran). */
+static void pv_both_ways(wkv_context *ctx, const float *mel, const float *ref, size_t n_out,
+                         double bound, const char *size)
+{
+    wkv__compute *c = ctx->compute;
+    const int dflt = wkv__compute_pv_f32(c), fell = wkv__compute_fallbacks(c); /* counted since c was made */
+    CHECK(dflt == (wkv__bf16_isa() < WKV_ISA_AVX512_BF16),
+          "%s int8: P . V in %s by default, with bf16 isa %d", size, dflt ? "f32" : "bf16",
+          wkv__bf16_isa());
+    float *first = malloc(n_out * sizeof *first);
+    for (int k = 0; k < 2; k++) {
+        const int pv_f32 = k ? !dflt : dflt;
+        wkv__compute_set_pv_f32(c, pv_f32);
+        CHECK(wkv_encode(ctx, mel) == 0, "%s int8 encode, P . V in %s", size, pv_f32 ? "f32" : "bf16");
+        const float *o = wkv_encoder_output(ctx);
+        double e = rel_error(o, ref, n_out);
+        printf("%s int8, P . V in %s: encoder output relative error %.3g\n", size,
+               pv_f32 ? "f32" : "bf16", e);
+        CHECK(e <= bound && e > 0.0 && wkv__compute_fallbacks(c) == fell,
+              "%s int8, P . V in %s: relative error %g, %d new fallbacks", size,
+              pv_f32 ? "f32" : "bf16", e, wkv__compute_fallbacks(c) - fell);
+        if (k == 0)
+            memcpy(first, o, n_out * sizeof *first);
+        else
+            CHECK(memcmp(first, o, n_out * sizeof *first) != 0,
+                  "%s int8: P . V in f32 and in bf16 gave the same output", size);
+    }
+    wkv__compute_set_pv_f32(c, dflt);
+    CHECK(wkv_encode(ctx, mel) == 0, "%s int8 encode, default P . V", size);
+    free(first);
 }
 #endif
 
@@ -147,6 +185,8 @@ static void check_size(const char *size)
         CHECK(scratch > 0 && (strcmp(size, "base") || scratch < whole),
               "%s %s: compute scratch %zu bytes, not below a whole copy (%zu)", size, name,
               scratch, whole);
+        if (types[t].type == WKV_COMPUTE_INT8)
+            pv_both_ways(ctx, mel, ref, n_out, types[t].bound, size);
         double ek = cross_k_error(ctx);
         printf("%s %s: cross K relative error %.3g\n", size, name, ek);
         CHECK(ek <= types[t].bound && ek > 1e-5, "%s %s: cross K relative error %g", size,

@@ -457,6 +457,17 @@ void wkv__compute_force_fallback(wkv__compute *c, int on)
         c->force_fallback = on;
 }
 
+void wkv__compute_set_pv_f32(wkv__compute *c, int on)
+{
+    if (c && c->type == WKV_COMPUTE_INT8)
+        c->pv_f32 = on != 0;
+}
+
+int wkv__compute_pv_f32(const wkv__compute *c)
+{
+    return c && c->pv_f32;
+}
+
 void wkv__compute_free(wkv__compute *c)
 {
     if (!c)
@@ -519,6 +530,7 @@ wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_
     c->T = hp->n_audio_ctx;
     c->hd = d / hp->n_audio_head;
     c->kv_elems = (size_t)hp->n_audio_ctx * d;
+    c->pv_f32 = type == WKV_COMPUTE_INT8 && wkv__bf16_isa() < WKV_ISA_AVX512_BF16;
     if (type == WKV_COMPUTE_INT8) {
         c->k8 = wkv__malloc(c->kv_elems);
         c->k_scale = wkv__malloc((size_t)hp->n_audio_ctx * hp->n_audio_head * sizeof(float));

@@ -58,7 +58,8 @@ int wkv__compute_linear(wkv__compute *c, int part, const float *x, int r0, int r
 
 /* Attention's two products: q . K^T in bf16, or on int8 in s8 with one scale per head
  * slice of each query and each key (8-bit activations like the linear layers'); P . V
- * in bf16 on both (a row's small probabilities would not survive one 8-bit scale).
+ * in bf16 on both (a row's small probabilities would not survive one 8-bit scale), or
+ * in f32 on int8 (wkv__compute_set_pv_f32, below).
  * kv_rows keeps rows r0 .. r1 of the layer's keys (bf16 or s8) and values (bf16);
  * scores (nq x T) = scale * q (nq rows of stride d, head h's hd columns) . K_h^T;
  * context: the softmax of each row of the scores p (nq x T, left as they are: the
@@ -70,6 +71,13 @@ int wkv__compute_scores(wkv__compute *c, int part, const float *q, int nq, int d
                        int T, float scale, float *scores);
 int wkv__compute_context(wkv__compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out);
+/* Where P . V runs on int8: on = in f32 (context returns -1 for it, uncounted, and the
+ * caller's f32 softmax and product run; kv_rows then skips the bf16 values).  The
+ * default is on where the CPU has no AVX512_BF16: oneDNN emulates bf16 there, and
+ * the int8 attention took twice f32's time (Intel Xeon family 6 model 85: tiny 404
+ * against 218 ms a window, docs/performance.md).  Ignored on bf16.  Tests set both. */
+void wkv__compute_set_pv_f32(wkv__compute *c, int on);
+int wkv__compute_pv_f32(const wkv__compute *c);
 /* How many products the parts have left to f32 since c was made (oneDNN failed): 0
  * in a healthy run, which tests hold it to, since the f32 fallback's results would
  * pass any accuracy check on their own. */

@@ -1,7 +1,7 @@
 /* Attention's two products on a compute type (compute.h): the layer's keys and values
- * per head in the products' layouts, q . K^T (bf16, or s8 on int8) and P . V (bf16)
- * on each pool part's oneDNN stream, the softmax between them rounded to bf16 as it is
- * made. */
+ * per head in the products' layouts, q . K^T (bf16, or s8 on int8) and P . V (bf16;
+ * left to the caller's f32 on int8 without bf16 instructions) on each pool part's
+ * oneDNN stream, the softmax between them rounded to bf16 as it is made. */
 #include "compute/compute.h"
 #include "kernels/ops.h"
 
@@ -25,7 +25,7 @@ void wkv__compute_kv_rows(wkv__compute *c, const float *k, const float *v, int r
             for (int i = 0; i < d; i++) /* column i = h * hd + j of K is row i of K^T */
                 c->k16[(size_t)i * T + t] = row[i];
         }
-        for (int h = 0; h < d / hd; h++)
+        for (int h = 0; !c->pv_f32 && h < d / hd; h++)
             wkv__to_bf16(v + (size_t)t * d + h * hd, (size_t)hd, 1.0f,
                     c->v16 + ((size_t)h * T + t) * hd);
     }
@@ -98,8 +98,8 @@ static int context_run(wkv__compute *c, cpart *pt, const float *p, int nq, int T
 int wkv__compute_context(wkv__compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out)
 {
-    if (part < 0 || part >= c->n_parts)
-        return -1;
+    if (part < 0 || part >= c->n_parts || c->pv_f32)
+        return -1; /* pv_f32: the caller's f32 path by choice, not a failure */
     if (context_run(c, &c->parts[part], p, nq, T, d, hd, h, inv, out) == 0)
         return 0;
     c->parts[part].fallbacks++; /* p is untouched: the caller's f32 softmax and product run */

@@ -61,6 +61,17 @@ void wkv__compute_force_fallback(wkv__compute *c, int on)
     (void)c, (void)on;
 }
 
+void wkv__compute_set_pv_f32(wkv__compute *c, int on)
+{
+    (void)c, (void)on;
+}
+
+int wkv__compute_pv_f32(const wkv__compute *c)
+{
+    (void)c;
+    return 0;
+}
+
 void wkv__compute_kv_rows(wkv__compute *c, const float *k, const float *v, int r0, int r1, int d)
 {
     (void)c, (void)k, (void)v, (void)r0, (void)r1, (void)d;

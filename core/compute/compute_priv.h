@@ -85,6 +85,9 @@ struct wkv__compute {
     size_t kv_elems; /* each: n_audio_ctx x d */
     int T, hd;
     int force_fallback;  /* tests: every product fails (wkv__compute_force_fallback) */
+    /* int8 where the CPU has no bf16 instructions: P . V in f32 by the caller, v16
+     * unused (wkv__compute_set_pv_f32) */
+    int pv_f32;
 };
 
 /* *buf with room for need bytes (realloc: contents kept), *have counting them; -1 when
