@@ -11,6 +11,8 @@
  *    would be (layers are converted one at a time, compute.h);
  *  - back on f32 the output is bit-identical to a context that never left f32;
  *  - "auto" is f32 on an f16 file;
+ *  - bf16 is refused on a CPU without AVX512_BF16 (oneDNN would emulate it, slower
+ *    than f32) and int8 on one without VNNI;
  *  - without oneDNN, bf16 and int8 fail with an error naming oneDNN;
  *  - no product fell back to f32 on the way (wkv__compute_fallbacks), and with every
  *    product made to fail (wkv__compute_force_fallback) the fallbacks give the f32
@@ -138,7 +140,14 @@ static void check_size(const char *size)
         free(err);
         err = NULL;
 #ifdef WKV_TEST_DNNL
-        if (!tu_compute_here(ctx, types[t].type, size))
+        const int here = tu_compute_here(ctx, types[t].type, size);
+        /* refused where oneDNN would emulate bf16 or saturate int8's pair sums */
+        const int native = types[t].type == WKV_COMPUTE_BF16
+                               ? wkv__bf16_isa() >= WKV_ISA_AVX512_BF16
+                               : wkv__cpu_vnni();
+        CHECK(!here || native, "%s %s ran on a CPU without %s", size, name,
+              types[t].type == WKV_COMPUTE_BF16 ? "AVX512_BF16" : "VNNI");
+        if (!here)
             continue; /* this CPU lacks the type's instructions (printed) */
         CHECK(wkv_encode(ctx, mel) == 0, "%s encode", name);
         double e = rel_error(wkv_encoder_output(ctx), ref, n_out);
