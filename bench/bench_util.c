@@ -26,6 +26,32 @@ double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void cpu_ticks_now(cpu_ticks *t)
+{
+    t->total = t->steal = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    if (f && fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                    &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+        for (int i = 0; i < 8; i++)
+            t->total += v[i];
+        t->steal = v[7];
+    }
+    if (f)
+        fclose(f);
+}
+
+void print_steal(const cpu_ticks *a)
+{
+    cpu_ticks b;
+    cpu_ticks_now(&b);
+    if (b.total > a->total)
+        printf("\nhost steal during the run: %.1f %% of this machine's CPU time (/proc/stat)\n",
+               100.0 * (double)(b.steal - a->steal) / (double)(b.total - a->total));
+    else
+        printf("\nhost steal during the run: unknown (no /proc/stat)\n");
+}
+
 /* The CPU's model name and family/model numbers (/proc/cpuinfo), or "unknown CPU". */
 void cpu_name(char *out, size_t n)
 {

@@ -11,5 +11,14 @@ double now_ms(void);
 double median(double *v, int n);
 /* The CPU's model name and family/model numbers (/proc/cpuinfo), or "unknown CPU". */
 void cpu_name(char *out, size_t n);
+/* The whole machine's CPU time so far (/proc/stat's first line, in ticks): all of it,
+ * and the part the hypervisor gave to others while this VM wanted it (steal). */
+typedef struct {
+    unsigned long long total, steal;
+} cpu_ticks;
+void cpu_ticks_now(cpu_ticks *t);
+/* The line a bench ends with: steal between a and now as a percentage of the machine's
+ * CPU time (a run with much of it is slower for reasons of the host's, not ours). */
+void print_steal(const cpu_ticks *a);
 
 #endif

@@ -70,6 +70,8 @@ static int count_seg(const wkv_segment *s, void *user)
 
 int main(int argc, char **argv)
 {
+    cpu_ticks t0;
+    cpu_ticks_now(&t0);
     const char *model_path = NULL, *audio = NULL, *compute = "auto", *kv = "auto", *batches = "1,2,4,8,16";
     int threads = 2, reps = 3, steps = 32, whole = 0, fallback = 1;
     for (int i = 1; i < argc; i++) {
@@ -231,5 +233,6 @@ int main(int argc, char **argv)
     wav_free(&wav);
     wkv_context_free(ctx);
     wkv_model_free(m);
+    print_steal(&t0);
     return 0;
 }

@@ -748,6 +748,8 @@ static void usage(const char *argv0)
 
 int main(int argc, char **argv)
 {
+    cpu_ticks t0;
+    cpu_ticks_now(&t0);
     bench_opts bo = {.threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .reps = 5, .tokens = 100,
                      .type = WKV_COMPUTE_AUTO};
     const char *sizes = "tiny,base", *model_path = NULL;
@@ -869,5 +871,6 @@ int main(int argc, char **argv)
     }
     free(list);
     print_results(results, n, &bo);
+    print_steal(&t0);
     return rc;
 }

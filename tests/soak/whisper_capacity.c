@@ -31,6 +31,7 @@
 #include "gstwhisper.h"
 #include "gstwhispermodel.h"
 #include "wav.h"
+#include "bench_util.h"
 
 #define CHUNK_NS (GST_SECOND / 10)
 
@@ -171,6 +172,8 @@ int main(int argc, char **argv)
         gst_element_set_state(s[i].pipe, GST_STATE_PLAYING);
     }
     clock_t cpu0 = clock(); /* the process's CPU time */
+    cpu_ticks ticks0;      /* the machine's, for the host's steal */
+    cpu_ticks_now(&ticks0);
     gint64 t0 = g_get_monotonic_time();
     const guint64 chunks = (guint64)duration * 10;
     for (guint64 k = 0; ok && k < chunks; k++) {
@@ -221,6 +224,7 @@ int main(int argc, char **argv)
             " late commits; process CPU %.0f s in %.0f s wall (%.2f cores); load average at "
             "the end %.2f %.2f %.2f\n%s\n", worst, late_all, cpu, wall, cpu / wall, load[0],
             load[1], load[2], ok ? "capacity: HELD" : "capacity: NOT HELD");
+    print_steal(&ticks0);
     if (!own_decoders) {
         /* the shared decoder's passes: steps that met ran together */
         GstWhisperModel *gm = gst_whisper_model_acquire(model, NULL);
