@@ -86,7 +86,8 @@ static void pv_both_ways(wkv_context *ctx, const float *mel, const float *ref, s
                          double bound, const char *size)
 {
     wkv__compute *c = ctx->compute;
-    const int dflt = wkv__compute_pv_f32(c), fell = wkv__compute_fallbacks(c); /* counted since c was made */
+    /* fallbacks are counted since c was made: the force-fallback run's are in */
+    const int dflt = wkv__compute_pv_f32(c), fell = wkv__compute_fallbacks(c);
     CHECK(dflt == (wkv__bf16_isa() < WKV_ISA_AVX512_BF16),
           "%s int8: P . V in %s by default, with bf16 isa %d", size, dflt ? "f32" : "bf16",
           wkv__bf16_isa());
@@ -94,7 +95,8 @@ static void pv_both_ways(wkv_context *ctx, const float *mel, const float *ref, s
     for (int k = 0; k < 2; k++) {
         const int pv_f32 = k ? !dflt : dflt;
         wkv__compute_set_pv_f32(c, pv_f32);
-        CHECK(wkv_encode(ctx, mel) == 0, "%s int8 encode, P . V in %s", size, pv_f32 ? "f32" : "bf16");
+        CHECK(wkv_encode(ctx, mel) == 0, "%s int8 encode, P . V in %s", size,
+              pv_f32 ? "f32" : "bf16");
         const float *o = wkv_encoder_output(ctx);
         double e = rel_error(o, ref, n_out);
         printf("%s int8, P . V in %s: encoder output relative error %.3g\n", size,
