@@ -457,17 +457,6 @@ void wkv__compute_force_fallback(wkv__compute *c, int on)
         c->force_fallback = on;
 }
 
-void wkv__compute_set_pv_f32(wkv__compute *c, int on)
-{
-    if (c && c->type == WKV_COMPUTE_INT8)
-        c->pv_f32 = on != 0;
-}
-
-int wkv__compute_pv_f32(const wkv__compute *c)
-{
-    return c && c->pv_f32;
-}
-
 void wkv__compute_free(wkv__compute *c)
 {
     if (!c)

@@ -95,6 +95,17 @@ static int context_run(wkv__compute *c, cpart *pt, const float *p, int nq, int T
     return 0;
 }
 
+void wkv__compute_set_pv_f32(wkv__compute *c, int on)
+{
+    if (c && c->type == WKV_COMPUTE_INT8)
+        c->pv_f32 = on != 0;
+}
+
+int wkv__compute_pv_f32(const wkv__compute *c)
+{
+    return c && c->pv_f32;
+}
+
 int wkv__compute_context(wkv__compute *c, int part, const float *p, int nq, int T, int d, int hd,
                         int h, float *inv, float *out)
 {
