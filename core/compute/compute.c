@@ -508,7 +508,8 @@ wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_
                       "VNNI)", v->major, v->minor);
         return NULL;
     }
-    if (type == WKV_COMPUTE_BF16 && wkv__bf16_isa() < WKV_ISA_AVX512_BF16) {
+    const int native_bf16 = wkv__bf16_isa() >= WKV_ISA_AVX512_BF16;
+    if (type == WKV_COMPUTE_BF16 && !native_bf16) {
         /* oneDNN 2.6 emulates bf16 on AVX-512 without it: on an Intel Xeon of family
          * 6 model 85 its bf16 matmul peak was 25.6 GOP/s a thread against f32's 121.3,
          * so bf16 would be slower and less accurate than f32 */
@@ -528,7 +529,7 @@ wkv__compute *wkv__compute_new(const wkv_model *m, wkv_compute_type type, int n_
     c->T = hp->n_audio_ctx;
     c->hd = d / hp->n_audio_head;
     c->kv_elems = (size_t)hp->n_audio_ctx * d;
-    c->pv_f32 = type == WKV_COMPUTE_INT8 && wkv__bf16_isa() < WKV_ISA_AVX512_BF16;
+    c->pv_f32 = type == WKV_COMPUTE_INT8 && !native_bf16;
     if (type == WKV_COMPUTE_INT8) {
         c->k8 = wkv__malloc(c->kv_elems);
         c->k_scale = wkv__malloc((size_t)hp->n_audio_ctx * hp->n_audio_head * sizeof(float));
