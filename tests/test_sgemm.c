@@ -68,6 +68,44 @@ static void check_pick(void)
               levels[i].core ? levels[i].core : "NULL", wkv__openblas_core_level(levels[i].core));
 }
 
+/* The CPU's level on wkv__openblas_core_level's scale, from its own feature bits (an
+ * emulated CPU's under qemu-user). */
+static int cpu_level(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return 3;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return 2;
+    if (__builtin_cpu_supports("avx"))
+        return 1;
+    return 0;
+#else
+    return 3; /* not x86: OpenBLAS's names above do not apply */
+#endif
+}
+
+/* OpenBLAS's kernels are ones this CPU runs.  OpenBLAS reads OPENBLAS_CORETYPE before
+ * main(); a host that sets it (some do, for older OpenBLAS builds that misdetect their
+ * CPUs) hands its choice to every process it starts, an emulated CPU's too, which then
+ * dies of SIGILL at its first product.  Checked first, so that such a run says why. */
+static void check_kernels_fit_cpu(void)
+{
+    const char *core = wkv_blas_corename();
+    const int need = wkv__openblas_core_level(core), have = cpu_level();
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    printf("OpenBLAS's kernels: %s (level %d), on a CPU of level %d; OPENBLAS_CORETYPE=%s\n",
+           core, need, have, env ? env : "(unset)");
+    if (need > have) {
+        CHECK(0, "OpenBLAS runs its %s kernels (level %d) on a CPU of level %d: "
+              "OPENBLAS_CORETYPE=%s chose them for another CPU", core, need, have,
+              env ? env : "(unset)");
+        exit(tu_finish("sgemm"));
+    }
+}
+
 /* What this process chose, against the rule on this machine's facts. */
 static void check_chosen(void)
 {
@@ -247,6 +285,7 @@ static void check_threads(void)
 
 int main(void)
 {
+    check_kernels_fit_cpu();
     check_pick();
     check_chosen();
     check_products();
