@@ -499,6 +499,7 @@ static void check_malformed(void)
     /* tensor headers */
     const gen_tensor_info *t0 = &lay.tensors[0];
     fail_i32(base, size, t0->hdr_off, 99, "n_dims", "n_dims 99");
+    fail_i32(base, size, t0->hdr_off, 5, "n_dims", "n_dims 5"); /* one past the limit */
     fail_i32(base, size, t0->hdr_off, 0, "n_dims", "n_dims 0");
     fail_i32(base, size, t0->hdr_off, -1, "n_dims", "n_dims -1");
     fail_i32(base, size, t0->hdr_off + 4, 0x7fffffff, "name length", "name_len huge");
