@@ -7,7 +7,13 @@
  * input rows (a greedy step, beams, a batch, more than one pass of 8), with and without
  * bias, overwriting and accumulating, on 1 and 2 threads: max |y - ref| / max |ref| <=
  * 1e-5, ref the double product of the weights widened by wkv__f16_to_f32.  Weights are
- * random halves of both signs (normal numbers, 1 in 64 subnormal). */
+ * random halves of both signs (normal numbers, 1 in 64 subnormal).
+ *
+ * WHISPERKV_TEST_EMULATED (the isa setups, under qemu-user): every kernel below the
+ * CPU's best one already ran natively on the AVX-512 machine (each kernel is called by
+ * its level), so only the emulated CPU's own choice runs there, on every shape but the
+ * vocabulary's (its rows are the 384 x 384 shape's, 135 times more of them: most of
+ * the emulated run's 231 s on CI's Intel Xeon). */
 #include "kernels/gemv_f16.h"
 #include "base/cpu.h"
 #include "base/f16.h"
@@ -69,7 +75,8 @@ static void check_shape(const shape *s, wkv__pool *pool2)
         }
     double worst = 0;
     char worst_at[96] = "";
-    for (int isa = WKV_ISA_SCALAR; isa <= wkv__gemv_isa(); isa++) {
+    const int emulated = getenv("WHISPERKV_TEST_EMULATED") != NULL;
+    for (int isa = emulated ? wkv__gemv_isa() : WKV_ISA_SCALAR; isa <= wkv__gemv_isa(); isa++) {
         for (int rows = 1; rows <= R; rows++)
             for (int mode = 0; mode < 3; mode++) { /* plain, + bias, accumulate + bias */
                 wkv__pool *pool = (rows + mode) % 2 ? pool2 : NULL;
@@ -109,8 +116,10 @@ int main(void)
            wkv__gemv_isa(), wkv__gemv_f16_kernel());
     wkv__pool *pool2 = wkv__pool_new(2);
     CHECK(pool2 != NULL, "a pool of 2 threads");
+    const int emulated = getenv("WHISPERKV_TEST_EMULATED") != NULL;
     for (size_t s = 0; pool2 && s < sizeof SHAPES / sizeof *SHAPES; s++)
-        check_shape(&SHAPES[s], pool2);
+        if (!emulated || SHAPES[s].out < 10000)
+            check_shape(&SHAPES[s], pool2);
     wkv__pool_free(pool2);
     return tu_finish("gemv_f16");
 }
