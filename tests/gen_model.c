@@ -2,7 +2,7 @@
  *
  *   gen_model --out PATH [--size micro|tiny|base|small|large-v3-turbo] [--n-state N]
  *             [--n-head N] [--n-layer N] [--n-audio-layer N] [--n-text-layer N]
- *             [--n-mels 80|128] [--n-vocab 51864|51865|51866]
+ *             [--n-mels 80|128] [--n-vocab 51864|51865|51866] [--n-audio-ctx N]
  *             [--ftype f32|f16|q4_0|q4_1|q8_0|q5_0|q5_1] [--seed N]
  *             [--vocab-from FILE]
  */
@@ -28,6 +28,8 @@ static void usage(FILE *f)
             "  --n-audio-layer N       encoder layers (after --n-layer)\n"
             "  --n-text-layer N        decoder layers (after --n-layer)\n"
             "  --n-mels 80|128         mel bands (default 80, or the vocabulary file's)\n"
+            "  --n-audio-ctx N         encoder positions (default 1500; fewer: the encoder\n"
+            "                          reads the first 2N frames of a window)\n"
             "  --n-vocab 51864|51865|51866\n"
             "                          English-only, multilingual, large-v3 (default\n"
             "                          51864, or the vocabulary file's)\n"
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 {
     const char *out = NULL, *size = "micro", *vocab_from = NULL, *ftype = "f16";
     long n_state = 0, n_head = 0, n_layer = 0, n_audio_layer = 0, n_text_layer = 0;
-    long n_mels = 0, n_vocab = 0;
+    long n_mels = 0, n_vocab = 0, n_audio_ctx = 0;
     unsigned long long seed = 1;
     int have_seed = 0;
     for (int i = 1; i < argc; i++) {
@@ -91,6 +93,8 @@ int main(int argc, char **argv)
             rc = parse_int(a, v, 1, 64, &n_text_layer);
         else if (strcmp(a, "--n-mels") == 0)
             rc = parse_int(a, v, 80, 128, &n_mels);
+        else if (strcmp(a, "--n-audio-ctx") == 0)
+            rc = parse_int(a, v, 1, 1500, &n_audio_ctx);
         else if (strcmp(a, "--n-vocab") == 0)
             rc = parse_int(a, v, 51864, 51866, &n_vocab);
         else if (strcmp(a, "--ftype") == 0)
@@ -146,6 +150,8 @@ int main(int argc, char **argv)
         p.n_mels = (int)n_mels;
     if (n_vocab)
         p.n_vocab = (int)n_vocab;
+    if (n_audio_ctx)
+        p.n_audio_ctx = (int)n_audio_ctx;
     if (have_seed)
         p.seed = seed;
     p.vocab_from = vocab_from;

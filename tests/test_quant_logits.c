@@ -14,7 +14,9 @@
  * widened to f32 by the decoder, up to 8 through the kernels) and as beams
  * (wkv__decoder_batch: every sequence's next token at once); the logits of every step
  * are compared as max |l - l'| / max |l'|.  WHISPERKV_TEST_EMULATED (the isa setups
- * under qemu): the first two sequences only. */
+ * under qemu): the first two sequences only, their passes of 1, 8 and all rows, and the
+ * models given as arguments (Q8_0 Q5_0 Q4_0 files: meson's, the encoder on 300 frames)
+ * instead of generated in the test. */
 #include "genlib.h"
 #include "encode_once.h"
 #include "net/context.h"
@@ -120,6 +122,7 @@ static float *run(const wkv_model *m, const float *mel, float **enc, const seque
                   int n_seq, size_t *n_out)
 {
     const int nv = m->hp.n_vocab;
+    const int emulated = getenv("WHISPERKV_TEST_EMULATED") != NULL;
     size_t total = 0;
     for (int k = 0; k < n_seq; k++)
         total += (size_t)(2 * s[k].n + 1) * nv;
@@ -140,6 +143,10 @@ static float *run(const wkv_model *m, const float *mel, float **enc, const seque
             rc = wkv_decode(ctx, &s[k].toks[i], 1, o);
         wkv_decode_reset(ctx);
         for (int len = 1; rc == 0 && len <= s[k].n; len++, o += nv) {
+            /* under qemu, passes of 1, 8 (the most through the kernels) and all the
+             * rows (more than 8: widened) only; the others' logits stay 0 in both runs */
+            if (emulated && len != 1 && len != 8 && len != s[k].n)
+                continue;
             wkv_decode_reset(ctx); /* the first len tokens in one pass */
             rc = wkv_decode(ctx, s[k].toks, len, o);
         }
@@ -165,8 +172,14 @@ static float *run(const wkv_model *m, const float *mel, float **enc, const seque
     return out;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* under qemu (the isa setups) the models meson generated natively (the same
+     * generator, micro, seed 7, with the encoder on 300 frames: n_audio_ctx 150): made
+     * here, they took 30 s each, the encoder's 1500 positions most of the rest */
+    const char *const *files = NULL;
+    if (getenv("WHISPERKV_TEST_EMULATED") && argc == 4)
+        files = (const char *const *)argv + 1;
     if (!tu_require_shared("the micro-en test vectors"))
         return TU_SKIP;
     size_t n_mel = 0;
@@ -191,7 +204,9 @@ int main(void)
         char *err = NULL;
         memset(&lay, 0, sizeof lay);
         wkv_model *q = NULL;
-        if (gen_model_build(&p, &data, &size, &lay, &err) == 0)
+        if (files)
+            q = wkv_model_load(files[ti], &err);
+        else if (gen_model_build(&p, &data, &size, &lay, &err) == 0)
             q = wkv_model_load_memory(data, size, &err);
         CHECK(q != NULL, "%s: %s", types[ti], err ? err : "?");
         twin t;
