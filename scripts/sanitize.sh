@@ -8,7 +8,10 @@
 #   scripts/sanitize.sh [fresh|keep]    fresh: configure an empty build folder
 #                                       (default keep: reuse it, reconfigured if needed)
 # WKV_ASAN_BUILD_DIR chooses the build folder (default: build-asan), WKV_JOBS the
-# compile jobs (default 2).  Takes about 10 minutes on 2 cores.
+# compile jobs (default 2).  The numeric kernels run uninstrumented except in the kernel
+# tests (core/meson.build says why), and suites valgrind, valgrind-full, trained and
+# native-only are left out (meson.build's asan setup).  About 11 minutes on 2 cores
+# (docs/testing.md has the stage times).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
