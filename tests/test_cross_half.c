@@ -309,7 +309,7 @@ static void check_self_half(const char *path)
 static void check_attention(void)
 {
     /* under qemu (the isa setups) 300 keys: the same tail past the last 16 as 1500 */
-    const int d = 640, n_head = 20, n_kv = getenv("WHISPERKV_TEST_EMULATED") ? 300 : 1500;
+    const int d = 640, n_head = 20, n_kv = tu_emulated() ? 300 : 1500;
     const size_t nd = (size_t)n_kv * d;
     uint16_t *k16 = malloc(nd * sizeof *k16), *v16 = malloc(nd * sizeof *v16);
     float *k = malloc(nd * sizeof *k), *v = malloc(nd * sizeof *v);
@@ -362,7 +362,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_cross_half MODEL [SHORT_MODEL]\n");
         return 2;
     }
-    const char *model = argc > 2 && getenv("WHISPERKV_TEST_EMULATED") ? argv[2] : argv[1];
+    const char *model = argc > 2 && tu_emulated() ? argv[2] : argv[1];
     check_attention();
     check_decoder(model);
     check_self_half(model);

@@ -122,7 +122,7 @@ static float *run(const wkv_model *m, const float *mel, float **enc, const seque
                   int n_seq, size_t *n_out)
 {
     const int nv = m->hp.n_vocab;
-    const int emulated = getenv("WHISPERKV_TEST_EMULATED") != NULL;
+    const int emulated = tu_emulated();
     size_t total = 0;
     for (int k = 0; k < n_seq; k++)
         total += (size_t)(2 * s[k].n + 1) * nv;
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
      * generator, micro, seed 7, with the encoder on 300 frames: n_audio_ctx 150): made
      * here, they took 30 s each, the encoder's 1500 positions most of the rest */
     const char *const *files = NULL;
-    if (getenv("WHISPERKV_TEST_EMULATED") && argc == 4)
+    if (tu_emulated() && argc == 4)
         files = (const char *const *)argv + 1;
     if (!tu_require_shared("the micro-en test vectors"))
         return TU_SKIP;
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
     sequence seq[8];
     /* under qemu (the isa setups) two sequences reach every kernel branch the eight do
      * (steps, passes of up to 8 rows and of more, beams of 2); all eight took 13 minutes */
-    int n_seq = read_sequences(seq, getenv("WHISPERKV_TEST_EMULATED") ? 2 : 8, &parser);
+    int n_seq = read_sequences(seq, tu_emulated() ? 2 : 8, &parser);
     CHECK(mel && n_mel == 80 * 3000 && n_seq > 0, "mel.f32 (%zu floats) or sequences (%d)",
           n_mel, n_seq);
     static const char *const types[] = {"q8_0", "q5_0", "q4_0"};

@@ -317,7 +317,7 @@ static void sampling(void)
     int mismatches = 0, near = 0, draws = 0;
     /* under qemu (the isa setups) every 10th u: the same kernels and branches, and the
      * 4001 draws a case were most of the test's 190 s there */
-    const int u_step = getenv("WHISPERKV_TEST_EMULATED") ? 10 : 1;
+    const int u_step = tu_emulated() ? 10 : 1;
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
     for (size_t ti = 0; ti < sizeof temps / sizeof *temps; ti++) {
         const int N = sizes[si];

@@ -73,10 +73,9 @@ static void check_pick(void)
 static int cpu_level(void)
 {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    if (wkv_cpu_has_avx512()) /* what OpenBLAS's SkylakeX kernels use */
         return 3;
+    __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return 2;
     if (__builtin_cpu_supports("avx"))
@@ -228,7 +227,7 @@ static void check_products(void)
         {1, 1, 7, 5, 1.0f, 0.0f, 2},
     };
     const wkv__gemm_lib libs[] = {WKV_GEMM_OPENBLAS, WKV_GEMM_ONEDNN};
-    const int emulated = getenv("WHISPERKV_TEST_EMULATED") != NULL;
+    const int emulated = tu_emulated();
     for (int l = 0; l < 2; l++) {
 #ifndef WKV_HAVE_DNNL
         if (libs[l] == WKV_GEMM_ONEDNN)
@@ -263,7 +262,7 @@ static void *multiply(void *arg)
 {
     thread_result *r = arg;
     /* 47 rows under qemu-user (the isa setups), as check_products' large shapes */
-    shape s = {1, getenv("WHISPERKV_TEST_EMULATED") ? 47 : 200, 384, 384, 1.0f, 0.0f, 0};
+    shape s = {1, tu_emulated() ? 47 : 200, 384, 384, 1.0f, 0.0f, 0};
     r->err = 0.0;
     for (int i = 0; i < 4; i++)
         r->err = fmax(r->err, product_err(WKV_GEMM_ONEDNN, &s));

@@ -137,6 +137,11 @@ void tu_seglog_add(const wkv_stream_segment *s, void *user)
         l->len += (size_t)k;
 }
 
+int tu_emulated(void)
+{
+    return getenv("WHISPERKV_TEST_EMULATED") != NULL;
+}
+
 double tu_still_clock(void *user)
 {
     (void)user;

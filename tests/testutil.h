@@ -60,7 +60,11 @@ void tu_seglog_add(const wkv_stream_segment *s, void *user);
  * audio alone. */
 double tu_still_clock(void *user);
 
-/* Final report: prints "name: N checks, N failed" and returns the exit code. */
+/* Whether the test runs on a CPU qemu-user emulates (WHISPERKV_TEST_EMULATED, set by the
+ * isa setups of tests/meson.build): there a test runs only what the native run cannot
+ * check, 30 to 90 times slower. */
+int tu_emulated(void);
+
 /* Sets ctx's compute type t: 1 when it took it.  When this CPU cannot run t (the
  * core's refusal names "on this CPU": bf16 without AVX512_BF16/AMX, int8 without
  * VNNI) or the build has no oneDNN ("needs oneDNN"), it prints that, checks that the
@@ -68,6 +72,7 @@ double tu_still_clock(void *user);
  * other failure is a failed check (returns 0). */
 int tu_compute_here(wkv_context *ctx, wkv_compute_type t, const char *what);
 
+/* Final report: prints "name: N checks, N failed" and returns the exit code. */
 int tu_finish(const char *name);
 
 #endif
