@@ -16,7 +16,7 @@
  *    rounded, steps close to a pass and to the f32 cache, slot copies exact.
  * Usage: test_cross_half MODEL.bin [SHORT_MODEL.bin]: under qemu (WHISPERKV_TEST_EMULATED,
  * the isa setups) the decoder checks run on SHORT_MODEL (tests/gen_short_model.c: the
- * encoder on 300 frames, whose 1500 positions were most of the emulated run). */
+ * encoder on 300 frames) and check_attention on 300 keys: 117 -> 73 s under qemu's max. */
 #include "words/word_window.h"
 #include "encode_once.h"
 #include "net/context.h"

@@ -235,10 +235,10 @@ static void check_products(void)
 #endif
         for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
             shape emu = shapes[i];
-            /* under qemu-user (the isa setups) the encoder's shapes with 47 rows: the
-             * same widths and depths through each library's blocking, an odd tail of
-             * rows, a sixteenth of the work (their 375 - 750 rows took 190 s of
-             * emulated AVX2 on CI's Intel Xeon) */
+            /* under qemu-user (the isa setups) the encoder's shapes with 47 rows
+             * instead of 125 - 750: the same widths and depths through each library's
+             * blocking, an odd tail of rows (with check_threads' 47 rows the test
+             * took 59 s under qemu's max on CI's Intel Xeon, 190 s before) */
             if (emulated && emu.m > 64)
                 emu.m = 47;
             const shape *s = &emu;
