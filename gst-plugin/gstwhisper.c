@@ -145,6 +145,17 @@ static wkv_context *open_context(GstWhisper *self, const gchar *language, gint t
         *err = g_strdup_printf("unknown language code '%s'", language);
         return NULL;
     }
+    /* as the CLI warns: an English-only model hears English and cannot translate */
+    if (!wkv_model_is_multilingual(m) && g_strcmp0(language, "en") && g_strcmp0(language, "auto"))
+        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+            ("The model is English-only: it transcribes English, not '%s'", language),
+            ("%s has no language tokens; the text is decoded as English (en)",
+             gst_whisper_model_path(self->w.model)));
+    if (!wkv_model_is_multilingual(m) && self->w.opts.translate)
+        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+            ("The model is English-only: it cannot translate"),
+            ("%s transcribes English; translate=true is ignored",
+             gst_whisper_model_path(self->w.model)));
     char *cerr = NULL;
     wkv_context *ctx = wkv_context_new(m, threads, &cerr);
     /* bf16/int8 without oneDNN (or without the CPU's instructions) fail the state change
@@ -305,7 +316,7 @@ static GstStateChangeReturn gst_whisper_change_state(GstElement *element,
     if ((transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE) ||
         transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
         unload_model(self);
-        self->in_width = 0; /* the pads are inactive: the next stream sends its caps */
+        gst_whisper_input_clear(self); /* the pads are inactive: the next stream sends its caps */
         gst_flow_combiner_reset(self->flows);
         gst_whisper_pads_drop_held(self);
     }
@@ -326,6 +337,7 @@ static void gst_whisper_finalize(GObject *object)
     g_free(self->w.opt_prompt);
     gst_whisper_live_free(self);
     gst_whisper_queue_clear(self);
+    gst_whisper_input_clear(self);
     if (self->flows)
         gst_flow_combiner_free(self->flows);
     gst_whisper_pads_drop_held(self);
@@ -376,16 +388,15 @@ static void element_class_init(gpointer g_class, gpointer class_data)
     if (klass->transcriber)
         gst_element_class_set_static_metadata(element_class, "Whisper transcriber",
             "Audio/Text/Filter",
-            "Transcribes 16 kHz mono speech with an OpenAI Whisper model into timed text on "
-            "src (a word a buffer by default), as GStreamer's other transcribers do: "
-            "transcriberbin's transcriber (put audioconvert ! audioresample before it)",
+            "Transcribes speech (any raw audio) with an OpenAI Whisper model into timed text "
+            "on src (a word a buffer by default), as GStreamer's other transcribers do: "
+            "transcriberbin's transcriber",
             "whisperkv developers");
     else
         gst_element_class_set_static_metadata(element_class, "Whisper speech to text",
             "Filter/Audio/Text",
-            "Transcribes 16 kHz mono speech with an OpenAI Whisper model: the audio passes "
-            "through on src, timed text comes out on text_src (put audioconvert ! "
-            "audioresample before it)",
+            "Transcribes speech with an OpenAI Whisper model: the audio (any raw audio) "
+            "passes through on src untouched, timed text comes out on text_src",
             "whisperkv developers");
 }
 

@@ -32,9 +32,11 @@
 
 #define GST_CAT_DEFAULT gst_whisper_debug
 
+/* Any raw audio audioconvert makes: the filter passes it on untouched, the model hears
+ * it converted (gstwhisperinput.c). */
 #define AUDIO_CAPS                                                                        \
-    "audio/x-raw, format = (string) { F32LE, S16LE }, rate = (int) 16000, "               \
-    "channels = (int) 1, layout = (string) interleaved"
+    GST_AUDIO_CAPS_MAKE(GST_AUDIO_FORMATS_ALL) ", layout = (string) { interleaved, "      \
+    "non-interleaved }"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK,
     GST_PAD_ALWAYS, GST_STATIC_CAPS(AUDIO_CAPS));
@@ -152,6 +154,29 @@ static void push_src_tags(GstWhisper *self, GQueue *tags)
         forward_audio_event(self, gst_event_new_tag(t));
 }
 
+/* Queues what the resampler still owes for the audio before (a stretch is about to
+ * end).  FALSE: out of memory (ERROR posted). */
+static gboolean queue_drain(GstWhisper *self, gboolean live)
+{
+    GstWhisperSamples s;
+    if (!gst_whisper_input_drain(self, &s))
+        return FALSE;
+    if (s.n == 0)
+        return TRUE;
+    GQueue tags = G_QUEUE_INIT;
+    GstClockTime arrived = live ? gst_whisper_clock_now(self) : GST_CLOCK_TIME_NONE;
+    gboolean ok = gst_whisper_queue_samples(self, GST_CLOCK_TIME_NONE, FALSE, &s, live, arrived,
+                                            &tags);
+    push_src_tags(self, &tags);
+    return ok;
+}
+
+/* Whether the stream is live now (the step property, or upstream). */
+static gboolean stream_live(GstWhisper *self)
+{
+    return gst_whisper_queue_step(self) > 0 || upstream_is_live(self);
+}
+
 static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
     GstWhisper *self = GST_WHISPER(parent);
@@ -163,31 +188,33 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
         gst_buffer_unref(buf);
         return text;
     }
-    if (!self->in_width) { /* no CAPS event yet */
+    if (!gst_whisper_input_have_caps(self)) { /* no CAPS event yet */
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No audio format was set"),
+                          ("a buffer came before any CAPS event"));
         gst_buffer_unref(buf);
         return GST_FLOW_NOT_NEGOTIATED;
     }
-    gboolean s16 = self->in_width == 2;
-    gboolean live = gst_whisper_queue_step(self) > 0 || upstream_is_live(self);
+    gboolean live = stream_live(self);
+    gboolean discont = GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT);
+    /* the resampler's tail belongs to the stretch a DISCONT ends */
+    if (discont && !queue_drain(self, live)) {
+        gst_buffer_unref(buf);
+        return GST_FLOW_ERROR;
+    }
 
     /* The samples go to the worker before the buffer goes downstream: an element
      * there that waits for text (a muxer, an overlay) must not keep the worker from
      * the audio it needs.  Copying them is short and never waits for inference. */
-    GstMapInfo map;
-    if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
+    GstWhisperSamples s;
+    if (!gst_whisper_input_map(self, buf, &s)) { /* ERROR posted */
         gst_buffer_unref(buf);
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, (NULL), ("cannot map a buffer"));
         return GST_FLOW_ERROR;
     }
-    const gsize width = self->in_width;
-    if (map.size % width)
-        GST_WARNING_OBJECT(self, "a buffer of %" G_GSIZE_FORMAT " bytes: its last partial "
-                           "sample is ignored", map.size);
     GQueue tags = G_QUEUE_INIT;
     GstClockTime arrived = live ? gst_whisper_clock_now(self) : GST_CLOCK_TIME_NONE;
-    gboolean queued = gst_whisper_queue_samples(self, buf, map.data, map.size / width, s16,
-                                                live, arrived, &tags);
-    gst_buffer_unmap(buf, &map);
+    gboolean queued = gst_whisper_queue_samples(self, GST_BUFFER_PTS(buf), discont, &s, live,
+                                                arrived, &tags);
+    gst_whisper_input_unmap(buf, &s);
     push_src_tags(self, &tags);
     if (!queued) { /* out of memory: the ERROR is posted */
         gst_buffer_unref(buf);
@@ -209,25 +236,23 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
     return combine_flows(self, gst_pad_push(self->srcpad, buf));
 }
 
-/* The input format, once per CAPS event (the chain reads the sample width it keeps):
- * F32LE or S16LE at 16 kHz mono, as the template says. */
+/* The input format, once per CAPS event (gstwhisperinput.c reads it and sets up the
+ * conversion the model needs; a refusal posts an ERROR naming both caps). */
 static gboolean sink_caps(GstWhisper *self, GstEvent *event)
 {
     GstCaps *caps;
-    GstAudioInfo info;
     gst_event_parse_caps(event, &caps);
-    if (!gst_audio_info_from_caps(&info, caps) || GST_AUDIO_INFO_RATE(&info) != WKV_SAMPLE_RATE ||
-        GST_AUDIO_INFO_CHANNELS(&info) != 1 ||
-        (GST_AUDIO_INFO_FORMAT(&info) != GST_AUDIO_FORMAT_S16LE &&
-         GST_AUDIO_INFO_FORMAT(&info) != GST_AUDIO_FORMAT_F32LE)) {
-        GST_WARNING_OBJECT(self, "caps not accepted: %" GST_PTR_FORMAT, caps);
+    /* what the resampler owes belongs to the audio before; a new format continues the
+     * stretch */
+    if (gst_whisper_input_have_caps(self))
+        queue_drain(self, stream_live(self));
+    if (!gst_whisper_input_set_caps(self, caps)) {
         gst_event_unref(event);
         return FALSE;
     }
-    self->in_width = GST_AUDIO_INFO_FORMAT(&info) == GST_AUDIO_FORMAT_S16LE ? 2 : 4;
     /* Not queued for the text pad: its caps never change (the worker sends them before
      * anything else), and an event item would end the open stretch's place at the
-     * tail of the queue.  A format change (F32LE <-> S16LE) continues the stretch. */
+     * tail of the queue. */
     return forward_audio_event(self, event);
 }
 
@@ -244,6 +269,7 @@ static gboolean sink_flush_start(GstWhisper *self, GstEvent *event)
 static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
 {
     gst_whisper_queue_flush_stop(self);
+    gst_whisper_input_reset(self);
     /* the task is paused: the worker state is ours */
     gst_whisper_worker_forget_item(self);
     gst_whisper_worker_forget_cues(self);
@@ -289,14 +315,17 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
     case GST_EVENT_SEGMENT: {
         const GstSegment *seg;
         gst_event_parse_segment(event, &seg);
+        queue_drain(self, stream_live(self));
         gst_whisper_queue_segment(self, seg, event);
         return forward_audio_event(self, event);
     }
     case GST_EVENT_GAP:
+        queue_drain(self, stream_live(self));
         gst_whisper_queue_event(self, gst_event_ref(event), NULL);
         return forward_audio_event(self, event);
     case GST_EVENT_EOS: {
         GQueue tags = G_QUEUE_INIT;
+        queue_drain(self, stream_live(self));
         gst_whisper_queue_event(self, gst_event_ref(event), &tags);
         push_src_tags(self, &tags);
         return forward_audio_event(self, event);

@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include <gst/audio/audio.h>
 #include <gst/base/gstflowcombiner.h>
 
 #include "cue_cut.h"
@@ -33,8 +34,12 @@ GST_DEBUG_CATEGORY_EXTERN(gst_whisper_debug);
 /* Offline, before any text went out: no new audio for this long posts a warning that
  * the pipeline may be stuck (gstwhisperworker.c, wait_for_audio). */
 #define STALL_WARN_US (10 * G_USEC_PER_SEC)
-/* A jump in the timestamps larger than this closes the window. */
-#define GAP_TOLERANCE (10 * GST_MSECOND)
+/* Timestamps as GStreamer's audio elements take them (GstAudioStreamAlign's defaults,
+ * audiobasesink's alignment-threshold and discont-wait): a buffer this far from where
+ * the samples before it put it is off; once buffers have stayed off for DISCONT_WAIT
+ * of their own time the jump is real and closes the stretch (gstwhisperqueue.c). */
+#define ALIGN_THRESHOLD (40 * GST_MSECOND)
+#define DISCONT_WAIT GST_SECOND
 /* Live: at most this much audio is kept uncommitted (one window). */
 #define LIVE_MAX_SAMPLES WKV_N_SAMPLES
 /* Offline, a source reads faster than inference: the streaming thread waits once the
@@ -96,7 +101,8 @@ typedef struct {
 /* Properties: under the object lock. */
 typedef struct {
     gchar *model_path;
-    gchar *language;
+    gchar *language;      /* what the model gets: "en" */
+    gchar *language_code; /* as language or language-code was set: "en-US" */
     gboolean translate;
     gint threads;
     gint compute_type;       /* wkv_compute_type */
@@ -146,7 +152,6 @@ typedef struct {
     gboolean flushing;
     GstFlowReturn srcresult; /* text_src's last flow (OK after a flush or activation) */
     GstSegment segment;     /* the audio's */
-    GstClockTime next_pts;  /* expected PTS of the next buffer, or NONE */
     GstClockTime audio_end; /* audio PTS where the last buffer ended, or NONE */
     GstClockTime text_end;  /* latest text time any stretch reached, or NONE */
     guint run_step_ms;      /* `step` as it was at READY->PAUSED */
@@ -157,7 +162,36 @@ typedef struct {
     gboolean src_eos;       /* EOS went out on src: later tags go on text_src only */
     gint64 worker_held;     /* samples the worker's offline transcriber holds (they left
                              * the items): counted in the offline bound */
+    /* Buffers off the open stretch's time by more than ALIGN_THRESHOLD, held until one
+     * is back in line (jitter: they continue the stretch) or they stayed off for
+     * DISCONT_WAIT (a real jump: a new stretch from pend_pts).  16-kHz samples. */
+    float *pend;
+    gsize pend_n, pend_cap;
+    GstClockTime pend_pts;     /* the first held buffer's PTS; NONE: nothing held */
+    GstClockTime pend_arrived; /* when the last of them came (live), or NONE */
 } GstWhisperQueue;
+
+/* The input's format and its converters (gstwhisperinput.c): the streaming thread's. */
+typedef struct {
+    GstAudioInfo info;
+    gboolean have_caps;
+    guint direct_width;          /* 2, 4: S16LE, F32LE mono at 16 kHz, read as it is;
+                                  * 0: converted */
+    GstAudioConverter *mix;      /* to F32 mono at the input's rate (NULL: it is that) */
+    GstAudioConverter *resample; /* F32 mono to 16 kHz (NULL: the rate is 16 kHz) */
+    gboolean fed;                /* the resampler took samples since its last reset */
+    float *mono, *out;           /* the mix's and the resampler's output */
+    gsize mono_cap, out_cap;
+} GstWhisperInput;
+
+/* A buffer's samples as the queue takes them: n samples at data, S16LE or F32. */
+typedef struct {
+    const guint8 *data;
+    gsize n;
+    gboolean s16;
+    GstMapInfo map; /* the buffer's, while mapped */
+    gboolean mapped;
+} GstWhisperSamples;
 
 /* The worker's: model, context and decoding state (set up at READY->PAUSED). */
 typedef struct {
@@ -247,9 +281,9 @@ struct _GstWhisper {
     GstPad *sinkpad;
     GstPad *srcpad;  /* the filter's audio out; NULL on the transcriber */
     GstPad *textpad; /* the filter's text_src, the transcriber's src */
-    /* the streaming thread's: the input's sample width from its CAPS event (0: none
-     * yet), and the flows chain combines (gstwhisperpads.c) */
-    guint in_width;
+    /* the streaming thread's: the input's format from its CAPS event and its
+     * converters (gstwhisperinput.c), the flows chain combines (gstwhisperpads.c) */
+    GstWhisperInput in;
     GstFlowCombiner *flows;
     /* the streaming thread's: the filter's audio buffers and events for src held while
      * the pipeline prerolls offline and the text pad has not flowed yet (see
@@ -332,13 +366,14 @@ void witem_drop_before(WItem *it, gint64 keep);
 /* When the sample at stream index `index` arrived (clock time) by a live item's
  * `arrivals` (or a copy), NONE if not known. */
 GstClockTime gst_whisper_arrival(const GArray *arrivals, gint64 index);
-/* Copies a buffer's n samples (F32LE or S16LE) into the open stretch, starting one when
- * needed; offline, waits while the worker holds too much audio.  Then moves the tags
- * waiting for `src` to *tags.  FALSE when the samples could not be stored (ERROR
- * posted; the stretch is closed, its audio so far still transcribed). */
-gboolean gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
-                                   gsize n, gboolean s16, gboolean live, GstClockTime arrived,
-                                   GQueue *tags);
+/* Copies a buffer's samples (16 kHz, F32 or S16LE; PTS `pts`, maybe NONE: they go on
+ * where the audio was) into the open stretch, starting one when needed (`discont`, a
+ * jump in the timestamps); offline, waits while the worker holds too much audio.  Then
+ * moves the tags waiting for `src` to *tags.  FALSE when the samples could not be
+ * stored (ERROR posted; the stretch is closed, its audio so far still transcribed). */
+gboolean gst_whisper_queue_samples(GstWhisper *self, GstClockTime pts, gboolean discont,
+                                   const GstWhisperSamples *s, gboolean live,
+                                   GstClockTime arrived, GQueue *tags);
 /* Closes the open stretch and queues `event` (taken) for text_src; EOS also marks the
  * stretch as ended by EOS and moves the waiting tags to *tags (may be NULL else). */
 void gst_whisper_queue_event(GstWhisper *self, GstEvent *event, GQueue *tags);
@@ -363,6 +398,23 @@ void gst_whisper_queue_set_srcresult(GstWhisper *self, GstFlowReturn ret);
 void gst_whisper_queue_set_text_flowing(GstWhisper *self);
 gboolean gst_whisper_queue_text_flowing(GstWhisper *self);
 GstFlowReturn gst_whisper_queue_srcresult(GstWhisper *self);
+
+/* gstwhisperinput.c: the input (streaming thread). */
+/* The caps of a CAPS event: FALSE (an ERROR naming them and what the sink takes posted)
+ * when they cannot be read.  The old resampler must have been drained first. */
+gboolean gst_whisper_input_set_caps(GstWhisper *self, GstCaps *caps);
+gboolean gst_whisper_input_have_caps(GstWhisper *self);
+/* A buffer's samples as the model takes them (16 kHz mono); FALSE: ERROR posted.
+ * gst_whisper_input_unmap after use. */
+gboolean gst_whisper_input_map(GstWhisper *self, GstBuffer *buf, GstWhisperSamples *s);
+void gst_whisper_input_unmap(GstBuffer *buf, GstWhisperSamples *s);
+/* What the resampler still owes for its last input (none when it does not resample),
+ * before the stretch ends; FALSE: ERROR posted. */
+gboolean gst_whisper_input_drain(GstWhisper *self, GstWhisperSamples *s);
+/* A flush: the resampler's history forgotten. */
+void gst_whisper_input_reset(GstWhisper *self);
+/* Frees the converters and buffers (the next stream sends its caps). */
+void gst_whisper_input_clear(GstWhisper *self);
 
 /* gstwhispertext.c: everything that leaves on text_src (worker thread). */
 void gst_whisper_text_reset(GstWhisper *self);

@@ -344,10 +344,16 @@ static void gst_whisper_set_property(GObject *object, guint id, const GValue *va
     if (pspec->flags & GST_PARAM_MUTABLE_READY)
         warn_deferred(self, pspec);
     if (id == PROP_LANGUAGE || id == PROP_LANGUAGE_CODE) {
-        gchar *code = language_code(g_value_get_string(value));
+        /* the model gets the language ("en"); language-code reads back as it was set
+         * ("en-US"), as the gst-plugins-rs transcribers keep it */
+        const gchar *v = g_value_get_string(value);
+        gchar *code = language_code(v);
+        gchar *as_set = v && *v ? g_strdup(v) : g_strdup(code);
         GST_OBJECT_LOCK(self);
         g_free(self->props.language);
         self->props.language = code;
+        g_free(self->props.language_code);
+        self->props.language_code = as_set;
         GST_OBJECT_UNLOCK(self);
         return;
     }
@@ -370,8 +376,10 @@ static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
     GST_OBJECT_LOCK(self);
     switch (id) {
     case PROP_LANGUAGE:
-    case PROP_LANGUAGE_CODE:
         g_value_set_string(value, self->props.language);
+        break;
+    case PROP_LANGUAGE_CODE:
+        g_value_set_string(value, self->props.language_code);
         break;
     case PROP_WINDOWS:
         g_value_set_uint64(value, st->windows);
@@ -467,8 +475,9 @@ static void make_decoding_props(GParamSpec **properties, const wkv_options *d)
         "Spoken language code such as en or de, or auto to detect it (English-only models "
         "always use en)", d->language, rw_ready);
     properties[PROP_LANGUAGE_CODE] = g_param_spec_string("language-code", "Language code",
-        "The language as the gst-plugins-rs transcribers name it (en-US is taken as en); "
-        "the same setting as 'language'", d->language, rw_ready);
+        "The language as the gst-plugins-rs transcribers name it: reads back as set "
+        "(en-US), the model gets its language (en); the same setting as 'language'",
+        d->language, rw_ready);
     properties[PROP_TRANSLATE] = g_param_spec_boolean("translate", "Translate",
         "Translate the speech into English (multilingual models)", d->translate != 0,
         rw_ready);
@@ -654,6 +663,7 @@ void gst_whisper_props_init(GstWhisper *self)
         g_value_unset(&v);
     }
     self->props.language = g_strdup(G_PARAM_SPEC_STRING(properties[PROP_LANGUAGE])->default_value);
+    self->props.language_code = g_strdup(self->props.language);
     self->props.model_path = g_strdup(g_getenv("WHISPERKV_MODEL"));
 }
 
@@ -661,6 +671,7 @@ void gst_whisper_props_clear(GstWhisper *self)
 {
     g_free(self->props.model_path);
     g_free(self->props.language);
+    g_free(self->props.language_code);
     g_free(self->props.initial_prompt);
     g_free(self->props.alignment_heads);
     g_free(self->props.vad_model_path);

@@ -1,8 +1,18 @@
 /* whisper: the queue between the streaming thread and the worker, under `q.lock`.
  *
  * The queue holds items in stream order: audio items (one per continuous stretch of
- * samples: a DISCONT, a gap in the timestamps, a GAP or SEGMENT event or EOS closes
- * one) and events for `text_src`.  An audio item keeps the samples from the first
+ * samples: a DISCONT, a jump in the timestamps, a GAP or SEGMENT event or EOS closes
+ * one) and events for `text_src`.
+ *
+ * Timestamps are taken as GStreamer's audio elements take them (GstAudioStreamAlign's
+ * rules and defaults): a buffer within ALIGN_THRESHOLD (40 ms) of where the stretch's
+ * samples put it continues the stretch, its own PTS ignored, so capture and network
+ * jitter never splits the text.  A buffer further off is held back (`pend`) with those
+ * after it: when one comes back in line they all continue the stretch; when they have
+ * stayed off for DISCONT_WAIT (1 s of their own timestamps) the jump is real, and a
+ * new stretch starts at the first held buffer's PTS, so text after a real gap is timed
+ * from where its audio is (GstAudioStreamAlign itself would time that first second as
+ * if there were no gap).  An audio item keeps the samples from the first
  * one the next window needs, so memory stays bounded by one window (offline) or
  * 30 s (live); offline, chain waits here while the worker holds 4 windows.  No pads
  * are touched here. */
@@ -25,12 +35,15 @@ void gst_whisper_queue_init(GstWhisper *self)
     g_queue_init(&q->items);
     g_queue_init(&q->src_tags);
     gst_segment_init(&q->segment, GST_FORMAT_UNDEFINED);
-    q->next_pts = q->audio_end = q->text_end = GST_CLOCK_TIME_NONE;
+    q->audio_end = q->text_end = GST_CLOCK_TIME_NONE;
+    q->pend_pts = q->pend_arrived = GST_CLOCK_TIME_NONE;
     q->srcresult = GST_FLOW_OK;
 }
 
 void gst_whisper_queue_clear(GstWhisper *self)
 {
+    g_clear_pointer(&self->q.pend, g_free);
+    self->q.pend_cap = self->q.pend_n = 0;
     g_mutex_clear(&self->q.lock);
     g_cond_clear(&self->q.cond);
     g_cond_clear(&self->q.space);
@@ -55,13 +68,31 @@ static WItem *tail_audio(GstWhisper *self)
     return it && it->type == ITEM_AUDIO && !it->closed ? it : NULL;
 }
 
+static gsize append_floats(WItem *it, const float *pcm, gsize n, GstClockTime arrived);
+
+/* The held buffers continue the open stretch (they came back in line, or the stretch
+ * ends before they proved a jump).  Lock held.  Returns 0, or the room it could not
+ * allocate. */
+static gsize release_pending(GstWhisper *self)
+{
+    GstWhisperQueue *q = &self->q;
+    WItem *it = tail_audio(self);
+    gsize failed = 0;
+    if (it && q->pend_n)
+        failed = append_floats(it, q->pend, q->pend_n, q->pend_arrived);
+    q->pend_n = 0;
+    q->pend_pts = q->pend_arrived = GST_CLOCK_TIME_NONE;
+    return failed;
+}
+
 /* Lock held. */
 static void close_tail(GstWhisper *self)
 {
+    if (release_pending(self))
+        GST_WARNING_OBJECT(self, "out of memory: the last held samples are lost");
     WItem *it = tail_audio(self);
     if (it)
         it->closed = TRUE;
-    self->q.next_pts = GST_CLOCK_TIME_NONE;
 }
 
 /* Lock held. */
@@ -126,13 +157,15 @@ static void clear_items(GstWhisper *self)
     GstTagList *t;
     while ((t = g_queue_pop_head(&self->q.src_tags)))
         gst_tag_list_unref(t);
+    self->q.pend_n = 0;
+    self->q.pend_pts = self->q.pend_arrived = GST_CLOCK_TIME_NONE;
     g_cond_broadcast(&self->q.space);
 }
 
 /* Forgets where the stream's time has got to (new segment, flush, start).  Lock held. */
 static void reset_stream_time(GstWhisper *self)
 {
-    self->q.next_pts = self->q.audio_end = self->q.text_end = GST_CLOCK_TIME_NONE;
+    self->q.audio_end = self->q.text_end = GST_CLOCK_TIME_NONE;
 }
 
 /* Starts a stretch at a buffer with PTS `pts` (maybe NONE).  Lock held.
@@ -156,7 +189,7 @@ static WItem *open_stretch(GstWhisper *self, GstClockTime pts, gboolean live)
     else if (q->segment.format == GST_FORMAT_TIME)
         it->pts0 = q->segment.start;
     it->t0 = it->pts0;
-    if (GST_CLOCK_TIME_IS_VALID(q->text_end) && it->t0 + GAP_TOLERANCE < q->text_end) {
+    if (GST_CLOCK_TIME_IS_VALID(q->text_end) && it->t0 + ALIGN_THRESHOLD < q->text_end) {
         GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Audio timestamps went back"),
             ("from %" GST_TIME_FORMAT " to %" GST_TIME_FORMAT " without a new segment: the "
              "text of this stretch is timed from %" GST_TIME_FORMAT,
@@ -167,41 +200,64 @@ static WItem *open_stretch(GstWhisper *self, GstClockTime pts, gboolean live)
     return it;
 }
 
-/* The open stretch a buffer with `pts` (and `discont`) continues, or a new one.
- * Lock held. */
-static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, gboolean live)
+/* Where a buffer of n samples with `pts` (maybe NONE) and `discont` goes: the open
+ * stretch (returned), the held buffers (NULL, *hold set), or a new stretch.  Lock held. */
+static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, gsize n,
+                          gboolean live, gboolean *hold)
 {
     GstWhisperQueue *q = &self->q;
     WItem *it = tail_audio(self);
+    *hold = FALSE;
     if (it && discont && it->len > 0) {
         GST_DEBUG_OBJECT(self, "DISCONT: closing the window");
         close_tail(self);
         it = NULL;
     }
-    if (it && GST_CLOCK_TIME_IS_VALID(pts) && GST_CLOCK_TIME_IS_VALID(q->next_pts) &&
-        (pts > q->next_pts + GAP_TOLERANCE || pts + GAP_TOLERANCE < q->next_pts)) {
-        GST_DEBUG_OBJECT(self, "timestamp jump %" GST_TIME_FORMAT " -> %" GST_TIME_FORMAT
-                         ": closing the window", GST_TIME_ARGS(q->next_pts), GST_TIME_ARGS(pts));
-        close_tail(self);
-        it = NULL;
+    if (!it)
+        return open_stretch(self, pts, live);
+    if (!GST_CLOCK_TIME_IS_VALID(pts)) {
+        *hold = q->pend_n > 0; /* goes on after the held samples */
+        return *hold ? NULL : it;
     }
-    return it ? it : open_stretch(self, pts, live);
+    GstClockTime expect = it->pts0 + gst_whisper_samples_to_ns(it->len + (gint64)q->pend_n);
+    GstClockTime off = pts > expect ? pts - expect : expect - pts;
+    if (off <= ALIGN_THRESHOLD) {
+        if (q->pend_n) {
+            GST_DEBUG_OBJECT(self, "back in line at %" GST_TIME_FORMAT ": %" G_GSIZE_FORMAT
+                             " held samples continue the window", GST_TIME_ARGS(pts), q->pend_n);
+            if (release_pending(self))
+                return NULL; /* failed: the caller reports it */
+        }
+        return it;
+    }
+    if (!GST_CLOCK_TIME_IS_VALID(q->pend_pts)) {
+        GST_DEBUG_OBJECT(self, "%" GST_TIME_FORMAT " is %" GST_TIME_FORMAT " off the window's "
+                         "time: holding it", GST_TIME_ARGS(pts), GST_TIME_ARGS(off));
+        q->pend_pts = pts;
+    }
+    /* stayed off for DISCONT_WAIT of their own time (this buffer's end counted): real */
+    GstClockTime end = pts + gst_whisper_samples_to_ns((gint64)n);
+    if (end < q->pend_pts + DISCONT_WAIT) {
+        *hold = TRUE;
+        return NULL;
+    }
+    GST_DEBUG_OBJECT(self, "timestamp jump %" GST_TIME_FORMAT " -> %" GST_TIME_FORMAT
+                     ": closing the window", GST_TIME_ARGS(expect), GST_TIME_ARGS(q->pend_pts));
+    /* the held samples start the new stretch (close_tail would hand them to the old) */
+    GstClockTime start = q->pend_pts;
+    q->pend_pts = GST_CLOCK_TIME_NONE;
+    gsize held = q->pend_n;
+    q->pend_n = 0;
+    close_tail(self);
+    it = open_stretch(self, start, live);
+    q->pend_n = held; /* appended by the caller, before this buffer */
+    *hold = FALSE;
+    return it;
 }
 
-/* Appends n samples to `it`.  Lock held.  Returns 0, or the samples' room it could not
- * allocate (`it` unchanged). */
-static gsize append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
-                            GstClockTime arrived)
+/* Converts n samples (S16LE or F32) to floats at dst. */
+static void store_samples(float *dst, const guint8 *data, gsize n, gboolean s16)
 {
-    if (it->n + n > it->cap) {
-        gsize cap = MAX(it->n + n, it->cap * 2 + WKV_SAMPLE_RATE);
-        float *pcm = gst_whisper_try_renew(it->pcm, cap, sizeof(float));
-        if (!pcm)
-            return cap;
-        it->pcm = pcm;
-        it->cap = cap;
-    }
-    float *dst = it->pcm + it->n;
     if (s16) {
         const gint16 *src = (const gint16 *)data;
         for (gsize i = 0; i < n; i++)
@@ -209,12 +265,57 @@ static gsize append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16
     } else {
         memcpy(dst, data, n * sizeof(float));
     }
+}
+
+/* Room for n more floats in *buf (holding used, capacity *cap).  Returns 0, or the
+ * room it could not allocate. */
+static gsize grow(float **buf, gsize *cap, gsize used, gsize n)
+{
+    if (used + n <= *cap)
+        return 0;
+    gsize want = MAX(used + n, *cap * 2 + WKV_SAMPLE_RATE);
+    float *p = gst_whisper_try_renew(*buf, want, sizeof(float));
+    if (!p)
+        return want;
+    *buf = p;
+    *cap = want;
+    return 0;
+}
+
+/* Appends n samples (S16LE or F32) to `it`.  Lock held.  Returns 0, or the samples'
+ * room it could not allocate (`it` unchanged). */
+static gsize append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
+                            GstClockTime arrived)
+{
+    gsize failed = grow(&it->pcm, &it->cap, it->n, n);
+    if (failed)
+        return failed;
+    store_samples(it->pcm + it->n, data, n, s16);
     it->n += n;
     it->len += (gint64)n;
     if (it->arrivals) {
         WArrival a = {it->len, arrived};
         g_array_append_val(it->arrivals, a);
     }
+    return 0;
+}
+
+static gsize append_floats(WItem *it, const float *pcm, gsize n, GstClockTime arrived)
+{
+    return append_samples(it, (const guint8 *)pcm, n, FALSE, arrived);
+}
+
+/* Holds n samples back (see the top).  Lock held.  Returns 0 or the room it lacked. */
+static gsize hold_samples(GstWhisper *self, const guint8 *data, gsize n, gboolean s16,
+                          GstClockTime arrived)
+{
+    GstWhisperQueue *q = &self->q;
+    gsize failed = grow(&q->pend, &q->pend_cap, q->pend_n, n);
+    if (failed)
+        return failed;
+    store_samples(q->pend + q->pend_n, data, n, s16);
+    q->pend_n += n;
+    q->pend_arrived = arrived;
     return 0;
 }
 
@@ -225,20 +326,30 @@ static void take_src_tags(GstWhisper *self, GQueue *tags)
         g_queue_push_tail(tags, t);
 }
 
-gboolean gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint8 *data,
-                                   gsize n, gboolean s16, gboolean live, GstClockTime arrived,
-                                   GQueue *tags)
+gboolean gst_whisper_queue_samples(GstWhisper *self, GstClockTime pts, gboolean discont,
+                                   const GstWhisperSamples *s, gboolean live,
+                                   GstClockTime arrived, GQueue *tags)
 {
     GstWhisperQueue *q = &self->q;
-    gsize failed = 0;
+    gsize failed = 0, n = s->n;
     g_mutex_lock(&q->lock);
     /* A buffer without samples carries nothing to transcribe: its flags and timestamp
      * are ignored (the next buffer's timestamp shows any hole). */
     WItem *it = NULL;
     if (!q->flushing && n > 0) {
-        it = stretch_for(self, GST_BUFFER_PTS(buf),
-                         GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT), live);
-        failed = append_samples(it, data, n, s16, arrived);
+        gboolean hold;
+        it = stretch_for(self, pts, discont, n, live, &hold);
+        if (hold) {
+            failed = hold_samples(self, s->data, n, s->s16, arrived);
+        } else if (!it) {
+            failed = n; /* releasing the held samples failed */
+        } else {
+            /* a jump just proved real: the held samples come first in the new stretch */
+            if (q->pend_n)
+                failed = release_pending(self);
+            if (!failed)
+                failed = append_samples(it, s->data, n, s->s16, arrived);
+        }
     }
     if (failed) {
         /* the stretch ends where its audio does (no hole inside it): what it holds is
@@ -254,7 +365,7 @@ gboolean gst_whisper_queue_samples(GstWhisper *self, GstBuffer *buf, const guint
                                 ("skipped audio up to %" GST_TIME_FORMAT,
                                  GST_TIME_ARGS(it->pts0 + gst_whisper_samples_to_ns(drop_to))));
         }
-        q->next_pts = q->audio_end = it->pts0 + gst_whisper_samples_to_ns(it->len);
+        q->audio_end = it->pts0 + gst_whisper_samples_to_ns(it->len);
         GstClockTime text_end = it->t0 + gst_whisper_samples_to_ns(it->len);
         if (!GST_CLOCK_TIME_IS_VALID(q->text_end) || text_end > q->text_end)
             q->text_end = text_end;

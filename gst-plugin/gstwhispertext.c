@@ -281,6 +281,14 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
     return ret;
 }
 
+/* The gst-plugins-rs transcribers' mark after each final transcript (textaccumulate
+ * drains on it, roll-up captions start a row): a custom downstream event. */
+static void push_final_mark(GstWhisper *self)
+{
+    GstStructure *st = gst_structure_new_empty("rstranscribe/final-transcript");
+    gst_pad_push_event(self->textpad, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, st));
+}
+
 GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
                                              GstClockTime until)
 {
@@ -288,15 +296,25 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
      * linked later) and chain decides what it means for the audio */
     GstFlowReturn ret = GST_FLOW_OK, last = GST_FLOW_OK;
     gboolean any = FALSE;
+    gboolean unmarked = FALSE; /* a final's text went out, its mark not yet */
     for (guint i = 0; i < segs->len && ret == GST_FLOW_OK; i++) {
+        const WSeg *seg = g_ptr_array_index(segs, i);
+        /* a new segment: the one before (its buffer, words or cues) is complete */
+        if (unmarked && seg->final && !seg->text_only) {
+            push_final_mark(self);
+            unmarked = FALSE;
+        }
         gboolean pushed = FALSE;
-        GstFlowReturn r = push_segment(self, g_ptr_array_index(segs, i), &pushed);
+        GstFlowReturn r = push_segment(self, seg, &pushed);
         if (pushed) {
             last = r;
             any = TRUE;
+            unmarked = unmarked || seg->final;
         }
         ret = r == GST_FLOW_NOT_LINKED ? GST_FLOW_OK : r;
     }
+    if (unmarked && ret == GST_FLOW_OK)
+        push_final_mark(self);
     if (ret == GST_FLOW_OK)
         gst_whisper_text_gap(self, until);
     if (any) /* the flow of the last buffer that went out */

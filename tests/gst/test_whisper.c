@@ -150,6 +150,15 @@ GST_START_TEST(test_timestamp_gap)
 }
 GST_END_TEST
 
+/* A real hole of 1 s without DISCONT: still a gap (the timestamps stay off for longer
+ * than the element waits before it believes a jump), its text timed after it. */
+GST_START_TEST(test_timestamp_gap_1s)
+{
+    check_split(FALSE, gst_util_uint64_scale_int(16000 * 2 + 500, GST_SECOND, 16000) +
+                           GST_SECOND);
+}
+GST_END_TEST
+
 /* Flushing mid-window: the audio before the flush leaves no text; after it the new
  * segment's audio is transcribed from scratch. */
 GST_START_TEST(test_flush_mid_window)
@@ -1046,6 +1055,7 @@ static Suite *whisper_suite(void)
     tcase_add_test(tc, test_eos_drains_short);
     tcase_add_test(tc, test_discont);
     tcase_add_test(tc, test_timestamp_gap);
+    tcase_add_test(tc, test_timestamp_gap_1s);
     tcase_add_test(tc, test_flush_mid_window);
     tcase_add_test(tc, test_messages_and_tags);
     tcase_add_test(tc, test_decoding_properties);

@@ -830,8 +830,9 @@ static void push_caps(GstHarness *h, const gchar *str)
 }
 
 /* F32LE -> S16LE mid-stream: the stream goes on (same rate, timestamps continue);
- * caps the element cannot take (another rate, two channels) are refused, buffers in
- * them are not-negotiated, and after caps it takes the stream goes on as well. */
+ * caps the element cannot take (not raw audio: any raw audio is converted) are
+ * refused, buffers in them are not-negotiated, and after caps it takes the stream goes
+ * on as well. */
 GST_START_TEST(test_caps_renegotiation)
 {
     gsize n = 16000 * 4, half = n / 2;
@@ -844,9 +845,8 @@ GST_START_TEST(test_caps_renegotiation)
     Fx fx;
     fx_setup(&fx, FALSE);
     wh_push_pcm(&fx.wh, pcm, half / 2, 1600, 0, FALSE, FALSE);
-    const gchar *refused[] = {
-        "audio/x-raw, format=F32LE, rate=44100, channels=1, layout=interleaved",
-        "audio/x-raw, format=S16LE, rate=16000, channels=2, layout=interleaved"};
+    const gchar *refused[] = {"audio/x-alaw, rate=16000, channels=1",
+                              "audio/mpeg, mpegversion=1, layer=3, rate=16000, channels=1"};
     for (guint k = 0; k < G_N_ELEMENTS(refused); k++) {
         GstCaps *caps = gst_caps_from_string(refused[k]);
         /* a sticky event is stored on the harness's pad whatever the element says: the
@@ -878,7 +878,8 @@ GST_START_TEST(test_caps_renegotiation)
 GST_END_TEST
 
 /* The audio as the element got it, for the oracle: each stretch (split where the
- * element splits: DISCONT, a timestamp jump beyond 10 ms) with its samples. */
+ * element splits: DISCONT, a timestamp jump beyond its 40-ms threshold; audioresample's
+ * timestamps never jitter, so no buffer is held back) with its samples. */
 typedef struct {
     GArray *pcm;
     GstClockTime t0;
@@ -897,7 +898,7 @@ static GstPadProbeReturn record_probe(GstPad *pad, GstPadProbeInfo *info, gpoint
     if (n > 0) {
         GstClockTime expect = last ? last->t0 + SAMPLES_NS(last->pcm->len) : 0;
         if (!last || GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DISCONT) ||
-            pts > expect + 10 * GST_MSECOND || pts + 10 * GST_MSECOND < expect) {
+            pts > expect + 40 * GST_MSECOND || pts + 40 * GST_MSECOND < expect) {
             last = g_new0(Stretch, 1);
             last->pcm = g_array_new(FALSE, FALSE, sizeof(float));
             last->t0 = pts;

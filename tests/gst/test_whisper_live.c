@@ -90,17 +90,31 @@ static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0, gboo
     return or.finals;
 }
 
+/* Timestamp jitter of the pushed buffers (test_live_jitter): +-this, 0 for none. */
+static GstClockTime jitter;
+
+/* One step of audio: one buffer, or with `jitter` 0.1-s buffers whose PTS (but the
+ * stream's first) are each moved by up to +-jitter, as a capture device's. */
 static void push_step(WhisperHarness *wh, const float *pcm, gsize n, GstClockTime pts,
                       gboolean discont)
 {
-    GstBuffer *buf = gst_buffer_new_allocate(NULL, n * 4, NULL);
-    gst_buffer_fill(buf, 0, pcm, n * 4);
-    GST_BUFFER_PTS(buf) = pts;
-    GST_BUFFER_DURATION(buf) = gst_util_uint64_scale_int(n, GST_SECOND, 16000);
-    if (discont)
-        GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
-    fail_unless_equals_int(gst_harness_push(wh->h, buf), GST_FLOW_OK);
-    gst_buffer_unref(gst_harness_pull(wh->h));
+    static GRand *r;
+    if (!r)
+        r = g_rand_new_with_seed(68);
+    gsize piece = jitter ? 1600 : n;
+    for (gsize off = 0; off < n; off += piece) {
+        gsize k = MIN(piece, n - off);
+        GstBuffer *buf = gst_buffer_new_allocate(NULL, k * 4, NULL);
+        gst_buffer_fill(buf, 0, pcm + off, k * 4);
+        gint64 d = discont && off == 0 ? 0
+                 : (gint64)g_rand_double_range(r, -(double)jitter, (double)jitter);
+        GST_BUFFER_PTS(buf) = pts + gst_util_uint64_scale_int(off, GST_SECOND, 16000) + d;
+        GST_BUFFER_DURATION(buf) = gst_util_uint64_scale_int(k, GST_SECOND, 16000);
+        if (discont && off == 0)
+            GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
+        fail_unless_equals_int(gst_harness_push(wh->h, buf), GST_FLOW_OK);
+        gst_buffer_unref(gst_harness_pull(wh->h));
+    }
 }
 
 /* Pushes one step and waits (up to 20 s) for the run it starts, like a capture
@@ -234,6 +248,29 @@ GST_START_TEST(test_live_equals_stream)
 }
 GST_END_TEST
 
+/* The same with the buffers' timestamps jittering by +-30 ms (0.1-s buffers): the
+ * element takes them as GStreamer's audio elements do (within 40 ms: the samples
+ * decide), so its finals are wkv_stream's on the same samples, one stretch. */
+GST_START_TEST(test_live_jitter)
+{
+    const gsize n = 16000 * 24;
+    const GstClockTime t0 = GST_SECOND;
+    float *pcm = synth_audio(n, 23);
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    jitter = 30 * GST_MSECOND;
+    GPtrArray *got = element_text(pcm, n, t0, GST_WHISPER_TEXT_UNIT_SEGMENT, spans);
+    jitter = 0;
+    GPtrArray *want = stream_finals(pcm, n, t0, FALSE);
+    fail_unless(want->len >= 2, "the oracle needs at least two finals, got %u", want->len);
+    assert_same_segments(got, want, "live element with jitter vs wkv_stream");
+    check_cover(got, spans, t0, t0 + gst_util_uint64_scale_int(n, GST_SECOND, 16000));
+    g_array_unref(spans);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    g_free(pcm);
+}
+GST_END_TEST
+
 /* text-unit=word live: one buffer per committed word, equal to wkv_stream's words in
  * word mode on the same samples, each starting at or after the one before.  20 s
  * from PTS 0.5 s, one step at a time, EOS committing the rest. */
@@ -324,6 +361,7 @@ static Suite *live_suite(void)
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_live_equals_stream);
+    tcase_add_test(tc, test_live_jitter);
     tcase_add_test(tc, test_live_words_equal_stream);
     tcase_add_test(tc, test_live_cues_equal_stream);
     return s;
