@@ -11,7 +11,7 @@ IN=${2:?usage: caption-picture.sh MODEL IN.wav OUT.png}
 OUT=${3:?usage: caption-picture.sh MODEL IN.wav OUT.png}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/caption-picture.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
-gst-launch-1.0 -q filesrc location="$IN" ! decodebin ! audioconvert ! audioresample ! \
+gst-launch-1.0 -q filesrc location="$IN" ! decodebin ! \
   whisperkv model="$MODEL" name=w ! fakesink \
   videotestsrc pattern=smpte num-buffers=110 ! \
   video/x-raw,width=480,height=270,framerate=10/1 ! \

@@ -13,8 +13,7 @@ set -e
 MODEL=${1:-${WHISPERKV_MODEL:?give a model: $0 MODEL [words]}}
 UNIT=
 [ "${2:-}" = words ] && UNIT="word-timestamps=true text-unit=word"
-exec gst-launch-1.0 -q autoaudiosrc ! audioconvert ! audioresample ! \
-  "audio/x-raw,rate=16000,channels=1" ! \
+exec gst-launch-1.0 -q autoaudiosrc ! \
   whisperkv model="$MODEL" step=2000 latency=6000 $UNIT name=w ! \
   queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! fakesink sync=true \
   w.text_src ! queue max-size-time=10000000000 max-size-buffers=0 max-size-bytes=0 ! \

@@ -29,6 +29,5 @@ else
 fi
 gst-launch-1.0 -q filesrc location="$IN" ! decodebin name=d \
   $VIDEO \
-  d. ! $Q ! audioconvert ! audioresample ! "audio/x-raw,rate=16000,channels=1" ! \
-    $W ! $Q ! audioconvert ! vorbisenc ! $Q ! matroskamux name=m ! filesink location="$OUT" \
+  d. ! $Q ! $W ! $Q ! audioconvert ! vorbisenc ! $Q ! matroskamux name=m ! filesink location="$OUT" \
   w.text_src ! $Q ! m.

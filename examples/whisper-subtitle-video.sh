@@ -16,8 +16,7 @@ Q="queue max-size-time=0 max-size-buffers=0 max-size-bytes=0"
 # the subtitle track
 gst-launch-1.0 -q filesrc location="$IN" ! decodebin name=d \
   d. ! $Q ! videoconvert ! $VENC ! $Q ! matroskamux name=m ! filesink location="$OUT" \
-  d. ! $Q ! audioconvert ! audioresample ! "audio/x-raw,rate=16000,channels=1" ! \
-    whisperkv model="$MODEL" name=w ! $Q ! audioconvert ! vorbisenc ! $Q ! m. \
+  d. ! $Q ! whisperkv model="$MODEL" name=w ! $Q ! audioconvert ! vorbisenc ! $Q ! m. \
   w.text_src ! $Q ! m.
 
 # burnt in
@@ -25,7 +24,6 @@ if [ -n "$BURNT" ]; then
   gst-launch-1.0 -q filesrc location="$IN" ! decodebin name=d \
     d. ! $Q ! videoconvert ! textoverlay name=o valignment=bottom ! videoconvert ! \
       $VENC ! $Q ! matroskamux name=m ! filesink location="$BURNT" \
-    d. ! $Q ! audioconvert ! audioresample ! "audio/x-raw,rate=16000,channels=1" ! \
-      whisperkv model="$MODEL" name=w ! $Q ! audioconvert ! vorbisenc ! $Q ! m. \
+    d. ! $Q ! whisperkv model="$MODEL" name=w ! $Q ! audioconvert ! vorbisenc ! $Q ! m. \
     w.text_src ! $Q ! o.text_sink
 fi

@@ -47,8 +47,7 @@ def main():
         return 2
     Gst.init(None)
     pipe = Gst.parse_launch(
-        "filesrc name=src ! decodebin ! audioconvert ! audioresample ! "
-        "whisperkvtranscriber name=w ! fakesink")
+        "filesrc name=src ! decodebin ! whisperkvtranscriber name=w ! fakesink")
     pipe.get_by_name("src").set_property("location", sys.argv[2])
     pipe.get_by_name("w").set_property("model", sys.argv[1])
     loop = GLib.MainLoop()
