@@ -227,47 +227,42 @@ static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0,
     return got;
 }
 
-/* 40 s (the 30-s cap forces a commit mid-stream, EOS the rest) from PTS 1 s. */
-GST_START_TEST(test_live_equals_stream)
+/* n samples of seed's audio from PTS t0, pushed a step at a time (0.1-s buffers whose
+ * PTS jitter by +-jit with jit > 0): the element's finals are wkv_stream's on the same
+ * samples, and with its GAPs they cover the stretch. */
+static void check_equals_stream(gsize n, GstClockTime t0, guint32 seed, GstClockTime jit)
 {
-    const gsize n = 16000 * 40;
-    const GstClockTime t0 = GST_SECOND;
-    float *pcm = synth_audio(n, 23);
+    float *pcm = synth_audio(n, seed);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    jitter = jit;
     GPtrArray *got = element_text(pcm, n, t0, GST_WHISPER_TEXT_UNIT_SEGMENT, spans);
+    jitter = 0;
     GPtrArray *want = stream_finals(pcm, n, t0, FALSE);
     g_print("live oracle: %u finals from the element, %u from wkv_stream\n", got->len,
             want->len);
     fail_unless(want->len >= 2, "the oracle needs at least two finals, got %u", want->len);
-    assert_same_segments(got, want, "live element vs wkv_stream");
+    assert_same_segments(got, want, jit ? "live element with jitter vs wkv_stream"
+                                        : "live element vs wkv_stream");
     check_cover(got, spans, t0, t0 + gst_util_uint64_scale_int(n, GST_SECOND, 16000));
     g_array_unref(spans);
     g_ptr_array_unref(got);
     g_ptr_array_unref(want);
     g_free(pcm);
 }
+
+/* 40 s (the 30-s cap forces a commit mid-stream, EOS the rest) from PTS 1 s. */
+GST_START_TEST(test_live_equals_stream)
+{
+    check_equals_stream(16000 * 40, GST_SECOND, 23, 0);
+}
 GST_END_TEST
 
-/* The same with the buffers' timestamps jittering by +-30 ms (0.1-s buffers): the
- * element takes them as GStreamer's audio elements do (within 40 ms: the samples
- * decide), so its finals are wkv_stream's on the same samples, one stretch. */
+/* The same (24 s) with the buffers' timestamps jittering by +-30 ms: the element takes
+ * them as GStreamer's audio elements do (within 40 ms the samples decide), so its
+ * finals are wkv_stream's on the same samples, one stretch. */
 GST_START_TEST(test_live_jitter)
 {
-    const gsize n = 16000 * 24;
-    const GstClockTime t0 = GST_SECOND;
-    float *pcm = synth_audio(n, 23);
-    GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
-    jitter = 30 * GST_MSECOND;
-    GPtrArray *got = element_text(pcm, n, t0, GST_WHISPER_TEXT_UNIT_SEGMENT, spans);
-    jitter = 0;
-    GPtrArray *want = stream_finals(pcm, n, t0, FALSE);
-    fail_unless(want->len >= 2, "the oracle needs at least two finals, got %u", want->len);
-    assert_same_segments(got, want, "live element with jitter vs wkv_stream");
-    check_cover(got, spans, t0, t0 + gst_util_uint64_scale_int(n, GST_SECOND, 16000));
-    g_array_unref(spans);
-    g_ptr_array_unref(got);
-    g_ptr_array_unref(want);
-    g_free(pcm);
+    check_equals_stream(16000 * 24, GST_SECOND, 23, 30 * GST_MSECOND);
 }
 GST_END_TEST
 
