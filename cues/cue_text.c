@@ -9,6 +9,14 @@ gint64 cue_ms(double t)
     return (gint64)nearbyint((t > 0 ? t : 0) * 1000.0);
 }
 
+gboolean cue_vtt_escape(GString *dst, unsigned char c)
+{
+    const char *e = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : NULL;
+    if (e)
+        g_string_append(dst, e);
+    return e != NULL;
+}
+
 /* Text as written: control characters but '\n' dropped, WebVTT's escapes. */
 static void append_text(GString *dst, const char *s, gboolean vtt)
 {
@@ -16,13 +24,7 @@ static void append_text(GString *dst, const char *s, gboolean vtt)
         unsigned char c = (unsigned char)*s;
         if (c < 0x20 && c != '\n')
             continue;
-        if (vtt && c == '&')
-            g_string_append(dst, "&amp;");
-        else if (vtt && c == '<')
-            g_string_append(dst, "&lt;");
-        else if (vtt && c == '>')
-            g_string_append(dst, "&gt;");
-        else
+        if (!(vtt && cue_vtt_escape(dst, c)))
             g_string_append_c(dst, (char)c);
     }
 }

@@ -12,6 +12,11 @@
  * writers' timestamps are equal exactly when these are. */
 gint64 cue_ms(double t);
 
+/* WebVTT's escape of c ('&', '<', '>' as "&amp;", "&lt;", "&gt;") appended to dst:
+ * TRUE, or FALSE (nothing appended) for any other byte.  The one escaper of the CLI's
+ * and the element's WebVTT text. */
+gboolean cue_vtt_escape(GString *dst, unsigned char c);
+
 /* The cue's words joined: control characters but '\n' dropped, vtt: '&', '<', '>'
  * escaped; word `mark` underlined (-1: none) as the reference's
  * re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>") does.  g_free. */

@@ -1,6 +1,8 @@
 /* txt / srt / vtt written segment by segment; json built with json-glib at the end. */
 #include "output.h"
 
+#include "cue_text.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -119,13 +121,7 @@ static char *line_text(const char *text, gboolean vtt)
         unsigned char c = (unsigned char)*p;
         if (c < 0x20 || c == 0x7f)
             g_string_append_c(s, ' ');
-        else if (vtt && c == '&')
-            g_string_append(s, "&amp;");
-        else if (vtt && c == '<')
-            g_string_append(s, "&lt;");
-        else if (vtt && c == '>')
-            g_string_append(s, "&gt;");
-        else
+        else if (!(vtt && cue_vtt_escape(s, c)))
             g_string_append_c(s, (char)c);
     }
     g_free(valid);
