@@ -238,8 +238,16 @@ static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, 
     /* stayed off for DISCONT_WAIT of their own time (this buffer's end counted): real */
     GstClockTime end = pts + gst_whisper_samples_to_ns((gint64)n);
     if (end < q->pend_pts + DISCONT_WAIT) {
-        *hold = TRUE;
-        return NULL;
+        if (gst_whisper_samples_to_ns((gint64)(q->pend_n + n)) < DISCONT_WAIT) {
+            *hold = TRUE;
+            return NULL;
+        }
+        /* a second of audio held while its timestamps did not advance a second (stuck
+         * or slow timestamps): never a proven jump, and never held without bound; it
+         * continues the stretch, as GstAudioStreamAlign keeps counting samples */
+        GST_DEBUG_OBJECT(self, "timestamps off but not advancing: %" G_GSIZE_FORMAT
+                         " held samples continue the window", q->pend_n);
+        return release_pending(self) ? NULL : it;
     }
     GST_DEBUG_OBJECT(self, "timestamp jump %" GST_TIME_FORMAT " -> %" GST_TIME_FORMAT
                      ": closing the window", GST_TIME_ARGS(expect), GST_TIME_ARGS(q->pend_pts));

@@ -4,6 +4,7 @@
  * rstranscribe/final-transcript event, warnings for what an English-only model cannot
  * do, an error naming caps it cannot read). */
 #include "gstwhisper.h"
+#include "gstwhisperpriv.h" /* the queue's held samples (stuck_timestamps) */
 #include "whisper_check.h"
 
 #include <math.h>
@@ -274,6 +275,44 @@ GST_START_TEST(test_jitter_30ms_and_outlier)
 }
 GST_END_TEST
 
+/* Timestamps that stop advancing (a broken source: every buffer with the first one's
+ * PTS) never prove a jump: the samples decide, one stretch, the core's text; and the
+ * audio held back while they are off is let go after a second of it, never held
+ * without bound (checked after every buffer: at most 1 s and one buffer). */
+GST_START_TEST(test_stuck_timestamps)
+{
+    const gsize n = 16000 * 12;
+    const GstClockTime t0 = 2 * GST_SECOND;
+    float *pcm = synth_audio(n, 69);
+    GThread *core = core_segments_async(test_model, pcm, n, t0, 0.6f);
+    WhisperHarness wh;
+    wh_setup(&wh, test_model, FALSE, NULL);
+    GstWhisper *self = (GstWhisper *)wh.element;
+    gsize most = 0;
+    for (gsize off = 0; off < n; off += 1600) {
+        GstBuffer *buf = gst_buffer_new_allocate(NULL, 1600 * 4, NULL);
+        gst_buffer_fill(buf, 0, pcm + off, 1600 * 4);
+        GST_BUFFER_PTS(buf) = t0;
+        GST_BUFFER_DURATION(buf) = NS(1600);
+        fail_unless_equals_int(gst_harness_push(wh.h, buf), GST_FLOW_OK);
+        gst_buffer_unref(gst_harness_pull(wh.h));
+        g_mutex_lock(&self->q.lock);
+        most = MAX(most, self->q.pend_n);
+        g_mutex_unlock(&self->q.lock);
+    }
+    GST_INFO("at most %" G_GSIZE_FORMAT " samples held", most);
+    fail_unless(most <= 16000 + 1600, "%" G_GSIZE_FORMAT " samples held back", most);
+    GPtrArray *got = wh_finish(&wh);
+    GPtrArray *want = g_thread_join(core);
+    fail_unless(want->len > 0);
+    assert_same_segments(got, want, "stuck timestamps");
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    wh_teardown(&wh);
+    g_free(pcm);
+}
+GST_END_TEST
+
 /* ------------------------------------------------------------------ conventions */
 
 typedef struct {
@@ -475,6 +514,7 @@ static Suite *media_suite(void)
     tcase_add_test(tc, test_planar_s16_22k);
     tcase_add_test(tc, test_jitter_15ms);
     tcase_add_test(tc, test_jitter_30ms_and_outlier);
+    tcase_add_test(tc, test_stuck_timestamps);
     tcase_add_test(tc, test_final_transcript_events);
     tcase_add_test(tc, test_english_only_warns);
     tcase_add_test(tc, test_caps_error_names_caps);
