@@ -5,8 +5,8 @@ details in --json.
   python3 eval.py --model-dir work/models --pool work/pool-heldout.pkl \
       --files f16,q8_0 --compute f32,int8 --decode greedy,beam5 --n 200
 
-The held-out set: sentences never spoken in training, each once in a training voice
-and once in a voice never used in training (pool.py --split heldout); --n takes the
+The held-out set: sentences never spoken in training, each twice (--copies) in a training voice
+and twice in a voice never used in training (pool.py --split heldout); --n takes the
 first n utterances, so both halves stay equal.
 """
 import argparse
