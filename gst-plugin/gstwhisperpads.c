@@ -367,11 +367,15 @@ static gboolean template_caps_query(GstPad *pad, GstQuery *query)
     return TRUE;
 }
 
-static gboolean template_accept_caps_query(GstPad *pad, GstQuery *query)
+/* `intersect`: caps that can intersect the template are taken (the sink, as the
+ * filter's sink takes them: caps missing a field, raw audio without a layout say, reach
+ * the CAPS event, which names them in an ERROR); else they must be a subset. */
+static gboolean template_accept_caps_query(GstPad *pad, GstQuery *query, gboolean intersect)
 {
     GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps(pad);
     gst_query_parse_accept_caps(query, &caps);
-    gst_query_set_accept_caps_result(query, gst_caps_is_subset(caps, tmpl));
+    gst_query_set_accept_caps_result(query, intersect ? gst_caps_can_intersect(caps, tmpl)
+                                                      : gst_caps_is_subset(caps, tmpl));
     gst_caps_unref(tmpl);
     return TRUE;
 }
@@ -383,7 +387,7 @@ static gboolean gst_whisper_sink_query(GstPad *pad, GstObject *parent, GstQuery 
         if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS)
             return template_caps_query(pad, query);
         if (GST_QUERY_TYPE(query) == GST_QUERY_ACCEPT_CAPS)
-            return template_accept_caps_query(pad, query);
+            return template_accept_caps_query(pad, query, TRUE);
         if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION)
             return FALSE;
         return gst_pad_query_default(pad, parent, query);
@@ -441,7 +445,7 @@ static gboolean text_query(GstWhisper *self, GstPad *pad, GstQuery *query)
     case GST_QUERY_CAPS:
         return template_caps_query(pad, query);
     case GST_QUERY_ACCEPT_CAPS:
-        return template_accept_caps_query(pad, query);
+        return template_accept_caps_query(pad, query, FALSE);
     case GST_QUERY_LATENCY:
         return text_latency_query(self, query);
     default:

@@ -478,30 +478,38 @@ GST_END_TEST
 
 /* Caps the sink's template admits but that are not audio it can read (no layout, as
  * hand-written caps often lack): an ERROR that names them and what it takes, not a bare
- * not-negotiated. */
+ * not-negotiated; on both elements. */
 GST_START_TEST(test_caps_error_names_caps)
 {
-    WhisperHarness wh;
-    wh_setup(&wh, test_model, FALSE, NULL);
-    GstBus *bus = gst_bus_new();
-    gst_element_set_bus(wh.element, bus);
-    GstCaps *bad = gst_caps_from_string("audio/x-raw, format=F32LE, rate=16000, channels=1");
-    gst_pad_push_event(wh.h->srcpad, gst_event_new_caps(bad));
-    gst_caps_unref(bad);
-    GstBuffer *buf = gst_buffer_new_allocate(NULL, 3200, NULL);
-    gst_buffer_memset(buf, 0, 0, 3200);
-    fail_unless_equals_int(gst_harness_push(wh.h, buf), GST_FLOW_NOT_NEGOTIATED);
-    gchar *m = find_message(bus, GST_MESSAGE_ERROR,
-                            "offered: audio/x-raw, format=(string)F32LE, rate=(int)16000, "
-                            "channels=(int)1;");
-    fail_unless(m != NULL, "no ERROR naming the caps offered");
-    GST_INFO("%s", m);
-    fail_unless(strstr(m, "takes: audio/x-raw") != NULL, "the ERROR does not say what it "
-                "takes: %s", m);
-    g_free(m);
-    gst_element_set_bus(wh.element, NULL);
-    gst_object_unref(bus);
-    wh_teardown(&wh);
+    const gchar *names[] = {"whisperkv", "whisperkvtranscriber"};
+    for (guint k = 0; k < G_N_ELEMENTS(names); k++) {
+        GstElement *e = gst_element_factory_make(names[k], NULL);
+        g_object_set(e, "model", test_model, "threads", 1, NULL);
+        GstHarness *h = gst_harness_new_with_element(e, "sink", "src");
+        GstBus *bus = gst_bus_new();
+        gst_element_set_bus(e, bus);
+        gst_harness_play(h);
+        gst_harness_set_src_caps_str(h, "audio/x-raw, format=F32LE, rate=16000, channels=1, "
+                                        "layout=interleaved");
+        GstCaps *bad = gst_caps_from_string("audio/x-raw, format=F32LE, rate=16000, channels=1");
+        gst_pad_push_event(h->srcpad, gst_event_new_caps(bad));
+        gst_caps_unref(bad);
+        GstBuffer *buf = gst_buffer_new_allocate(NULL, 3200, NULL);
+        gst_buffer_memset(buf, 0, 0, 3200);
+        fail_unless_equals_int(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
+        gchar *m = find_message(bus, GST_MESSAGE_ERROR,
+                                "offered: audio/x-raw, format=(string)F32LE, rate=(int)16000, "
+                                "channels=(int)1;");
+        fail_unless(m != NULL, "%s: no ERROR naming the caps offered", names[k]);
+        GST_INFO("%s: %s", names[k], m);
+        fail_unless(strstr(m, "takes: audio/x-raw") != NULL, "%s: the ERROR does not say "
+                    "what it takes: %s", names[k], m);
+        g_free(m);
+        gst_element_set_bus(e, NULL);
+        gst_object_unref(bus);
+        gst_harness_teardown(h);
+        gst_object_unref(e);
+    }
 }
 GST_END_TEST
 
