@@ -80,14 +80,17 @@ static void refuse_caps(GstWhisper *self, GstCaps *caps, const gchar *why)
     gst_caps_unref(tmpl);
 }
 
-gboolean gst_whisper_input_set_caps(GstWhisper *self, GstCaps *caps)
+gboolean gst_whisper_input_set_caps(GstWhisper *self, GstCaps *caps, GstWhisperSamples *tail)
 {
     GstWhisperInput *in = &self->in;
     GstAudioInfo info;
+    memset(tail, 0, sizeof(*tail));
     if (!gst_audio_info_from_caps(&info, caps)) {
         refuse_caps(self, caps, "not raw audio it can read");
         return FALSE;
     }
+    /* the same format again (a renegotiation that ended where it began): the
+     * resampler goes on, its history kept */
     if (in->have_caps && gst_audio_info_is_equal(&info, &in->info))
         return TRUE;
     GstAudioFormat fmt = GST_AUDIO_INFO_FORMAT(&info);
@@ -120,7 +123,13 @@ gboolean gst_whisper_input_set_caps(GstWhisper *self, GstCaps *caps)
             }
         }
     }
-    /* the caller drained the old resampler (the new caps continue the stretch) */
+    /* what the old resampler owes belongs to the audio before (the new caps continue
+     * the stretch) */
+    if (!gst_whisper_input_drain(self, tail)) {
+        g_clear_pointer(&mix, gst_audio_converter_free);
+        g_clear_pointer(&resample, gst_audio_converter_free);
+        return FALSE;
+    }
     free_converters(in);
     in->info = info;
     in->have_caps = TRUE;

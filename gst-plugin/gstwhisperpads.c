@@ -154,27 +154,32 @@ static void push_src_tags(GstWhisper *self, GQueue *tags)
         forward_audio_event(self, gst_event_new_tag(t));
 }
 
-/* Queues what the resampler still owes for the audio before (a stretch is about to
- * end).  FALSE: out of memory (ERROR posted). */
-static gboolean queue_drain(GstWhisper *self, gboolean live)
+/* Whether the stream is live now (the step property, or upstream). */
+static gboolean stream_live(GstWhisper *self)
 {
-    GstWhisperSamples s;
-    if (!gst_whisper_input_drain(self, &s))
-        return FALSE;
-    if (s.n == 0)
+    return gst_whisper_queue_step(self) > 0 || upstream_is_live(self);
+}
+
+/* Queues samples the resampler owed for the audio before (a stretch is about to end,
+ * or the format changes).  FALSE: out of memory (ERROR posted). */
+static gboolean queue_tail(GstWhisper *self, const GstWhisperSamples *s)
+{
+    if (s->n == 0) /* the usual case: no resampler, or nothing fed since its reset */
         return TRUE;
+    gboolean live = stream_live(self);
     GQueue tags = G_QUEUE_INIT;
     GstClockTime arrived = live ? gst_whisper_clock_now(self) : GST_CLOCK_TIME_NONE;
-    gboolean ok = gst_whisper_queue_samples(self, GST_CLOCK_TIME_NONE, FALSE, &s, live, arrived,
+    gboolean ok = gst_whisper_queue_samples(self, GST_CLOCK_TIME_NONE, FALSE, s, live, arrived,
                                             &tags);
     push_src_tags(self, &tags);
     return ok;
 }
 
-/* Whether the stream is live now (the step property, or upstream). */
-static gboolean stream_live(GstWhisper *self)
+/* The resampler's tail queued before its stretch ends (DISCONT, GAP, SEGMENT, EOS). */
+static gboolean queue_drain(GstWhisper *self)
 {
-    return gst_whisper_queue_step(self) > 0 || upstream_is_live(self);
+    GstWhisperSamples s;
+    return gst_whisper_input_drain(self, &s) && queue_tail(self, &s);
 }
 
 static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
@@ -197,7 +202,7 @@ static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer
     gboolean live = stream_live(self);
     gboolean discont = GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DISCONT);
     /* the resampler's tail belongs to the stretch a DISCONT ends */
-    if (discont && !queue_drain(self, live)) {
+    if (discont && !queue_drain(self)) {
         gst_buffer_unref(buf);
         return GST_FLOW_ERROR;
     }
@@ -242,14 +247,12 @@ static gboolean sink_caps(GstWhisper *self, GstEvent *event)
 {
     GstCaps *caps;
     gst_event_parse_caps(event, &caps);
-    /* what the resampler owes belongs to the audio before; a new format continues the
-     * stretch */
-    if (gst_whisper_input_have_caps(self))
-        queue_drain(self, stream_live(self));
-    if (!gst_whisper_input_set_caps(self, caps)) {
+    GstWhisperSamples tail; /* a new format continues the stretch */
+    if (!gst_whisper_input_set_caps(self, caps, &tail)) {
         gst_event_unref(event);
         return FALSE;
     }
+    queue_tail(self, &tail);
     /* Not queued for the text pad: its caps never change (the worker sends them before
      * anything else), and an event item would end the open stretch's place at the
      * tail of the queue. */
@@ -315,17 +318,17 @@ static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent 
     case GST_EVENT_SEGMENT: {
         const GstSegment *seg;
         gst_event_parse_segment(event, &seg);
-        queue_drain(self, stream_live(self));
+        queue_drain(self);
         gst_whisper_queue_segment(self, seg, event);
         return forward_audio_event(self, event);
     }
     case GST_EVENT_GAP:
-        queue_drain(self, stream_live(self));
+        queue_drain(self);
         gst_whisper_queue_event(self, gst_event_ref(event), NULL);
         return forward_audio_event(self, event);
     case GST_EVENT_EOS: {
         GQueue tags = G_QUEUE_INIT;
-        queue_drain(self, stream_live(self));
+        queue_drain(self);
         gst_whisper_queue_event(self, gst_event_ref(event), &tags);
         push_src_tags(self, &tags);
         return forward_audio_event(self, event);

@@ -401,8 +401,9 @@ GstFlowReturn gst_whisper_queue_srcresult(GstWhisper *self);
 
 /* gstwhisperinput.c: the input (streaming thread). */
 /* The caps of a CAPS event: FALSE (an ERROR naming them and what the sink takes posted)
- * when they cannot be read.  The old resampler must have been drained first. */
-gboolean gst_whisper_input_set_caps(GstWhisper *self, GstCaps *caps);
+ * when they cannot be read.  A change of format drains the old resampler into *tail
+ * (valid until the next call here; n 0: nothing owed, or the same format again). */
+gboolean gst_whisper_input_set_caps(GstWhisper *self, GstCaps *caps, GstWhisperSamples *tail);
 gboolean gst_whisper_input_have_caps(GstWhisper *self);
 /* A buffer's samples as the model takes them (16 kHz mono); FALSE: ERROR posted.
  * gst_whisper_input_unmap after use. */

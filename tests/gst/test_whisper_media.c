@@ -211,6 +211,75 @@ GST_START_TEST(test_planar_s16_22k)
 }
 GST_END_TEST
 
+#define STEREO_48K "audio/x-raw, format=F32LE, rate=48000, channels=2, " \
+                   "channel-mask=(bitmask)0x3, layout=interleaved"
+
+/* The 16-kHz samples the element's input (gstwhisperinput.c) makes of lr, 48-kHz
+ * stereo in 0.1-s buffers, drained at the end; before buffer `again` (if < the count)
+ * the caps are set again to `again_caps`, their tail (what the old resampler owed) in
+ * *tail_n. */
+static GArray *converted(const float *lr, gsize frames, guint again, const gchar *again_caps,
+                         gsize *tail_n)
+{
+    GstElement *e = gst_element_factory_make("whisperkv", NULL);
+    GstWhisper *self = (GstWhisper *)e;
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(float));
+    GstWhisperSamples s;
+    GstCaps *c = gst_caps_from_string(STEREO_48K);
+    fail_unless(gst_whisper_input_set_caps(self, c, &s) && s.n == 0);
+    gst_caps_unref(c);
+    for (gsize off = 0, i = 0; off < frames; off += 4800, i++) {
+        if (i == again) {
+            c = gst_caps_from_string(again_caps);
+            fail_unless(gst_whisper_input_set_caps(self, c, &s));
+            gst_caps_unref(c);
+            *tail_n = s.n;
+            g_array_append_vals(out, s.data, (guint)s.n);
+        }
+        GstBuffer *buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY,
+            (gpointer)(lr + 2 * off), 4800 * 8, 0, 4800 * 8, NULL, NULL);
+        fail_unless(gst_whisper_input_map(self, buf, &s));
+        g_array_append_vals(out, s.data, (guint)s.n);
+        gst_whisper_input_unmap(buf, &s);
+        gst_buffer_unref(buf);
+    }
+    fail_unless(gst_whisper_input_drain(self, &s));
+    g_array_append_vals(out, s.data, (guint)s.n);
+    gst_whisper_input_clear(self);
+    gst_object_unref(e);
+    return out;
+}
+
+/* The same caps again mid-stream (a renegotiation that ends where it began) leave the
+ * resampler alone: nothing drained, the very samples of one CAPS event.  A real change
+ * of format drains what the old resampler owed. */
+GST_START_TEST(test_same_caps_again)
+{
+    const gsize frames = 48000 * 7;
+    float *l = synth_audio(frames, 61), *lr = g_new(float, frames * 2);
+    for (gsize i = 0; i < frames; i++)
+        lr[2 * i] = lr[2 * i + 1] = l[i];
+    gsize tail = 1;
+    GArray *once = converted(lr, frames, G_MAXUINT, NULL, &tail);
+    GArray *twice = converted(lr, frames, 35, STEREO_48K, &tail);
+    /* 7 s in: 7 s at 16 kHz out, once drained at the end */
+    fail_unless_equals_int(once->len, 16000 * 7);
+    fail_unless_equals_int(tail, 0);
+    fail_unless(twice->len == once->len &&
+                memcmp(twice->data, once->data, once->len * sizeof(float)) == 0,
+                "the same caps again changed the samples (%u of them)", twice->len);
+    GArray *other = converted(lr, frames, 35, "audio/x-raw, format=F32LE, rate=44100, "
+                              "channels=2, channel-mask=(bitmask)0x3, layout=interleaved",
+                              &tail);
+    fail_unless(tail > 0, "a new rate: nothing drained from the old resampler");
+    g_array_unref(once);
+    g_array_unref(twice);
+    g_array_unref(other);
+    g_free(lr);
+    g_free(l);
+}
+GST_END_TEST
+
 /* ------------------------------------------------------------------ timestamps */
 
 /* Pushes pcm[0..n) in 0.1-s buffers from t0, each PTS moved by up to +-jitter (a fixed
@@ -520,6 +589,7 @@ static Suite *media_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_stereo_48k_passes_untouched);
     tcase_add_test(tc, test_planar_s16_22k);
+    tcase_add_test(tc, test_same_caps_again);
     tcase_add_test(tc, test_jitter_15ms);
     tcase_add_test(tc, test_jitter_30ms_and_outlier);
     tcase_add_test(tc, test_stuck_timestamps);
