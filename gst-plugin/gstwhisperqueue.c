@@ -68,7 +68,50 @@ static WItem *tail_audio(GstWhisper *self)
     return it && it->type == ITEM_AUDIO && !it->closed ? it : NULL;
 }
 
-static gsize append_floats(WItem *it, const float *pcm, gsize n, GstClockTime arrived);
+/* Converts n samples (S16LE or F32) to floats at dst. */
+static void store_samples(float *dst, const guint8 *data, gsize n, gboolean s16)
+{
+    if (s16) {
+        const gint16 *src = (const gint16 *)data;
+        for (gsize i = 0; i < n; i++)
+            dst[i] = (float)GINT16_FROM_LE(src[i]) / 32768.0f;
+    } else {
+        memcpy(dst, data, n * sizeof(float));
+    }
+}
+
+/* Room for n more floats in *buf (holding used, capacity *cap).  Returns 0, or the
+ * room it could not allocate. */
+static gsize grow(float **buf, gsize *cap, gsize used, gsize n)
+{
+    if (used + n <= *cap)
+        return 0;
+    gsize want = MAX(used + n, *cap * 2 + WKV_SAMPLE_RATE);
+    float *p = gst_whisper_try_renew(*buf, want, sizeof(float));
+    if (!p)
+        return want;
+    *buf = p;
+    *cap = want;
+    return 0;
+}
+
+/* Appends n samples (S16LE or F32) to `it`.  Lock held.  Returns 0, or the samples'
+ * room it could not allocate (`it` unchanged). */
+static gsize append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
+                            GstClockTime arrived)
+{
+    gsize failed = grow(&it->pcm, &it->cap, it->n, n);
+    if (failed)
+        return failed;
+    store_samples(it->pcm + it->n, data, n, s16);
+    it->n += n;
+    it->len += (gint64)n;
+    if (it->arrivals) {
+        WArrival a = {it->len, arrived};
+        g_array_append_val(it->arrivals, a);
+    }
+    return 0;
+}
 
 /* The held buffers continue the open stretch (they came back in line, or the stretch
  * ends before they proved a jump).  Lock held.  Returns 0, or the room it could not
@@ -79,7 +122,7 @@ static gsize release_pending(GstWhisper *self)
     WItem *it = tail_audio(self);
     gsize failed = 0;
     if (it && q->pend_n)
-        failed = append_floats(it, q->pend, q->pend_n, q->pend_arrived);
+        failed = append_samples(it, (const guint8 *)q->pend, q->pend_n, FALSE, q->pend_arrived);
     q->pend_n = 0;
     q->pend_pts = q->pend_arrived = GST_CLOCK_TIME_NONE;
     return failed;
@@ -200,8 +243,9 @@ static WItem *open_stretch(GstWhisper *self, GstClockTime pts, gboolean live)
     return it;
 }
 
-/* Where a buffer of n samples with `pts` (maybe NONE) and `discont` goes: the open
- * stretch (returned), the held buffers (NULL, *hold set), or a new stretch.  Lock held. */
+/* Where a buffer of n samples with `pts` (maybe NONE) and `discont` goes: the held
+ * buffers (NULL, *hold set), or a stretch, the held samples it takes already in it
+ * (NULL, *hold unset: they could not be stored).  Lock held. */
 static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, gsize n,
                           gboolean live, gboolean *hold)
 {
@@ -221,96 +265,29 @@ static WItem *stretch_for(GstWhisper *self, GstClockTime pts, gboolean discont, 
     }
     GstClockTime expect = it->pts0 + gst_whisper_samples_to_ns(it->len + (gint64)q->pend_n);
     GstClockTime off = pts > expect ? pts - expect : expect - pts;
-    if (off <= ALIGN_THRESHOLD) {
-        if (q->pend_n) {
-            GST_DEBUG_OBJECT(self, "back in line at %" GST_TIME_FORMAT ": %" G_GSIZE_FORMAT
-                             " held samples continue the window", GST_TIME_ARGS(pts), q->pend_n);
-            if (release_pending(self))
-                return NULL; /* failed: the caller reports it */
+    if (off > ALIGN_THRESHOLD) {
+        if (!q->pend_n) {
+            GST_DEBUG_OBJECT(self, "%" GST_TIME_FORMAT " is %" GST_TIME_FORMAT " off the "
+                             "window's time: holding it", GST_TIME_ARGS(pts), GST_TIME_ARGS(off));
+            q->pend_pts = pts;
         }
-        return it;
-    }
-    if (!GST_CLOCK_TIME_IS_VALID(q->pend_pts)) {
-        GST_DEBUG_OBJECT(self, "%" GST_TIME_FORMAT " is %" GST_TIME_FORMAT " off the window's "
-                         "time: holding it", GST_TIME_ARGS(pts), GST_TIME_ARGS(off));
-        q->pend_pts = pts;
-    }
-    /* stayed off for DISCONT_WAIT of their own time (this buffer's end counted): real */
-    GstClockTime end = pts + gst_whisper_samples_to_ns((gint64)n);
-    if (end < q->pend_pts + DISCONT_WAIT) {
-        if (gst_whisper_samples_to_ns((gint64)(q->pend_n + n)) < DISCONT_WAIT) {
+        if (pts + gst_whisper_samples_to_ns((gint64)n) >= q->pend_pts + DISCONT_WAIT) {
+            /* off for DISCONT_WAIT of their own time (this buffer's end counted): a real
+             * jump; the held samples start the new stretch */
+            GST_DEBUG_OBJECT(self, "timestamp jump %" GST_TIME_FORMAT " -> %" GST_TIME_FORMAT
+                             ": closing the window", GST_TIME_ARGS(expect),
+                             GST_TIME_ARGS(q->pend_pts));
+            it->closed = TRUE;
+            it = open_stretch(self, q->pend_pts, live);
+        } else if (gst_whisper_samples_to_ns((gint64)(q->pend_n + n)) < DISCONT_WAIT) {
             *hold = TRUE;
             return NULL;
         }
-        /* a second of audio held while its timestamps did not advance a second (stuck
-         * or slow timestamps): never a proven jump, and never held without bound; it
+        /* else a second of audio held while its timestamps did not advance a second
+         * (stuck or slow): never a proven jump, and never held without bound; it
          * continues the stretch, as GstAudioStreamAlign keeps counting samples */
-        GST_DEBUG_OBJECT(self, "timestamps off but not advancing: %" G_GSIZE_FORMAT
-                         " held samples continue the window", q->pend_n);
-        return release_pending(self) ? NULL : it;
     }
-    GST_DEBUG_OBJECT(self, "timestamp jump %" GST_TIME_FORMAT " -> %" GST_TIME_FORMAT
-                     ": closing the window", GST_TIME_ARGS(expect), GST_TIME_ARGS(q->pend_pts));
-    /* the held samples start the new stretch (close_tail would hand them to the old) */
-    GstClockTime start = q->pend_pts;
-    q->pend_pts = GST_CLOCK_TIME_NONE;
-    gsize held = q->pend_n;
-    q->pend_n = 0;
-    close_tail(self);
-    it = open_stretch(self, start, live);
-    q->pend_n = held; /* appended by the caller, before this buffer */
-    *hold = FALSE;
-    return it;
-}
-
-/* Converts n samples (S16LE or F32) to floats at dst. */
-static void store_samples(float *dst, const guint8 *data, gsize n, gboolean s16)
-{
-    if (s16) {
-        const gint16 *src = (const gint16 *)data;
-        for (gsize i = 0; i < n; i++)
-            dst[i] = (float)GINT16_FROM_LE(src[i]) / 32768.0f;
-    } else {
-        memcpy(dst, data, n * sizeof(float));
-    }
-}
-
-/* Room for n more floats in *buf (holding used, capacity *cap).  Returns 0, or the
- * room it could not allocate. */
-static gsize grow(float **buf, gsize *cap, gsize used, gsize n)
-{
-    if (used + n <= *cap)
-        return 0;
-    gsize want = MAX(used + n, *cap * 2 + WKV_SAMPLE_RATE);
-    float *p = gst_whisper_try_renew(*buf, want, sizeof(float));
-    if (!p)
-        return want;
-    *buf = p;
-    *cap = want;
-    return 0;
-}
-
-/* Appends n samples (S16LE or F32) to `it`.  Lock held.  Returns 0, or the samples'
- * room it could not allocate (`it` unchanged). */
-static gsize append_samples(WItem *it, const guint8 *data, gsize n, gboolean s16,
-                            GstClockTime arrived)
-{
-    gsize failed = grow(&it->pcm, &it->cap, it->n, n);
-    if (failed)
-        return failed;
-    store_samples(it->pcm + it->n, data, n, s16);
-    it->n += n;
-    it->len += (gint64)n;
-    if (it->arrivals) {
-        WArrival a = {it->len, arrived};
-        g_array_append_val(it->arrivals, a);
-    }
-    return 0;
-}
-
-static gsize append_floats(WItem *it, const float *pcm, gsize n, GstClockTime arrived)
-{
-    return append_samples(it, (const guint8 *)pcm, n, FALSE, arrived);
+    return release_pending(self) ? NULL : it;
 }
 
 /* Holds n samples back (see the top).  Lock held.  Returns 0 or the room it lacked. */
@@ -347,17 +324,12 @@ gboolean gst_whisper_queue_samples(GstWhisper *self, GstClockTime pts, gboolean 
     if (!q->flushing && n > 0) {
         gboolean hold;
         it = stretch_for(self, pts, discont, n, live, &hold);
-        if (hold) {
+        if (hold)
             failed = hold_samples(self, s->data, n, s->s16, arrived);
-        } else if (!it) {
-            failed = n; /* releasing the held samples failed */
-        } else {
-            /* a jump just proved real: the held samples come first in the new stretch */
-            if (q->pend_n)
-                failed = release_pending(self);
-            if (!failed)
-                failed = append_samples(it, s->data, n, s->s16, arrived);
-        }
+        else if (!it)
+            failed = n; /* the held samples could not be stored */
+        else
+            failed = append_samples(it, s->data, n, s->s16, arrived);
     }
     if (failed) {
         /* the stretch ends where its audio does (no hole inside it): what it holds is
