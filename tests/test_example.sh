@@ -51,22 +51,22 @@ else
     bad "jfk.wav: status $rc, $n timed segments of $(wc -l <"$tmp/out") lines"
 fi
 
-printf 'not a wav file\n' >"$tmp/bad.wav"
-"$EXAMPLE" "$MODEL" "$tmp/bad.wav" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-if [ $rc -eq 1 ] && grep -q 'not a 16-kHz mono 16-bit WAV file' "$tmp/err" && [ ! -s "$tmp/out" ]; then
-    ok "a file that is not a WAV: status 1 and why"
-else
-    bad "a file that is not a WAV: status $rc"
-fi
+# fails WHAT PATTERN ARGS...: the example exits 1, says PATTERN on stderr, prints nothing.
+fails() {
+    what=$1 pattern=$2
+    shift 2
+    "$EXAMPLE" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+        ok "$what: status 1 and why"
+    else
+        bad "$what: status $rc"
+    fi
+}
 
-"$EXAMPLE" "$tmp/no-model.bin" "$JFK" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-if [ $rc -eq 1 ] && grep -q '^error: .*no-model.bin' "$tmp/err" && [ ! -s "$tmp/out" ]; then
-    ok "a missing model: status 1, the loader's message"
-else
-    bad "a missing model: status $rc"
-fi
+printf 'not a wav file\n' >"$tmp/bad.wav"
+fails "a file that is not a WAV" 'not a 16-kHz mono 16-bit WAV file' "$MODEL" "$tmp/bad.wav"
+fails "a missing model" '^error: .*no-model.bin' "$tmp/no-model.bin" "$JFK"
 
 "$EXAMPLE" "$MODEL" >"$tmp/out" 2>"$tmp/err"
 rc=$?

@@ -917,27 +917,6 @@ static void stretch_free(gpointer p)
     g_free(s);
 }
 
-typedef struct {
-    GMutex lock;
-    GPtrArray *texts; /* TextSeg */
-} TextSink;
-
-static void on_text(GstElement *sink, GstBuffer *buf, GstPad *pad, TextSink *ts)
-{
-    (void)sink;
-    (void)pad;
-    gsize size = gst_buffer_get_size(buf);
-    if (!size)
-        return;
-    gchar *t = g_malloc(size + 1);
-    gst_buffer_extract(buf, 0, t, size);
-    t[size] = 0;
-    g_mutex_lock(&ts->lock);
-    textseg_add(ts->texts, GST_BUFFER_PTS(buf), GST_BUFFER_DURATION(buf), t);
-    g_mutex_unlock(&ts->lock);
-    g_free(t);
-}
-
 /* A source switching from 16 kHz to 44.1 kHz mid-stream through audioresample: the
  * element keeps getting 16 kHz; its text equals the core's on what it got, and text
  * time goes on across the switch. */
@@ -956,9 +935,8 @@ GST_START_TEST(test_rate_change_upstream)
     GPtrArray *stretches = g_ptr_array_new_with_free_func(stretch_free);
     GstPad *sink = gst_element_get_static_pad(w, "sink");
     gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, record_probe, stretches, NULL);
-    TextSink ts = {.texts = textseg_array_new()};
-    g_mutex_init(&ts.lock);
-    g_signal_connect(text, "handoff", G_CALLBACK(on_text), &ts);
+    WhTextSink ts;
+    wh_text_sink_attach(&ts, text);
     Order o;
     order_watch(&o, w);
     fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
@@ -1007,8 +985,7 @@ GST_START_TEST(test_rate_change_upstream)
                 "the audio after the switch reached the element");
     assert_same_segments(ts.texts, want, "rate change upstream");
     g_ptr_array_unref(want);
-    g_ptr_array_unref(ts.texts);
-    g_mutex_clear(&ts.lock);
+    wh_text_sink_clear(&ts);
     order_clear(&o);
     g_ptr_array_unref(stretches);
     gst_object_unref(sink);

@@ -17,40 +17,22 @@
 /* ------------------------------------------------------------------ any raw audio */
 
 typedef struct {
-    GMutex lock;
-    GPtrArray *texts;    /* TextSeg */
-    GByteArray *audio;   /* the audio sink's bytes */
+    WhTextSink text;     /* the text sink's buffers */
+    GByteArray *audio;   /* the audio sink's bytes (its streaming thread's until EOS) */
     GArray *audio_pts;   /* GstClockTime, one per audio buffer */
     GstCaps *audio_caps; /* the audio sink's caps */
 } Sinks;
-
-static void on_text(GstElement *sink, GstBuffer *buf, GstPad *pad, Sinks *s)
-{
-    (void)sink;
-    (void)pad;
-    gsize size = gst_buffer_get_size(buf);
-    gchar *t = g_malloc(size + 1);
-    gst_buffer_extract(buf, 0, t, size);
-    t[size] = 0;
-    g_mutex_lock(&s->lock);
-    if (size)
-        textseg_add(s->texts, GST_BUFFER_PTS(buf), GST_BUFFER_DURATION(buf), t);
-    g_mutex_unlock(&s->lock);
-    g_free(t);
-}
 
 static void on_audio(GstElement *sink, GstBuffer *buf, GstPad *pad, Sinks *s)
 {
     (void)sink;
     GstMapInfo map;
     gst_buffer_map(buf, &map, GST_MAP_READ);
-    g_mutex_lock(&s->lock);
     g_byte_array_append(s->audio, map.data, (guint)map.size);
     GstClockTime pts = GST_BUFFER_PTS(buf);
     g_array_append_val(s->audio_pts, pts);
     if (!s->audio_caps)
         s->audio_caps = gst_pad_get_current_caps(pad);
-    g_mutex_unlock(&s->lock);
     gst_buffer_unmap(buf, &map);
 }
 
@@ -72,13 +54,11 @@ static Sinks *run_input(const gchar *caps, const gchar *middle, const guint8 *da
     wh_tune(w);
     gst_object_unref(w);
     Sinks *s = g_new0(Sinks, 1);
-    g_mutex_init(&s->lock);
-    s->texts = textseg_array_new();
     s->audio = g_byte_array_new();
     s->audio_pts = g_array_new(FALSE, FALSE, sizeof(GstClockTime));
     GstElement *text = gst_bin_get_by_name(GST_BIN(p), "text");
     GstElement *audio = gst_bin_get_by_name(GST_BIN(p), "audio");
-    g_signal_connect(text, "handoff", G_CALLBACK(on_text), s);
+    wh_text_sink_attach(&s->text, text);
     g_signal_connect(audio, "handoff", G_CALLBACK(on_audio), s);
     GstElement *src = gst_bin_get_by_name(GST_BIN(p), "src");
     fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
@@ -118,12 +98,11 @@ static Sinks *run_input(const gchar *caps, const gchar *middle, const guint8 *da
 
 static void sinks_free(Sinks *s)
 {
-    g_ptr_array_unref(s->texts);
+    wh_text_sink_clear(&s->text);
     g_byte_array_unref(s->audio);
     g_array_unref(s->audio_pts);
     if (s->audio_caps)
         gst_caps_unref(s->audio_caps);
-    g_mutex_clear(&s->lock);
     g_free(s);
 }
 
@@ -151,9 +130,9 @@ static void check_any_audio(const gchar *caps, const guint8 *data, guint n_bufs,
     for (guint i = 0; i < n_bufs; i++)
         fail_unless(g_array_index(direct->audio_pts, GstClockTime, i) == i * dur);
     /* heard as the converting pipeline hears it */
-    GST_INFO("%s: %u segments", caps, direct->texts->len);
-    fail_unless(ref->texts->len > 0, "%s: no text to compare", caps);
-    assert_same_segments(direct->texts, ref->texts, caps);
+    GST_INFO("%s: %u segments", caps, direct->text.texts->len);
+    fail_unless(ref->text.texts->len > 0, "%s: no text to compare", caps);
+    assert_same_segments(direct->text.texts, ref->text.texts, caps);
     sinks_free(direct);
     sinks_free(ref);
     g_free(conv);

@@ -307,6 +307,35 @@ GPtrArray *wh_finish(WhisperHarness *wh)
     return segs;
 }
 
+static void text_handoff(GstElement *sink, GstBuffer *buf, GstPad *pad, WhTextSink *ts)
+{
+    (void)sink;
+    (void)pad;
+    gsize size = gst_buffer_get_size(buf);
+    if (!size)
+        return;
+    gchar *t = g_malloc(size + 1);
+    gst_buffer_extract(buf, 0, t, size);
+    t[size] = 0;
+    g_mutex_lock(&ts->lock);
+    textseg_add(ts->texts, GST_BUFFER_PTS(buf), GST_BUFFER_DURATION(buf), t);
+    g_mutex_unlock(&ts->lock);
+    g_free(t);
+}
+
+void wh_text_sink_attach(WhTextSink *ts, GstElement *fakesink)
+{
+    g_mutex_init(&ts->lock);
+    ts->texts = textseg_array_new();
+    g_signal_connect(fakesink, "handoff", G_CALLBACK(text_handoff), ts);
+}
+
+void wh_text_sink_clear(WhTextSink *ts)
+{
+    g_ptr_array_unref(ts->texts);
+    g_mutex_clear(&ts->lock);
+}
+
 void assert_same_segments(GPtrArray *got, GPtrArray *want, const gchar *what)
 {
     guint n = MIN(got->len, want->len);

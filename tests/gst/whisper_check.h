@@ -59,6 +59,16 @@ void wh_push_pcm(WhisperHarness *wh, const float *pcm, gsize n, gsize chunk,
  * GAPs and buffers go forward in time); the transcript tags go to wh->tags. */
 GPtrArray *wh_finish(WhisperHarness *wh);
 
+/* The non-empty text buffers a fakesink (signal-handoffs=true) gets, on its streaming
+ * thread: wh_text_sink_attach connects it; read `texts` (TextSeg) once the pipeline
+ * stopped. */
+typedef struct {
+    GMutex lock;
+    GPtrArray *texts;
+} WhTextSink;
+void wh_text_sink_attach(WhTextSink *ts, GstElement *fakesink);
+void wh_text_sink_clear(WhTextSink *ts);
+
 /* fail_unless the two lists are the same segments (text, PTS, duration exact). */
 void assert_same_segments(GPtrArray *got, GPtrArray *want, const gchar *what);
 
