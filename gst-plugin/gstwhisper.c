@@ -3,14 +3,9 @@
  * element types, which differ in their pads and two property defaults), the
  * statistics (under the object lock), model load and unload, and the state changes.
  *
- * The rest of the element, by responsibility (docs/architecture.md draws it):
- *   gstwhisperprops.c   the properties: table, defaults, get/set, snapshot at start
- *   gstwhisperpads.c    chain, sink events, queries, text_src activation
- *   gstwhisperqueue.c   the stretches of audio and events between chain and worker,
- *                       back-pressure, timestamp jumps (under `q.lock`)
- *   gstwhisperworker.c  the worker task and the offline driver
- *   gstwhisperlive.c    the live driver
- *   gstwhispertext.c    everything that leaves on text_src
+ * The top of the element's files: it calls the others, none calls it.  The rest, by
+ * responsibility, bottom first, in gst-plugin/meson.build (docs/architecture.md draws
+ * the data path).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -21,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY(gst_whisper_debug);
 #define GST_CAT_DEFAULT gst_whisper_debug
 
 static gpointer gst_whisper_parent_class;
@@ -41,45 +35,6 @@ GType gst_whisper_get_type(void)
         g_once_init_leave(&type, t);
     }
     return (GType)type;
-}
-
-GstClockTime gst_whisper_clock_now(GstWhisper *self)
-{
-    GstClock *clock = gst_element_get_clock(GST_ELEMENT(self));
-    if (!clock)
-        return GST_CLOCK_TIME_NONE;
-    GstClockTime now = gst_clock_get_time(clock);
-    gst_object_unref(clock);
-    return now;
-}
-
-void gst_whisper_stats_account(GstWhisper *self, double busy_ms, double audio_s)
-{
-    const wkv_stats *st = wkv_context_stats(self->w.ctx);
-    GST_OBJECT_LOCK(self);
-    self->stats.windows = (guint64)st->windows;
-    self->stats.tokens = (guint64)st->tokens_decoded;
-    self->stats.encode_ms = st->encode_ms;
-    self->stats.encoder_runs = (double)st->encoder_runs;
-    self->stats.busy_ms += busy_ms;
-    self->stats.audio_s += audio_s;
-    GST_OBJECT_UNLOCK(self);
-}
-
-gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *latency_ms)
-{
-    GST_OBJECT_LOCK(self);
-    guint latency = self->props.latency_ms;
-    gboolean late = delay_ms > latency;
-    if (delay_ms > self->stats.max_commit_delay_ms)
-        self->stats.max_commit_delay_ms = delay_ms;
-    if (late)
-        self->stats.late_commits++;
-    guint64 bin = delay_ms / GST_WHISPER_DELAY_BIN_MS;
-    self->stats.delay_bins[MIN(bin, GST_WHISPER_DELAY_BINS - 1)]++;
-    GST_OBJECT_UNLOCK(self);
-    *latency_ms = latency;
-    return late;
 }
 
 /* ------------------------------------------------------------------ model */
@@ -206,6 +161,18 @@ static void post_load_progress(GstWhisper *self, GstProgressType type, const gch
         gst_message_new_progress(GST_OBJECT(self), type, "load-model", text));
 }
 
+/* Samples the worker may hold offline before chain waits: OFFLINE_MAX_SAMPLES, or two
+ * batches of batch-size windows (one decoding, the next filling); no bound with VAD,
+ * which needs the whole stretch before its first window. */
+static gint64 offline_max_held(GstWhisper *self)
+{
+    gint batch = self->w.batch_size;
+    if (self->w.vad)
+        return G_MAXINT64;
+    return batch > 1 ? MAX(OFFLINE_MAX_SAMPLES, 2 * (gint64)batch * WKV_N_SAMPLES)
+                     : OFFLINE_MAX_SAMPLES;
+}
+
 static gboolean load_model(GstWhisper *self)
 {
     GstWhisperWorker *w = &self->w;
@@ -271,7 +238,7 @@ static gboolean load_model(GstWhisper *self)
     /* with "auto" opt_language becomes the detected code; opts keeps "auto" */
     w->opts.language = w->detect_language ? "auto" : w->opt_language;
     w->run_threads = threads;
-    gst_whisper_queue_start(self, step);
+    gst_whisper_queue_start(self, step, offline_max_held(self));
     /* the type in effect ("auto" resolved), for the application and the tests */
     const gchar *ctype = wkv_compute_type_name(wkv_context_compute_type(w->ctx));
     const gchar *kvtype = wkv_cache_type_name(wkv_context_cache_type(w->ctx));
@@ -287,9 +254,9 @@ static gboolean load_model(GstWhisper *self)
 static void unload_model(GstWhisper *self)
 {
     GstWhisperWorker *w = &self->w;
-    gst_whisper_queue_start(self, 0); /* drops what is queued */
+    gst_whisper_queue_start(self, 0, 0); /* drops what is queued */
     gst_whisper_worker_forget_item(self);
-    gst_whisper_worker_forget_cues(self);
+    gst_whisper_cues_forget(self);
     gst_whisper_live_free(self); /* runs on the context */
     wkv_context_free(w->ctx);
     w->ctx = NULL;

@@ -11,7 +11,8 @@
 #include "config.h"
 #endif
 
-#include "gstwhisperpriv.h"
+#include "gstwhisperalloc.h"
+#include "gstwhisperdebug.h"
 #include "whisperkv_debug.h"
 
 #define GST_CAT_DEFAULT gst_whisper_debug

@@ -67,7 +67,7 @@ static GstWhisperBatchStep take_plain(GstWhisper *self, WItem *it)
     int nc = wkv_chunks_plain(n, &chunks, &err);
     if (nc < 0) {
         g_free(pcm);
-        gst_whisper_worker_error(self, "batch-size: the chunks", err);
+        gst_whisper_inference_error(self, "batch-size: the chunks", err);
         return GST_WHISPER_BATCH_ERROR;
     }
     memcpy(pcm, it->pcm, n * sizeof(float));
@@ -130,7 +130,7 @@ static GstWhisperBatchStep take_speech(GstWhisper *self, WItem *it)
     int nc = speech_chunks(self, w->bt_pcm, w->bt_n, t0, &err);
     g_mutex_lock(&self->q.lock);
     if (nc < 0) {
-        gst_whisper_worker_error(self, "voice activity detection", err);
+        gst_whisper_inference_error(self, "voice activity detection", err);
         return GST_WHISPER_BATCH_ERROR;
     }
     w->bt_n_chunks = nc;
@@ -153,7 +153,7 @@ static int collect_shifted(const wkv_segment *seg, void *user)
 {
     BatchCollect *b = user;
     if (b->offset == 0)
-        return gst_whisper_worker_collect(seg, &b->c);
+        return gst_whisper_collect_segment(seg, &b->c);
     wkv_segment s = *seg;
     s.start += b->offset;
     s.end += b->offset;
@@ -174,12 +174,12 @@ static int collect_shifted(const wkv_segment *seg, void *user)
         }
         s.words = words;
     }
-    return gst_whisper_worker_collect(&s, &b->c);
+    return gst_whisper_collect_segment(&s, &b->c);
 }
 
-/* The next batch_size chunks taken: decoded, their text pushed.  Lock held on entry
+/* The next batch_size chunks taken: decoded, their text into *out.  Lock held on entry
  * and exit (dropped while it computes). */
-static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it)
+static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it, GstWhisperDecoded *out)
 {
     GstWhisperWorker *w = &self->w;
     const int c0 = w->bt_next, k = MIN(w->batch_size, w->bt_n_chunks - c0);
@@ -198,10 +198,9 @@ static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it)
 
     gint64 t_start = g_get_monotonic_time();
     BatchCollect b = {{self, t0, limit, gst_whisper_props_lateness(self),
-                       g_ptr_array_new_with_free_func(gst_whisper_seg_free), FALSE, NULL},
+                       gst_whisper_segs_new(), FALSE, NULL},
                       (double)w->bt_base / WKV_SAMPLE_RATE, w->bt_base / WKV_HOP};
-    w->cue_limit = limit;
-    w->cue_lateness = b.c.lateness;
+    gst_whisper_cues_window(self, limit, b.c.lateness);
     char *err = NULL;
     int r = wkv_transcribe_chunks(w->ctx, w->bt_pcm, w->bt_n, chunks, k, w->batch_size, &o,
                                   collect_shifted, NULL, &b, &err);
@@ -217,10 +216,10 @@ static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it)
     if (r < 0 || b.c.failed) {
         /* the segments reported before the failure still go out, then the error ends
          * the stream */
-        gst_whisper_text_push_segments(self, b.c.segs, GST_CLOCK_TIME_NONE);
-        g_ptr_array_unref(b.c.segs);
+        gst_whisper_decoded_add(out, b.c.segs, GST_CLOCK_TIME_NONE);
+        out->failed = TRUE;
         if (r < 0)
-            gst_whisper_worker_error(self, "batch", err);
+            gst_whisper_decoded_fail(out, "batch", err);
         else
             free(err);
         g_mutex_lock(&self->q.lock);
@@ -237,21 +236,18 @@ static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it)
     w->bt_next += k;
     if (w->bt_next >= w->bt_n_chunks)
         release_taken(self);
-    g_mutex_unlock(&self->q.lock);
 
     /* nothing can start before the next chunk any more */
     if (GST_CLOCK_TIME_IS_VALID(limit))
         until = MIN(until, limit);
-    GstClockTime hold = gst_whisper_worker_cue_hold(self);
+    GstClockTime hold = gst_whisper_cues_hold(self);
     if (GST_CLOCK_TIME_IS_VALID(hold))
         until = MIN(until, hold);
-    GstFlowReturn ret = gst_whisper_text_push_segments(self, b.c.segs, until);
-    g_ptr_array_unref(b.c.segs);
-    return gst_whisper_worker_pushed(self, ret) ? GST_WHISPER_BATCH_RAN
-                                                : GST_WHISPER_BATCH_ERROR;
+    gst_whisper_decoded_add(out, b.c.segs, until);
+    return GST_WHISPER_BATCH_RAN;
 }
 
-GstWhisperBatchStep gst_whisper_batch_run(GstWhisper *self, WItem *it)
+GstWhisperBatchStep gst_whisper_batch_run(GstWhisper *self, WItem *it, GstWhisperDecoded *out)
 {
     GstWhisperWorker *w = &self->w;
     if (w->bt_next >= w->bt_n_chunks) {
@@ -260,5 +256,5 @@ GstWhisperBatchStep gst_whisper_batch_run(GstWhisper *self, WItem *it)
         if (step != GST_WHISPER_BATCH_RAN || self->q.flushing || w->bt_n_chunks == 0)
             return step;
     }
-    return decode_batch(self, it);
+    return decode_batch(self, it, out);
 }

@@ -4,8 +4,9 @@
  *
  * The element's side: it pushes the stretch's new samples into the stream, calls
  * wkv_stream_finish when the stretch ends (EOS or a discontinuity) so nothing decoded
- * is lost, maps the stream's times to PTS, pushes the finals (and partials) with a GAP
- * up to the first uncommitted sample after each run, and keeps in its queue only the
+ * is lost, maps the stream's times to PTS, returns the finals (and partials) of each
+ * run to the worker, to go out with a GAP up to the run's first uncommitted sample, and
+ * keeps in its queue only the
  * audio from wkv_stream_base on.  One stream per activation (the language is detected
  * once); wkv_stream_reset at each new stretch. */
 #ifdef HAVE_CONFIG_H
@@ -233,7 +234,7 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
         l->stream = wkv_stream_new(self->w.ctx, &self->w.opts, &so, live_on_segment,
                                    &l->call, &err);
         if (!l->stream)
-            return gst_whisper_worker_error(self, "live stream", err);
+            return gst_whisper_inference_error(self, "live stream", err);
     }
     wkv_stream_reset(l->stream);
     /* a new stretch: cues start afresh (a flush dropped the open one's words) */
@@ -271,24 +272,36 @@ static void live_language(GstWhisper *self)
     GST_INFO_OBJECT(self, "detected language %s (live)", w->opt_language);
 }
 
-/* Pushes each run's segments and a GAP up to its first uncommitted sample (or the
- * open cue's start: its words are committed but their buffer is still to come). */
-static GstFlowReturn live_push(GstWhisper *self, LiveCall *c)
+/* Each run's segments as a piece, with a GAP up to its first uncommitted sample (or
+ * the open cue's start: its words are committed but their buffer is still to come). */
+static void live_pieces(GstWhisper *self, LiveCall *c, GstWhisperDecoded *out)
 {
-    GstFlowReturn ret = GST_FLOW_OK;
     double open_s;
     GstClockTime hold = self->live.cut && cue_cutter_pending(self->live.cut, &open_s)
                             ? gst_whisper_secs_to_ns(open_s) : GST_CLOCK_TIME_NONE;
-    for (guint i = 0; i < c->batches->len && ret == GST_FLOW_OK; i++) {
+    for (guint i = 0; i < c->batches->len; i++) {
         LiveBatch *b = &g_array_index(c->batches, LiveBatch, i);
         GstClockTime until = c->t0 + gst_whisper_samples_to_ns(b->new_base - c->offset) +
                              c->lateness * GST_MSECOND;
-        ret = gst_whisper_text_push_segments(self, b->segs, MIN(until, hold));
+        gst_whisper_decoded_add(out, g_ptr_array_ref(b->segs), MIN(until, hold));
     }
-    return ret;
 }
 
-gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
+/* The live run's copy of its audio: at least n floats, NULL when it cannot grow. */
+static float *scratch(GstWhisper *self, gsize n)
+{
+    GstWhisperWorker *w = &self->w;
+    if (n > w->scratch_cap) {
+        float *p = gst_whisper_try_renew(w->scratch, n, sizeof(float));
+        if (!p)
+            return NULL;
+        w->scratch = p;
+        w->scratch_cap = n;
+    }
+    return w->scratch;
+}
+
+gboolean gst_whisper_live_run(GstWhisper *self, WItem *it, GstWhisperDecoded *out)
 {
     GstWhisperLive *l = &self->live;
     wkv_stream *st = l->stream;
@@ -303,7 +316,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
     }
     gint64 from = l->pushed, n = it->len - from;
     gboolean closed = it->closed;
-    float *pcm = gst_whisper_worker_scratch(self, (gsize)n + 1);
+    float *pcm = scratch(self, (gsize)n + 1);
     if (!pcm) {
         gst_whisper_alloc_error(self, "the audio of a live run", (gsize)n + 1, sizeof(float));
         return FALSE;
@@ -339,7 +352,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
         g_array_unref((GArray *)c.arrivals);
     if (rc < 0) {
         g_array_unref(c.batches);
-        gst_whisper_worker_error(self, "live run", err);
+        gst_whisper_decoded_fail(out, "live run", err);
         g_mutex_lock(&self->q.lock);
         return FALSE;
     }
@@ -358,13 +371,12 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it)
      * hold up to 30 s more than the bound says before any audio is skipped */
     witem_drop_before(it, MIN(wkv_stream_base(st) - l->offset, l->pushed));
     g_cond_broadcast(&self->q.space);
-    g_mutex_unlock(&self->q.lock);
 
-    GstFlowReturn ret = live_push(self, &c);
+    live_pieces(self, &c, out);
     g_array_unref(c.batches);
-    if (c.failed) { /* the runs' text went out; a final's cue is missing: the end */
-        g_mutex_lock(&self->q.lock);
+    if (c.failed) { /* the runs' text goes out; a final's cue is missing: the end */
+        out->failed = TRUE;
         return FALSE;
     }
-    return gst_whisper_worker_pushed(self, ret);
+    return TRUE;
 }

@@ -51,14 +51,6 @@ static GstStaticPadTemplate text_template = GST_STATIC_PAD_TEMPLATE("text_src",
 static GstStaticPadTemplate transcriber_src_template = GST_STATIC_PAD_TEMPLATE("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(TEXT_CAPS));
 
-GstCaps *gst_whisper_text_caps(GstWhisper *self)
-{
-    /* highlighted cues are the only text with markup (<u>), escaped then */
-    gboolean markup = self->w.highlight && self->w.text_unit == GST_WHISPER_TEXT_UNIT_CUE;
-    return gst_caps_new_simple("text/x-raw", "format", G_TYPE_STRING,
-                               markup ? "pango-markup" : "utf8", NULL);
-}
-
 static gboolean flow_stops(GstFlowReturn ret)
 {
     return ret == GST_FLOW_FLUSHING || ret < GST_FLOW_EOS;
@@ -184,7 +176,7 @@ static gboolean queue_drain(GstWhisper *self)
 
 static GstFlowReturn gst_whisper_chain(GstPad *pad, GstObject *parent, GstBuffer *buf)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     (void)pad;
     /* text_src failed or is flushing: upstream hears it, as from any element */
     GstFlowReturn text = gst_whisper_queue_srcresult(self);
@@ -275,7 +267,7 @@ static gboolean sink_flush_stop(GstWhisper *self, GstEvent *event)
     gst_whisper_input_reset(self);
     /* the task is paused: the worker state is ours */
     gst_whisper_worker_forget_item(self);
-    gst_whisper_worker_forget_cues(self);
+    gst_whisper_cues_forget(self);
     gst_whisper_text_reset(self);
     gst_flow_combiner_reset(self->flows);
     gst_whisper_pads_drop_held(self);
@@ -304,7 +296,7 @@ static GstEvent *text_stream_start(GstWhisper *self, GstEvent *event)
 
 static gboolean gst_whisper_sink_event(GstPad *pad, GstObject *parent, GstEvent *event)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     switch (GST_EVENT_TYPE(event)) {
     case GST_EVENT_FLUSH_START:
         return sink_flush_start(self, event);
@@ -385,7 +377,7 @@ static gboolean template_accept_caps_query(GstPad *pad, GstQuery *query, gboolea
 
 static gboolean gst_whisper_sink_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     if (!self->srcpad) { /* the transcriber: the audio ends here, the template answers */
         if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS)
             return template_caps_query(pad, query);
@@ -418,7 +410,7 @@ static gboolean gst_whisper_sink_query(GstPad *pad, GstObject *parent, GstQuery 
 
 static gboolean gst_whisper_src_event(GstPad *pad, GstObject *parent, GstEvent *event)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     (void)pad;
     return gst_pad_push_event(self->sinkpad, event);
 }
@@ -458,7 +450,7 @@ static gboolean text_query(GstWhisper *self, GstPad *pad, GstQuery *query)
 
 static gboolean gst_whisper_src_query(GstPad *pad, GstObject *parent, GstQuery *query)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     if (pad == self->textpad)
         return text_query(self, pad, query);
     if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS)
@@ -469,7 +461,7 @@ static gboolean gst_whisper_src_query(GstPad *pad, GstObject *parent, GstQuery *
 static gboolean gst_whisper_text_activate_mode(GstPad *pad, GstObject *parent,
                                                GstPadMode mode, gboolean active)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     if (mode != GST_PAD_MODE_PUSH)
         return FALSE;
     if (active) {
@@ -483,7 +475,7 @@ static gboolean gst_whisper_text_activate_mode(GstPad *pad, GstObject *parent,
 
 static GstIterator *gst_whisper_iterate_internal_links(GstPad *pad, GstObject *parent)
 {
-    GstWhisper *self = GST_WHISPER(parent);
+    GstWhisper *self = GST_WHISPER_CAST(parent);
     /* the audio's way through; the transcriber's audio becomes its text */
     GstPad *out = self->srcpad ? self->srcpad : self->textpad;
     GstPad *other = pad == self->sinkpad ? out : self->sinkpad;

@@ -340,7 +340,7 @@ static void get_field(GstWhisper *self, gsize field, GValue *value)
 static void gst_whisper_set_property(GObject *object, guint id, const GValue *value,
                                      GParamSpec *pspec)
 {
-    GstWhisper *self = GST_WHISPER(object);
+    GstWhisper *self = GST_WHISPER_CAST(object);
     if (pspec->flags & GST_PARAM_MUTABLE_READY)
         warn_deferred(self, pspec);
     if (id == PROP_LANGUAGE || id == PROP_LANGUAGE_CODE) {
@@ -371,7 +371,7 @@ static void gst_whisper_set_property(GObject *object, guint id, const GValue *va
 static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
                                      GParamSpec *pspec)
 {
-    GstWhisper *self = GST_WHISPER(object);
+    GstWhisper *self = GST_WHISPER_CAST(object);
     const GstWhisperStats *st = &self->stats;
     GST_OBJECT_LOCK(self);
     switch (id) {

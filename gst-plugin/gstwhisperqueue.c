@@ -350,13 +350,10 @@ gboolean gst_whisper_queue_samples(GstWhisper *self, GstClockTime pts, gboolean 
         if (!GST_CLOCK_TIME_IS_VALID(q->text_end) || text_end > q->text_end)
             q->text_end = text_end;
         g_cond_signal(&q->cond);
-        /* offline: wait while the worker holds enough audio (see OFFLINE_MAX_SAMPLES;
-         * with batch-size, two batches: gst_whisper_worker_max_held);
-         * `it` may be freed meanwhile (a flush).  Offline VAD needs the whole stretch
-         * before its first window (w.vad is set before the pads are active). */
-        gboolean item_live = it->live || self->w.vad;
-        gint64 max_held = gst_whisper_worker_max_held(self);
-        while (!item_live && !q->flushing && held_samples(self) > max_held)
+        /* offline: wait while the worker holds enough audio (the bound set at the
+         * start: see OFFLINE_MAX_SAMPLES); `it` may be freed meanwhile (a flush) */
+        gboolean item_live = it->live;
+        while (!item_live && !q->flushing && held_samples(self) > q->max_held)
             g_cond_wait(&q->space, &q->lock);
     }
     take_src_tags(self, tags);
@@ -426,9 +423,10 @@ void gst_whisper_queue_flush_stop(GstWhisper *self)
     g_mutex_unlock(&self->q.lock);
 }
 
-void gst_whisper_queue_start(GstWhisper *self, guint step_ms)
+void gst_whisper_queue_start(GstWhisper *self, guint step_ms, gint64 max_held)
 {
     g_mutex_lock(&self->q.lock);
+    self->q.max_held = max_held;
     clear_items(self);
     gst_segment_init(&self->q.segment, GST_FORMAT_UNDEFINED);
     reset_stream_time(self);

@@ -1,8 +1,9 @@
 /* whisper: everything that leaves on text_src, from the worker thread: stream-start,
  * caps, segment, GAP events and the time floor, text buffers, the whisper-segment
  * messages, the transcript tags (on text_src, and queued for src), and the latency
- * promise's check.  Worker-only state (self->w); text_src's flow is stored in the
- * queue for chain. */
+ * promise's check.  The worker hands it what a step decoded (gstwhispersegs.h) and
+ * the queue's events; it calls nothing above it.  Worker-only state (self->w);
+ * text_src's flow is stored in the queue for chain. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -15,16 +16,12 @@
 
 #define DEFAULT_LANGUAGE "en"
 
-void gst_whisper_seg_free(gpointer p)
+GstCaps *gst_whisper_text_caps(GstWhisper *self)
 {
-    WSeg *s = p;
-    g_free(s->text);
-    if (s->words) {
-        for (guint i = 0; i < s->words->len; i++)
-            g_free(g_array_index(s->words, WWord, i).word);
-        g_array_free(s->words, TRUE);
-    }
-    g_free(s);
+    /* highlighted cues are the only text with markup (<u>), escaped then */
+    gboolean markup = self->w.highlight && self->w.text_unit == GST_WHISPER_TEXT_UNIT_CUE;
+    return gst_caps_new_simple("text/x-raw", "format", G_TYPE_STRING,
+                               markup ? "pango-markup" : "utf8", NULL);
 }
 
 void gst_whisper_text_reset(GstWhisper *self)
@@ -320,4 +317,19 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
     if (any) /* the flow of the last buffer that went out */
         gst_whisper_queue_set_srcresult(self, last);
     return ret;
+}
+
+GstFlowReturn gst_whisper_text_push_decoded(GstWhisper *self, const GstWhisperDecoded *d)
+{
+    GstFlowReturn ret = GST_FLOW_OK;
+    for (guint i = 0; i < d->pieces->len && ret == GST_FLOW_OK; i++) {
+        const GstWhisperPiece *p = &g_array_index(d->pieces, GstWhisperPiece, i);
+        ret = gst_whisper_text_push_segments(self, p->segs, p->until);
+    }
+    return ret;
+}
+
+void gst_whisper_text_end(GstWhisper *self)
+{
+    gst_pad_push_event(self->textpad, gst_event_new_eos());
 }

@@ -92,7 +92,7 @@ gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it)
     g_mutex_lock(&self->q.lock);
     if (!ok) {
         free(speech);
-        return gst_whisper_worker_error(self, "voice activity detection", err);
+        return gst_whisper_inference_error(self, "voice activity detection", err);
     }
     w->vad_filtered = TRUE;
     if (self->q.flushing) {
