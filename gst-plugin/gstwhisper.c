@@ -264,8 +264,8 @@ static void unload_model(GstWhisper *self)
     w->model = NULL;
     gst_whisper_model_release(w->vad);
     w->vad = NULL;
-    g_clear_pointer(&w->scratch, g_free);
-    w->scratch_cap = 0;
+    g_clear_pointer(&self->live.scratch, g_free);
+    self->live.scratch_cap = 0;
 }
 
 static GstStateChangeReturn gst_whisper_change_state(GstElement *element,

@@ -24,24 +24,22 @@
 
 void gst_whisper_batch_forget(GstWhisper *self)
 {
-    GstWhisperWorker *w = &self->w;
-    g_clear_pointer(&w->bt_pcm, g_free);
-    w->bt_n = 0;
-    w->bt_base = 0;
-    free(w->bt_chunks); /* the core's */
-    w->bt_chunks = NULL;
-    w->bt_n_chunks = w->bt_next = 0;
-    w->bt_speech = FALSE;
+    g_clear_pointer(&self->batch.pcm, g_free);
+    self->batch.n = 0;
+    self->batch.base = 0;
+    free(self->batch.chunks); /* the core's */
+    self->batch.chunks = NULL;
+    self->batch.n_chunks = self->batch.next = 0;
+    self->batch.speech = FALSE;
 }
 
 /* The samples and chunks taken are all decoded: they go (bt_speech stays).  Lock
  * held. */
 static void release_taken(GstWhisper *self)
 {
-    GstWhisperWorker *w = &self->w;
-    gboolean speech = w->bt_speech;
+    gboolean speech = self->batch.speech;
     gst_whisper_batch_forget(self);
-    w->bt_speech = speech;
+    self->batch.speech = speech;
     self->q.worker_held = 0;
     g_cond_broadcast(&self->q.space);
 }
@@ -71,12 +69,12 @@ static GstWhisperBatchStep take_plain(GstWhisper *self, WItem *it)
         return GST_WHISPER_BATCH_ERROR;
     }
     memcpy(pcm, it->pcm, n * sizeof(float));
-    w->bt_pcm = pcm;
-    w->bt_n = n;
-    w->bt_base = it->base;
-    w->bt_chunks = chunks;
-    w->bt_n_chunks = nc;
-    w->bt_next = 0;
+    self->batch.pcm = pcm;
+    self->batch.n = n;
+    self->batch.base = it->base;
+    self->batch.chunks = chunks;
+    self->batch.n_chunks = nc;
+    self->batch.next = 0;
     witem_drop_before(it, it->base + (gint64)n);
     self->q.worker_held = (gint64)n;
     return GST_WHISPER_BATCH_RAN;
@@ -97,7 +95,7 @@ static int speech_chunks(GstWhisper *self, const float *pcm, gsize n, GstClockTi
     int64_t n_probs = wkv_vad_probs(gst_whisper_vad_model_get(w->vad), pcm, n, &probs, err);
     int n_segs = n_probs < 0 ? -1 : wkv_vad_segments(probs, n_probs, &p, &segs, err);
     free(probs);
-    int nc = n_segs < 0 ? -1 : wkv_chunks_from_speech(segs, n_segs, n, &w->bt_chunks, err);
+    int nc = n_segs < 0 ? -1 : wkv_chunks_from_speech(segs, n_segs, n, &self->batch.chunks, err);
     if (nc >= 0) {
         gst_whisper_vad_post_segments(self, segs, n_segs, t0, (gint64)n);
         GST_DEBUG_OBJECT(self, "VAD: %d speech segments in %d chunks", n_segs, nc);
@@ -110,31 +108,30 @@ static int speech_chunks(GstWhisper *self, const float *pcm, gsize n, GstClockTi
  * held on entry and exit (dropped while it computes). */
 static GstWhisperBatchStep take_speech(GstWhisper *self, WItem *it)
 {
-    GstWhisperWorker *w = &self->w;
-    if (w->bt_speech)
+    if (self->batch.speech)
         return GST_WHISPER_BATCH_DONE;
     if (!it->closed)
         return GST_WHISPER_BATCH_WAIT;
     /* the stretch has ended: nothing appends to it, and a flush meanwhile frees the
      * item, not the samples */
-    w->bt_pcm = it->pcm;
-    w->bt_n = it->n;
-    w->bt_base = it->base;
-    w->bt_speech = TRUE;
+    self->batch.pcm = it->pcm;
+    self->batch.n = it->n;
+    self->batch.base = it->base;
+    self->batch.speech = TRUE;
     GstClockTime t0 = it->t0 + gst_whisper_samples_to_ns(it->base);
     it->pcm = NULL;
     it->n = it->cap = 0;
-    self->q.worker_held = (gint64)w->bt_n;
+    self->q.worker_held = (gint64)self->batch.n;
     g_mutex_unlock(&self->q.lock);
     char *err = NULL;
-    int nc = speech_chunks(self, w->bt_pcm, w->bt_n, t0, &err);
+    int nc = speech_chunks(self, self->batch.pcm, self->batch.n, t0, &err);
     g_mutex_lock(&self->q.lock);
     if (nc < 0) {
         gst_whisper_inference_error(self, "voice activity detection", err);
         return GST_WHISPER_BATCH_ERROR;
     }
-    w->bt_n_chunks = nc;
-    w->bt_next = 0;
+    self->batch.n_chunks = nc;
+    self->batch.next = 0;
     if (nc == 0) /* no speech: the stretch is done at the next step */
         release_taken(self);
     return GST_WHISPER_BATCH_RAN;
@@ -182,12 +179,12 @@ static int collect_shifted(const wkv_segment *seg, void *user)
 static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it, GstWhisperDecoded *out)
 {
     GstWhisperWorker *w = &self->w;
-    const int c0 = w->bt_next, k = MIN(w->batch_size, w->bt_n_chunks - c0);
-    const wkv_chunk *chunks = w->bt_chunks + c0;
+    const int c0 = self->batch.next, k = MIN(w->batch_size, self->batch.n_chunks - c0);
+    const wkv_chunk *chunks = self->batch.chunks + c0;
     GstClockTime t0 = it->t0;
     GstClockTime limit = it->closed && !it->eos ? t0 + gst_whisper_samples_to_ns(it->len)
                                                 : GST_CLOCK_TIME_NONE;
-    GstClockTime until = t0 + gst_whisper_samples_to_ns(w->bt_base + chunks[k - 1].end);
+    GstClockTime until = t0 + gst_whisper_samples_to_ns(self->batch.base + chunks[k - 1].end);
     gint64 audio = 0;
     for (int i = 0; i < k; i++)
         audio += chunks[i].end - chunks[i].start;
@@ -199,10 +196,10 @@ static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it, GstWhisperD
     gint64 t_start = g_get_monotonic_time();
     BatchCollect b = {{self, t0, limit, gst_whisper_props_lateness(self),
                        gst_whisper_segs_new(), FALSE, NULL},
-                      (double)w->bt_base / WKV_SAMPLE_RATE, w->bt_base / WKV_HOP};
+                      (double)self->batch.base / WKV_SAMPLE_RATE, self->batch.base / WKV_HOP};
     gst_whisper_cues_window(self, limit, b.c.lateness);
     char *err = NULL;
-    int r = wkv_transcribe_chunks(w->ctx, w->bt_pcm, w->bt_n, chunks, k, w->batch_size, &o,
+    int r = wkv_transcribe_chunks(w->ctx, self->batch.pcm, self->batch.n, chunks, k, w->batch_size, &o,
                                   collect_shifted, NULL, &b, &err);
     gst_whisper_stats_account(self, (g_get_monotonic_time() - t_start) / 1000.0,
                               (double)audio / WKV_SAMPLE_RATE);
@@ -226,15 +223,15 @@ static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it, GstWhisperD
         return GST_WHISPER_BATCH_ERROR;
     }
     GST_DEBUG_OBJECT(self, "batch of %d chunks from sample %" G_GINT64_FORMAT ": %u segments",
-                     k, w->bt_base + chunks[0].start, b.c.segs->len);
+                     k, self->batch.base + chunks[0].start, b.c.segs->len);
 
     g_mutex_lock(&self->q.lock);
     if (self->q.flushing) { /* cancelled: a flush came in meanwhile */
         g_ptr_array_unref(b.c.segs);
         return GST_WHISPER_BATCH_RAN;
     }
-    w->bt_next += k;
-    if (w->bt_next >= w->bt_n_chunks)
+    self->batch.next += k;
+    if (self->batch.next >= self->batch.n_chunks)
         release_taken(self);
 
     /* nothing can start before the next chunk any more */
@@ -250,10 +247,10 @@ static GstWhisperBatchStep decode_batch(GstWhisper *self, WItem *it, GstWhisperD
 GstWhisperBatchStep gst_whisper_batch_run(GstWhisper *self, WItem *it, GstWhisperDecoded *out)
 {
     GstWhisperWorker *w = &self->w;
-    if (w->bt_next >= w->bt_n_chunks) {
+    if (self->batch.next >= self->batch.n_chunks) {
         GstWhisperBatchStep step = w->vad ? take_speech(self, it) : take_plain(self, it);
         /* a flush while the speech was computed: `it` may be gone */
-        if (step != GST_WHISPER_BATCH_RAN || self->q.flushing || w->bt_n_chunks == 0)
+        if (step != GST_WHISPER_BATCH_RAN || self->q.flushing || self->batch.n_chunks == 0)
             return step;
     }
     return decode_batch(self, it, out);

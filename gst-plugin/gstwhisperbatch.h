@@ -8,6 +8,19 @@
 
 G_BEGIN_DECLS
 
+/* The batch step's (worker-only): the samples taken from the stretch (pcm: n of them,
+ * from stream index base; they left the queue), cut into n_chunks chunks of which
+ * `next` is the next to decode; speech: the stretch's speech was cut into chunks (VAD,
+ * once it ended). */
+typedef struct {
+    float *pcm;
+    gsize n;
+    gint64 base;
+    wkv_chunk *chunks;
+    gint n_chunks, next;
+    gboolean speech;
+} GstWhisperBatch;
+
 typedef enum {
     GST_WHISPER_BATCH_RAN,   /* a batch ran (or was cancelled by a flush) */
     GST_WHISPER_BATCH_WAIT,  /* more audio of the stretch is needed first */

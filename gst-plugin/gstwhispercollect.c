@@ -51,30 +51,31 @@ static GstClockTime word_time(const GstWhisperCollect *c, double secs)
  * pango-markup (highlight-words). */
 static void cue_part(const cue_word *q, guint n, double a, double b, int mark, void *user)
 {
-    GstWhisperWorker *w = user;
+    GstWhisper *self = user;
     WSeg *s = g_new0(WSeg, 1);
-    s->text = cue_text(q, n, w->highlight, mark);
+    s->text = cue_text(q, n, self->w.highlight, mark);
     s->text_only = TRUE;
-    place(s, a, b, w->cue_t0, w->cue_limit, w->cue_lateness, w->cue_out);
+    place(s, a, b, self->cues.t0, self->cues.limit, self->cues.lateness, self->cues.out);
 }
 
 /* text-unit=cue: a complete cue, its words' texts joined (line breaks included), or
  * with highlight-words its highlighted sub-cues. */
 static void collect_cue(const cue_word *words, guint n, void *user)
 {
-    GstWhisperWorker *w = user;
-    cue_parts(words, n, w->highlight, cue_part, w);
+    GstWhisper *self = user;
+    cue_parts(words, n, self->w.highlight, cue_part, self);
 }
 
 int gst_whisper_collect_segment(const wkv_segment *speech_seg, void *user)
 {
     GstWhisperCollect *c = user;
-    GstWhisperWorker *w = &c->self->w;
+    GstWhisper *self = c->self;
+    const GstWhisperWorker *w = &self->w;
     /* with VAD: onto the stretch's timeline, as the CLI reports it */
     wkv_segment mapped;
     const wkv_segment *seg = speech_seg;
     g_autofree wkv_word *mapped_words = NULL;
-    if (w->vad_map) {
+    if (self->speech.map) {
         gsize n_words = (gsize)MAX(1, speech_seg->n_words);
         mapped_words = gst_whisper_try_new(wkv_word, n_words);
         if (!mapped_words) {
@@ -82,7 +83,7 @@ int gst_whisper_collect_segment(const wkv_segment *speech_seg, void *user)
             c->failed = TRUE;
             return 1; /* stops the transcriber's loop */
         }
-        wkv_vad_map_result(w->vad_map, speech_seg, &mapped, mapped_words);
+        wkv_vad_map_result(self->speech.map, speech_seg, &mapped, mapped_words);
         seg = &mapped;
     }
     if (!c->language && seg->language)
@@ -110,10 +111,10 @@ int gst_whisper_collect_segment(const wkv_segment *speech_seg, void *user)
             place(ws, seg->words[k].start, seg->words[k].end, c->t0, c->limit, c->lateness,
                   c->segs);
         }
-    } else if (w->text_unit == GST_WHISPER_TEXT_UNIT_CUE && w->cut) {
-        w->cue_out = c->segs;
-        cue_cutter_segment(w->cut, seg);
-        w->cue_out = NULL;
+    } else if (w->text_unit == GST_WHISPER_TEXT_UNIT_CUE && self->cues.cut) {
+        self->cues.out = c->segs;
+        cue_cutter_segment(self->cues.cut, seg);
+        self->cues.out = NULL;
     }
     return 0;
 }
@@ -121,45 +122,43 @@ int gst_whisper_collect_segment(const wkv_segment *speech_seg, void *user)
 void gst_whisper_cues_begin(GstWhisper *self, GstClockTime t0)
 {
     GstWhisperWorker *w = &self->w;
-    cue_cutter_free(w->cut);
-    w->cut = NULL;
+    cue_cutter_free(self->cues.cut);
+    self->cues.cut = NULL;
     if (w->text_unit != GST_WHISPER_TEXT_UNIT_CUE)
         return;
-    w->cut = cue_cutter_new(&w->cue_opts, collect_cue, w);
-    w->cue_t0 = t0;
-    w->cue_limit = GST_CLOCK_TIME_NONE;
-    w->cue_lateness = gst_whisper_props_lateness(self);
+    self->cues.cut = cue_cutter_new(&w->cue_opts, collect_cue, self);
+    self->cues.t0 = t0;
+    self->cues.limit = GST_CLOCK_TIME_NONE;
+    self->cues.lateness = gst_whisper_props_lateness(self);
 }
 
 void gst_whisper_cues_window(GstWhisper *self, GstClockTime limit, guint lateness)
 {
-    self->w.cue_limit = limit;
-    self->w.cue_lateness = lateness;
+    self->cues.limit = limit;
+    self->cues.lateness = lateness;
 }
 
 GstClockTime gst_whisper_cues_hold(GstWhisper *self)
 {
-    const GstWhisperWorker *w = &self->w;
     double start;
-    if (!w->cut || !cue_cutter_pending(w->cut, &start))
+    if (!self->cues.cut || !cue_cutter_pending(self->cues.cut, &start))
         return GST_CLOCK_TIME_NONE;
-    return w->cue_t0 + gst_whisper_secs_to_ns(start) + w->cue_lateness * GST_MSECOND;
+    return self->cues.t0 + gst_whisper_secs_to_ns(start) + self->cues.lateness * GST_MSECOND;
 }
 
 void gst_whisper_cues_finish(GstWhisper *self, GPtrArray *out)
 {
-    GstWhisperWorker *w = &self->w;
-    if (!w->cut)
+    if (!self->cues.cut)
         return;
-    w->cue_out = out;
-    cue_cutter_finish(w->cut);
-    w->cue_out = NULL;
-    cue_cutter_free(w->cut);
-    w->cut = NULL;
+    self->cues.out = out;
+    cue_cutter_finish(self->cues.cut);
+    self->cues.out = NULL;
+    cue_cutter_free(self->cues.cut);
+    self->cues.cut = NULL;
 }
 
 void gst_whisper_cues_forget(GstWhisper *self)
 {
-    cue_cutter_free(self->w.cut);
-    self->w.cut = NULL;
+    cue_cutter_free(self->cues.cut);
+    self->cues.cut = NULL;
 }

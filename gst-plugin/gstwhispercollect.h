@@ -3,6 +3,7 @@
 #ifndef GST_WHISPER_COLLECT_H
 #define GST_WHISPER_COLLECT_H
 
+#include "cue_cut.h"
 #include "gstwhisper.h"
 #include "gstwhispersegs.h"
 
@@ -20,6 +21,14 @@ typedef struct {
     gboolean failed; /* an allocation failed (ERROR posted): the window's text stops */
     gchar *language; /* the first segment's language (g_free) */
 } GstWhisperCollect;
+
+/* text-unit=cue offline: the current stretch's cues (worker-only). */
+typedef struct {
+    cue_cutter *cut;     /* NULL: not cutting */
+    GPtrArray *out;      /* where complete cues go (WSeg*), while cutting */
+    GstClockTime t0, limit; /* as GstWhisperCollect's, for the cues being cut */
+    guint lateness;
+} GstWhisperCues;
 
 /* The segment callback of a decoding run, `user` a GstWhisperCollect: the segment as
  * text buffers (words, cues) in its `segs`.  Non-zero stops the run (an allocation

@@ -290,15 +290,14 @@ static void live_pieces(GstWhisper *self, LiveCall *c, GstWhisperDecoded *out)
 /* The live run's copy of its audio: at least n floats, NULL when it cannot grow. */
 static float *scratch(GstWhisper *self, gsize n)
 {
-    GstWhisperWorker *w = &self->w;
-    if (n > w->scratch_cap) {
-        float *p = gst_whisper_try_renew(w->scratch, n, sizeof(float));
+    if (n > self->live.scratch_cap) {
+        float *p = gst_whisper_try_renew(self->live.scratch, n, sizeof(float));
         if (!p)
             return NULL;
-        w->scratch = p;
-        w->scratch_cap = n;
+        self->live.scratch = p;
+        self->live.scratch_cap = n;
     }
-    return w->scratch;
+    return self->live.scratch;
 }
 
 gboolean gst_whisper_live_run(GstWhisper *self, WItem *it, GstWhisperDecoded *out)

@@ -18,6 +18,8 @@ typedef struct {
     void *call;     /* what the stream's callbacks need during a call (gstwhisperlive.c) */
     cue_cutter *cut; /* text-unit=cue: the stretch's committed words cut into cues */
     GPtrArray *cue_out;  /* where complete cues go (WSeg*), while cutting */
+    float *scratch;      /* a run's copy of its audio */
+    gsize scratch_cap;
 } GstWhisperLive;
 
 void gst_whisper_live_init(GstWhisper *self);

@@ -21,48 +21,47 @@
 static int collect_segment_cb(const wkv_segment *seg, void *user)
 {
     GstWhisper *self = user;
-    return gst_whisper_collect_segment(seg, self->w.collect);
+    return gst_whisper_collect_segment(seg, self->off.collect);
 }
 
 gboolean gst_whisper_offline_begin(GstWhisper *self)
 {
     GstWhisperWorker *w = &self->w;
     char *err = NULL;
-    w->tr = wkv_transcriber_new(w->ctx, &w->opts, collect_segment_cb, self, &err);
-    if (!w->tr)
+    self->off.tr = wkv_transcriber_new(w->ctx, &w->opts, collect_segment_cb, self, &err);
+    if (!self->off.tr)
         return gst_whisper_inference_error(self, "offline transcriber", err);
     return TRUE;
 }
 
 gboolean gst_whisper_offline_feed(GstWhisper *self, WItem *it)
 {
-    GstWhisperWorker *w = &self->w;
-    if (it->len > w->tr_pushed) {
+    if (it->len > self->off.pushed) {
         char *err = NULL;
-        if (wkv_transcriber_push(w->tr, it->pcm + (w->tr_pushed - it->base),
-                                 (size_t)(it->len - w->tr_pushed), &err) != 0)
+        if (wkv_transcriber_push(self->off.tr, it->pcm + (self->off.pushed - it->base),
+                                 (size_t)(it->len - self->off.pushed), &err) != 0)
             return gst_whisper_inference_error(self, "offline transcriber", err);
-        w->tr_pushed = it->len;
+        self->off.pushed = it->len;
         witem_drop_before(it, it->len);
     }
-    if (it->closed && !w->tr_closed) {
-        wkv_transcriber_close(w->tr);
-        w->tr_closed = TRUE;
+    if (it->closed && !self->off.closed) {
+        wkv_transcriber_close(self->off.tr);
+        self->off.closed = TRUE;
     }
-    self->q.worker_held = wkv_transcriber_held(w->tr);
+    self->q.worker_held = wkv_transcriber_held(self->off.tr);
     return TRUE;
 }
 
 int gst_whisper_offline_next(GstWhisper *self)
 {
-    return wkv_transcriber_next(self->w.tr);
+    return wkv_transcriber_next(self->off.tr);
 }
 
 /* The language the transcriber detected on the stretch's first window. */
 static void offline_language(GstWhisper *self)
 {
     GstWhisperWorker *w = &self->w;
-    const char *code = wkv_transcriber_language(w->tr, NULL);
+    const char *code = wkv_transcriber_language(self->off.tr, NULL);
     if (!w->detect_pending || !g_strcmp0(code, "auto"))
         return;
     g_free(w->opt_language);
@@ -87,9 +86,9 @@ gboolean gst_whisper_offline_window(GstWhisper *self, WItem *it, int size,
     GstWhisperCollect c = {self, t0, limit, gst_whisper_props_lateness(self),
                            gst_whisper_segs_new(), FALSE, NULL};
     gst_whisper_cues_window(self, limit, c.lateness);
-    self->w.collect = &c;
-    gint64 next = wkv_transcriber_run(self->w.tr, &err);
-    self->w.collect = NULL;
+    self->off.collect = &c;
+    gint64 next = wkv_transcriber_run(self->off.tr, &err);
+    self->off.collect = NULL;
     g_free(c.language); /* the transcriber says which language it detected */
     if (next < 0) {
         g_ptr_array_unref(c.segs);
@@ -117,7 +116,7 @@ gboolean gst_whisper_offline_window(GstWhisper *self, WItem *it, int size,
         return TRUE;
     }
     it->seek = next;
-    self->q.worker_held = wkv_transcriber_held(self->w.tr);
+    self->q.worker_held = wkv_transcriber_held(self->off.tr);
     g_cond_broadcast(&self->q.space);
 
     /* nothing can start before the next window any more (a seek past the end of a
@@ -135,10 +134,9 @@ gboolean gst_whisper_offline_window(GstWhisper *self, WItem *it, int size,
 
 void gst_whisper_offline_forget(GstWhisper *self)
 {
-    GstWhisperWorker *w = &self->w;
-    wkv_transcriber_free(w->tr);
-    w->tr = NULL;
-    w->tr_pushed = 0;
-    w->tr_closed = FALSE;
+    wkv_transcriber_free(self->off.tr);
+    self->off.tr = NULL;
+    self->off.pushed = 0;
+    self->off.closed = FALSE;
     self->q.worker_held = 0;
 }

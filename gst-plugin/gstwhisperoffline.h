@@ -9,6 +9,16 @@
 
 G_BEGIN_DECLS
 
+/* The offline step's (worker-only): the core's transcriber of the current stretch,
+ * the samples of that stretch handed to it (the queue drops them then) and whether it
+ * closed. */
+typedef struct {
+    wkv_transcriber *tr;
+    gint64 pushed;
+    gboolean closed;
+    gpointer collect; /* the window under way's GstWhisperCollect */
+} GstWhisperOffline;
+
 /* A new stretch: its transcriber.  FALSE on an error (posted). */
 gboolean gst_whisper_offline_begin(GstWhisper *self);
 /* Hands the stretch's new samples to the transcriber (the queue's copy goes) and

@@ -8,8 +8,10 @@
  *                 gstwhisperstats.c own them;
  *   q             under `q.lock`: the queue between the streaming thread and the
  *                 worker (gstwhisperqueue.c; the worker loop waits on its conds);
- *   w, live       the worker's own: touched only by the worker task, or while it is
- *                 stopped or paused (state changes, FLUSH_STOP).
+ *   w             the run's settings (READY->PAUSED) and the worker's own; with
+ *   text, off, batch, speech, cues, live  each step's state: touched only by the
+ *                 worker task, or while it is stopped or paused (state changes,
+ *                 FLUSH_STOP).
  * No function holds two of these locks at once. */
 #ifndef GST_WHISPER_PRIV_H
 #define GST_WHISPER_PRIV_H
@@ -62,6 +64,12 @@ struct _GstWhisper {
     GstWhisperStats stats;
     GstWhisperQueue q;
     GstWhisperWorker w;
+    /* the worker's, by the part that keeps it */
+    GstWhisperText text;
+    GstWhisperOffline off;
+    GstWhisperBatch batch;
+    GstWhisperSpeech speech;
+    GstWhisperCues cues;
     GstWhisperLive live;
 };
 

@@ -228,7 +228,7 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
                                                                            : "auto");
     o->alignment_heads = self->w.opt_heads;
     self->w.batch_size = p->batch_size;
-    self->w.bt_live_warned = FALSE;
+    self->w.batch_live_warned = FALSE;
     self->w.text_unit = p->text_unit;
     self->w.cue_opts = p->cue;
     self->w.highlight = p->highlight_words;

@@ -26,9 +26,9 @@ GstCaps *gst_whisper_text_caps(GstWhisper *self)
 
 void gst_whisper_text_reset(GstWhisper *self)
 {
-    self->w.text_pos = self->w.text_floor = GST_CLOCK_TIME_NONE;
-    self->w.late = FALSE;
-    self->w.stall_warned = FALSE;
+    self->text.pos = self->text.floor = GST_CLOCK_TIME_NONE;
+    self->text.late = FALSE;
+    self->text.stall_warned = FALSE;
 }
 
 /* Sends stream-start and caps on text_src if it lacks them. */
@@ -68,25 +68,24 @@ static void ensure_text_events(GstWhisper *self)
 
 static void raise_floor(GstWhisper *self, GstClockTime t)
 {
-    if (!GST_CLOCK_TIME_IS_VALID(self->w.text_floor) || t > self->w.text_floor)
-        self->w.text_floor = t;
+    if (!GST_CLOCK_TIME_IS_VALID(self->text.floor) || t > self->text.floor)
+        self->text.floor = t;
 }
 
 void gst_whisper_text_gap(GstWhisper *self, GstClockTime until)
 {
-    GstWhisperWorker *w = &self->w;
     if (!GST_CLOCK_TIME_IS_VALID(until))
         return;
-    if (GST_CLOCK_TIME_IS_VALID(w->text_pos) && until <= w->text_pos)
+    if (GST_CLOCK_TIME_IS_VALID(self->text.pos) && until <= self->text.pos)
         return;
-    GstClockTime from = GST_CLOCK_TIME_IS_VALID(w->text_pos) ? w->text_pos : until;
+    GstClockTime from = GST_CLOCK_TIME_IS_VALID(self->text.pos) ? self->text.pos : until;
     ensure_text_events(self);
     if (until > from) {
         /* said before the push: a sink prerolling on it blocks the push */
         gst_whisper_queue_set_text_flowing(self);
         gst_pad_push_event(self->textpad, gst_event_new_gap(from, until - from));
     }
-    w->text_pos = until;
+    self->text.pos = until;
     raise_floor(self, until);
 }
 
@@ -99,35 +98,34 @@ void gst_whisper_text_preroll(GstWhisper *self, GstClockTime t0, gboolean gap)
     ensure_text_events(self);
     if (gap)
         gst_pad_push_event(self->textpad, gst_event_new_gap(t0, 0));
-    self->w.text_pos = t0;
+    self->text.pos = t0;
     raise_floor(self, t0);
 }
 
 void gst_whisper_text_event(GstWhisper *self, GstEvent *ev)
 {
-    GstWhisperWorker *w = &self->w;
     if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
         GstClockTime ts, dur;
         gst_event_parse_gap(ev, &ts, &dur);
         ensure_text_events(self);
         GstClockTime end = GST_CLOCK_TIME_IS_VALID(dur) ? ts + dur : ts;
-        if (GST_CLOCK_TIME_IS_VALID(w->text_floor) && ts < w->text_floor) {
+        if (GST_CLOCK_TIME_IS_VALID(self->text.floor) && ts < self->text.floor) {
             /* text already went past its start (lateness, timestamps that went back):
              * only the part after the floor, if any */
-            GstClockTime from = w->text_floor;
+            GstClockTime from = self->text.floor;
             gst_event_unref(ev);
             if (end <= from)
                 return;
             ev = gst_event_new_gap(from, end - from);
         }
-        if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || end > w->text_pos)
-            w->text_pos = end;
+        if (!GST_CLOCK_TIME_IS_VALID(self->text.pos) || end > self->text.pos)
+            self->text.pos = end;
         raise_floor(self, end);
         if (end > ts)
             gst_whisper_queue_set_text_flowing(self);
     } else if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
         gst_whisper_text_ensure_stream(self);
-        w->text_pos = w->text_floor = GST_CLOCK_TIME_NONE;
+        self->text.pos = self->text.floor = GST_CLOCK_TIME_NONE;
     } else if (GST_EVENT_TYPE(ev) == GST_EVENT_EOS) {
         ensure_text_events(self);
         gst_whisper_queue_set_text_flowing(self);
@@ -157,14 +155,14 @@ static void check_commit_delay(GstWhisper *self, const WSeg *s)
     guint64 delay_ms = (now - s->arrived) / GST_MSECOND;
     guint latency = 0;
     if (!gst_whisper_stats_commit(self, delay_ms, &latency)) {
-        self->w.late = FALSE;
+        self->text.late = FALSE;
         return;
     }
     GST_DEBUG_OBJECT(self, "final at %" GST_TIME_FORMAT " out %" G_GUINT64_FORMAT " ms after "
                      "its audio (latency %u)", GST_TIME_ARGS(s->pts), delay_ms, latency);
-    if (self->w.late)
+    if (self->text.late)
         return;
-    self->w.late = TRUE;
+    self->text.late = TRUE;
     GST_ELEMENT_WARNING(self, CORE, CLOCK, ("Whisper text is later than its latency"),
         ("a final segment went out %" G_GUINT64_FORMAT " ms after its audio arrived, %"
          G_GUINT64_FORMAT " ms more than latency=%u; inference is slower than the audio "
@@ -179,8 +177,8 @@ static void clamp_to_floor(GstWhisper *self, WSeg *s)
 {
     GstClockTime end = s->pts + s->duration;
     GST_DEBUG_OBJECT(self, "segment at %" GST_TIME_FORMAT " moved to %" GST_TIME_FORMAT,
-                     GST_TIME_ARGS(s->pts), GST_TIME_ARGS(self->w.text_floor));
-    s->pts = self->w.text_floor;
+                     GST_TIME_ARGS(s->pts), GST_TIME_ARGS(self->text.floor));
+    s->pts = self->text.floor;
     s->duration = end > s->pts ? end - s->pts : 0;
 }
 
@@ -219,7 +217,6 @@ static void post_segment_message(GstWhisper *self, const WSeg *s, const gchar *l
  * there was one. */
 static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *pushed)
 {
-    GstWhisperWorker *w = &self->w;
     const gchar *lang = segment_language(self);
     *pushed = FALSE;
     if (!seg->final) {
@@ -229,7 +226,7 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
     }
     WSeg guarded = *seg;
     const WSeg *s = &guarded;
-    if (GST_CLOCK_TIME_IS_VALID(w->text_floor) && s->pts < w->text_floor)
+    if (GST_CLOCK_TIME_IS_VALID(self->text.floor) && s->pts < self->text.floor)
         clamp_to_floor(self, &guarded);
     if (!s->text_only)
         post_segment_message(self, s, lang);
@@ -247,15 +244,15 @@ static GstFlowReturn push_segment(GstWhisper *self, const WSeg *seg, gboolean *p
         return GST_FLOW_OK;
 
     /* a gap before the text keeps the time moving */
-    if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts > w->text_pos)
+    if (!GST_CLOCK_TIME_IS_VALID(self->text.pos) || s->pts > self->text.pos)
         gst_whisper_text_gap(self, s->pts);
     gsize len = strlen(s->text);
     GstBuffer *buf = gst_buffer_new_allocate(NULL, len, NULL);
     gst_buffer_fill(buf, 0, s->text, len);
     GST_BUFFER_PTS(buf) = s->pts;
     GST_BUFFER_DURATION(buf) = s->duration;
-    if (!GST_CLOCK_TIME_IS_VALID(w->text_pos) || s->pts + s->duration > w->text_pos)
-        w->text_pos = s->pts + s->duration;
+    if (!GST_CLOCK_TIME_IS_VALID(self->text.pos) || s->pts + s->duration > self->text.pos)
+        self->text.pos = s->pts + s->duration;
     raise_floor(self, s->pts);
     gst_whisper_queue_set_text_flowing(self); /* before: a prerolling sink blocks it */
     GstFlowReturn ret = gst_pad_push(self->textpad, buf);

@@ -8,6 +8,15 @@
 
 G_BEGIN_DECLS
 
+/* Where the text pad's time has got to (worker-only). */
+typedef struct {
+    GstClockTime pos;   /* where text_src's time has got to */
+    GstClockTime floor; /* no text may start before: the last text buffer's PTS or the
+                         * end of the last GAP sent, or NONE */
+    gboolean late;      /* a late-commit episode is going on (warned once) */
+    gboolean stall_warned; /* the worker's "waiting for audio" warning went out (once) */
+} GstWhisperText;
+
 /* The text pad's caps: text/x-raw, format utf8, or pango-markup for highlighted cues. */
 GstCaps *gst_whisper_text_caps(GstWhisper *self);
 void gst_whisper_text_reset(GstWhisper *self);

@@ -41,9 +41,9 @@ void gst_whisper_vad_post_segments(GstWhisper *self, const wkv_vad_segment *segs
 
 void gst_whisper_vad_forget(GstWhisper *self)
 {
-    wkv_vad_map_free(self->w.vad_map);
-    self->w.vad_map = NULL;
-    self->w.vad_filtered = FALSE;
+    wkv_vad_map_free(self->speech.map);
+    self->speech.map = NULL;
+    self->speech.filtered = FALSE;
 }
 
 /* The speech of pcm[0..n) (a stretch starting at text time t0) as wkv_vad_filter
@@ -61,7 +61,7 @@ static gboolean filter(GstWhisper *self, const float *pcm, gsize n, GstClockTime
     free(probs);
     if (n_segs < 0)
         return FALSE;
-    int r = wkv_vad_filter(pcm, n, segs, n_segs, &w->vad_params, speech, n_speech, &w->vad_map,
+    int r = wkv_vad_filter(pcm, n, segs, n_segs, &w->vad_params, speech, n_speech, &self->speech.map,
                            err);
     if (r == 0)
         gst_whisper_vad_post_segments(self, segs, n_segs, t0, (gint64)n);
@@ -73,7 +73,6 @@ static gboolean filter(GstWhisper *self, const float *pcm, gsize n, GstClockTime
 
 gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it)
 {
-    GstWhisperWorker *w = &self->w;
     /* the stretch has ended: nothing appends to it, and the worker takes its samples
      * while it computes (a flush meanwhile frees the item, not them) */
     float *pcm = it->pcm;
@@ -81,7 +80,7 @@ gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it)
     GstClockTime t0 = it->t0;
     it->pcm = NULL;
     it->n = it->cap = 0;
-    w->vad_len = it->len;
+    self->speech.len = it->len;
     g_mutex_unlock(&self->q.lock);
 
     float *speech = NULL;
@@ -94,7 +93,7 @@ gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it)
         free(speech);
         return gst_whisper_inference_error(self, "voice activity detection", err);
     }
-    w->vad_filtered = TRUE;
+    self->speech.filtered = TRUE;
     if (self->q.flushing) {
         free(speech);
         return TRUE;
@@ -119,14 +118,14 @@ gboolean gst_whisper_vad_filter(GstWhisper *self, WItem *it)
 
 gint64 gst_whisper_vad_length(GstWhisper *self, const WItem *it)
 {
-    return self->w.vad_filtered ? self->w.vad_len : it->len;
+    return self->speech.filtered ? self->speech.len : it->len;
 }
 
 GstClockTime gst_whisper_vad_frame_time(GstWhisper *self, GstClockTime t0, gint64 frame)
 {
-    if (!self->w.vad_map)
+    if (!self->speech.map)
         return t0 + gst_whisper_samples_to_ns(frame * WKV_HOP);
     int64_t cs, unused;
-    wkv_vad_map_segment(self->w.vad_map, frame, frame, &cs, &unused);
+    wkv_vad_map_segment(self->speech.map, frame, frame, &cs, &unused);
     return t0 + (GstClockTime)cs * 10 * GST_MSECOND;
 }

@@ -8,6 +8,15 @@
 
 G_BEGIN_DECLS
 
+/* Offline VAD, for the current stretch (worker-only): its audio was replaced by its
+ * speech (filtered), `len` samples long before; the speech's times map back through
+ * `map`. */
+typedef struct {
+    gboolean filtered;
+    gint64 len;
+    wkv_vad_map *map;
+} GstWhisperSpeech;
+
 /* A whisper-vad message (post-vad-messages on): speech starts or ends at text time ts. */
 void gst_whisper_vad_post(GstWhisper *self, gboolean speech, GstClockTime ts);
 /* The messages of a stretch's speech segments (n samples from text time t0). */

@@ -56,7 +56,7 @@ static gboolean deliver(GstWhisper *self, GstWhisperDecoded *d, gboolean ok)
 
 void gst_whisper_worker_forget_item(GstWhisper *self)
 {
-    self->w.tr_item = NULL;
+    self->w.item = NULL;
     gst_whisper_offline_forget(self);
     gst_whisper_vad_forget(self);
     gst_whisper_batch_forget(self);
@@ -66,16 +66,16 @@ void gst_whisper_worker_forget_item(GstWhisper *self)
 static gboolean begin_item(GstWhisper *self, WItem *it)
 {
     GstWhisperWorker *w = &self->w;
-    if (w->tr_item == it)
+    if (self->w.item == it)
         return TRUE;
     gst_whisper_worker_forget_item(self);
-    w->tr_item = it;
+    self->w.item = it;
     if (it->live) {
-        if (w->batch_size > 1 && !w->bt_live_warned) {
+        if (w->batch_size > 1 && !self->w.batch_live_warned) {
             /* as the live-only properties offline: the setting does not apply */
             GST_WARNING_OBJECT(self, "batch-size=%d is for offline transcription: a live "
                                "stretch is decoded run by run", w->batch_size);
-            w->bt_live_warned = TRUE;
+            self->w.batch_live_warned = TRUE;
         }
         return gst_whisper_live_begin(self);
     }
@@ -104,8 +104,8 @@ static void item_done(GstWhisper *self, WItem *it)
 {
     g_queue_pop_head(&self->q.items);
     GstClockTime end = it->t0 + gst_whisper_samples_to_ns(gst_whisper_vad_length(self, it));
-    gst_whisper_cues_window(self, !it->eos ? end : GST_CLOCK_TIME_NONE, self->w.cue_lateness);
-    if (self->w.tr_item == it)
+    gst_whisper_cues_window(self, !it->eos ? end : GST_CLOCK_TIME_NONE, self->cues.lateness);
+    if (self->w.item == it)
         gst_whisper_worker_forget_item(self);
     witem_free(it);
     g_cond_broadcast(&self->q.space);
@@ -145,7 +145,7 @@ static void worker_fail(GstWhisper *self)
  * audio for STALL_WARN_US says so once with a WARNING instead of a silent hang. */
 static void wait_for_audio(GstWhisper *self, WItem *it)
 {
-    if (self->q.text_flowing || self->w.stall_warned) {
+    if (self->q.text_flowing || self->text.stall_warned) {
         g_cond_wait(&self->q.cond, &self->q.lock);
         return;
     }
@@ -154,7 +154,7 @@ static void wait_for_audio(GstWhisper *self, WItem *it)
     if (g_cond_wait_until(&self->q.cond, &self->q.lock, deadline) || self->q.flushing ||
         g_queue_peek_head(&self->q.items) != it || it->len != len || self->q.text_flowing)
         return;
-    self->w.stall_warned = TRUE;
+    self->text.stall_warned = TRUE;
     double held = (double)it->len / WKV_SAMPLE_RATE;
     /* with batch-size N, the first text needs N windows */
     int first_s = 30 * MAX(1, self->w.batch_size);
@@ -190,12 +190,12 @@ void gst_whisper_worker_loop(gpointer data)
             return;
         }
         /* audio */
-        if (self->w.tr_item != it) {
+        if (self->w.item != it) {
             if (!begin_item(self, it)) {
                 worker_fail(self);
                 return;
             }
-            if (!GST_CLOCK_TIME_IS_VALID(self->w.text_pos)) {
+            if (!GST_CLOCK_TIME_IS_VALID(self->text.pos)) {
                 GstClockTime t0 = it->t0;
                 /* the filter offline holds its audio until text flowed instead */
                 gboolean gap = it->live || self->transcriber;
@@ -236,7 +236,7 @@ void gst_whisper_worker_loop(gpointer data)
                 continue;
             }
             ok = deliver(self, &d, step == GST_WHISPER_BATCH_RAN);
-        } else if (self->w.vad && !self->w.vad_filtered) {
+        } else if (self->w.vad && !self->speech.filtered) {
             /* VAD offline: the speech segments need the whole stretch (as the CLI's) */
             if (!it->closed) {
                 g_cond_wait(&self->q.cond, &self->q.lock);
