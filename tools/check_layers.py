@@ -76,6 +76,19 @@ def find_cycle(graph):
     return None
 
 
+def object_symbols(o):
+    """(defined, undefined) global symbols of one object file."""
+    out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
+    d, u = set(), set()
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in 'TDBRi':
+            d.add(p[2])
+        elif len(p) == 2 and p[0] == 'U':
+            u.add(p[1])
+    return d, u
+
+
 def symbols(build, core):
     """file -> (defined, undefined) global symbols, from the shared library's objects."""
     # libwhisperkv*: a sanitized build compiles the kernels in libraries of their own
@@ -88,29 +101,8 @@ def symbols(build, core):
         path = os.path.join(layer, rest)
         if not os.path.exists(os.path.join(core, path)):
             continue
-        out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
-        d, u = set(), set()
-        for line in out.splitlines():
-            p = line.split()
-            if len(p) == 3 and p[1] in 'TDBRi':
-                d.add(p[2])
-            elif len(p) == 2 and p[0] == 'U':
-                u.add(p[1])
-        res[path] = (d, u)
+        res[path] = object_symbols(o)
     return res
-
-
-def object_symbols(o):
-    """(defined, undefined) global symbols of one object file."""
-    out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
-    d, u = set(), set()
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) == 3 and p[1] in 'TDBRi':
-            d.add(p[2])
-        elif len(p) == 2 and p[0] == 'U':
-            u.add(p[1])
-    return d, u
 
 
 def check_cli(root, build, errors):
