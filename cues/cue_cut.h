@@ -1,6 +1,6 @@
 /* Subtitle cues cut from timed words the way the reference's writers cut them
  * (openai/whisper's utils.py, SubtitlesWriter.iterate_result): line width, lines per
- * cue, words per line.  Shared by the CLI's SRT/VTT writer (examples/subtitles.c) and
+ * cue, words per line.  Shared by the CLI's SRT/VTT writer (cli/subtitles.c) and
  * the element's text-unit=cue (gst-plugin/), so both cut the same cues. */
 #ifndef CUE_CUT_H
 #define CUE_CUT_H

@@ -1,6 +1,6 @@
 /* A cue's text as the reference's writers make it, and its highlighted form
  * (openai/whisper's utils.py, SubtitlesWriter.iterate_result with highlight_words).
- * Shared by the CLI's SRT/VTT writer (examples/subtitles.c) and the element's
+ * Shared by the CLI's SRT/VTT writer (cli/subtitles.c) and the element's
  * text-unit=cue with highlight-words, so both cut the same sub-cues with the same
  * text. */
 #ifndef CUE_TEXT_H

@@ -110,7 +110,7 @@ wkv_is_ci() {
 }
 
 # wkv_build BUILD_DIR [TARGET...]: builds everything, or only the targets named
-# (meson's [PATH/]NAME, e.g. examples/whisperkv-transcribe).
+# (meson's [PATH/]NAME, e.g. cli/whisperkv-transcribe).
 wkv_build() {
     (cd "$WKV_ROOT" && meson compile -C "$@")
 }

@@ -26,7 +26,7 @@ run_demo() {
     {
         wkv_install_packages espeak-ng gstreamer1.0-tools
         wkv_configure "$build"
-        wkv_build "$build" examples/whisperkv-transcribe gst-plugin/gstwhisperkv
+        wkv_build "$build" cli/whisperkv-transcribe gst-plugin/gstwhisperkv
     } >&2
     wav=$(mktemp --suffix .wav)
     # expanded now: the trap runs after this function's locals are gone
@@ -38,7 +38,7 @@ run_demo() {
     echo
     echo "espeak-ng said:  $text"
     echo -n "CLI heard:      "
-    "$WKV_ROOT/$build/examples/whisperkv-transcribe" -m "$model" "$wav" | tr -s ' \n' ' '
+    "$WKV_ROOT/$build/cli/whisperkv-transcribe" -m "$model" "$wav" | tr -s ' \n' ' '
     echo
     echo -n "element heard:  "
     GST_PLUGIN_PATH="$WKV_ROOT/$build/gst-plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}" \
@@ -57,7 +57,7 @@ fi
 if (($# == 0)) || [[ "$1" == -h || "$1" == --help ]]; then
     echo "usage: $0 FILE [whisperkv-transcribe options]" >&2
     echo "       $0 --demo   (speaks a sentence and transcribes it with the demo model)" >&2
-    echo "(after the first run, build/examples/whisperkv-transcribe --help lists them)" >&2
+    echo "(after the first run, build/cli/whisperkv-transcribe --help lists them)" >&2
     exit 2
 fi
 
@@ -119,7 +119,7 @@ build=${WKV_BUILD_DIR:-build}
 {
     wkv_install_packages curl ca-certificates
     wkv_configure "$build"
-    wkv_build "$build" examples/whisperkv-transcribe
+    wkv_build "$build" cli/whisperkv-transcribe
 } >&2
 
 model_args=()
@@ -127,4 +127,4 @@ if ((has_model_option == 0)) && [[ -z "${WHISPERKV_MODEL:-}" ]]; then
     model=$(find_local_model) || model=$(download_model) || exit 1
     model_args=(-m "$model")
 fi
-exec "$WKV_ROOT/$build/examples/whisperkv-transcribe" "${model_args[@]}" "$@"
+exec "$WKV_ROOT/$build/cli/whisperkv-transcribe" "${model_args[@]}" "$@"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# End-to-end test of examples/whisperkv-transcribe on real recordings with a generated
+# End-to-end test of cli/whisperkv-transcribe on real recordings with a generated
 # random-weight micro model: srt, vtt, json and txt outputs, the debug dumps, model
 # lookup, live mode (--live, --realtime), the errors (missing file, undecodable
 # file, broken model, bad options), and voice activity detection (the --vad-* options).
@@ -519,7 +519,7 @@ else
 fi
 
 # ------------------------------------------------------------------ voice activity (VAD)
-# whisper.cpp's Silero VAD (examples/cli_vad.c): --vad-only against the vectors of
+# whisper.cpp's Silero VAD (cli/cli_vad.c): --vad-only against the vectors of
 # every parameter set, --dump-vad-probs, transcription of the speech only with times
 # on the input's timeline, silence that yields no text, and the bad values.
 VAD_MODEL=$SHARED/models/for-tests-silero-v6.2.0-ggml.bin
@@ -725,7 +725,7 @@ else
     bad "--clip-timestamps 2,5 (status $rc)" "$tmp/out" "$tmp/err"
 fi
 
-# word-timestamp options (examples/word_options.c): the ones acting on words need
+# word-timestamp options (cli/word_options.c): the ones acting on words need
 # --word-timestamps, as the reference CLI's cue options do; bad values exit 2 too
 for args in "--max-line-width 20" "--max-line-count 2" "--max-words-per-line 3" \
     "--highlight-words" "--alignment-heads default" "--prepend-punctuations x" \

@@ -13,6 +13,16 @@
   6. with a build directory: names say what is public: every global symbol of the core
      named wkv_ is declared in include/ (the API); the core's own are named wkv__.
 
+And that the CLI (cli/) is a program on the public API:
+  7. no cli/ file is over 600 lines;
+  8. cli/ files include only the public headers (include/), the cues/ headers, their
+     own (cli/) and system headers, never the core's private headers nor the element's
+     (gst-plugin/), and cli/meson.build links neither the core's internals nor the
+     element;
+  9. with a build directory (where the CLI is built): no two cli/ files depend on each
+     other through symbols, directly or in a longer circle;
+ 10. docs/architecture.md names every file under cli/ and no file that is not there.
+
 usage: check_layers.py SOURCE_ROOT [BUILD_DIR]
 Prints what is wrong and exits 1, or prints a summary and exits 0.
 """
@@ -66,6 +76,19 @@ def find_cycle(graph):
     return None
 
 
+def object_symbols(o):
+    """(defined, undefined) global symbols of one object file."""
+    out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
+    d, u = set(), set()
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in 'TDBRi':
+            d.add(p[2])
+        elif len(p) == 2 and p[0] == 'U':
+            u.add(p[1])
+    return d, u
+
+
 def symbols(build, core):
     """file -> (defined, undefined) global symbols, from the shared library's objects."""
     # libwhisperkv*: a sanitized build compiles the kernels in libraries of their own
@@ -78,16 +101,69 @@ def symbols(build, core):
         path = os.path.join(layer, rest)
         if not os.path.exists(os.path.join(core, path)):
             continue
-        out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
-        d, u = set(), set()
-        for line in out.splitlines():
-            p = line.split()
-            if len(p) == 3 and p[1] in 'TDBRi':
-                d.add(p[2])
-            elif len(p) == 2 and p[0] == 'U':
-                u.add(p[1])
-        res[path] = (d, u)
+        res[path] = object_symbols(o)
     return res
+
+
+def check_cli(root, build, errors):
+    """Rules 7-10 for cli/; returns (files, objects' file dependencies or None)."""
+    cli = os.path.join(root, 'cli')
+    files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(cli, '*.[ch]')))
+    # what a quoted include may name: the API, the cues, cli/ itself
+    allowed = {os.path.basename(h) for h in glob.glob(os.path.join(root, 'include', '*.h'))}
+    allowed |= {os.path.basename(h) for h in glob.glob(os.path.join(root, 'cues', '*.h'))}
+    allowed |= {f for f in files if f.endswith('.h')}
+    # the project's headers nobody outside their folder may include, by name
+    private = {os.path.basename(h) for h in
+               glob.glob(os.path.join(root, 'core', '**', '*.h'), recursive=True) +
+               glob.glob(os.path.join(root, 'gst-plugin', '**', '*.h'), recursive=True)}
+    for f in files:
+        text = open(os.path.join(cli, f)).read()
+        lines = text.count('\n')
+        if lines > MAX_LINES:
+            errors.append('cli/%s: %d lines (at most %d)' % (f, lines, MAX_LINES))
+        for m in re.finditer(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', text, re.M):
+            kind, inc = m.groups()
+            base = os.path.basename(inc)
+            if kind == '"' and inc not in allowed:
+                errors.append('cli/%s: #include "%s": the CLI includes only include/, '
+                              'cues/ and cli/ headers' % (f, inc))
+            elif kind == '<' and (base in private or
+                                  inc.split('/')[0] in ('core', 'gst-plugin')):
+                errors.append('cli/%s: #include <%s>: a private header of core/ or '
+                              'gst-plugin/' % (f, inc))
+    mb = open(os.path.join(cli, 'meson.build')).read()
+    for dep in ('whisperkv_internal_dep', 'gstwhisper_dep'):
+        if re.search(r'\b%s\b' % dep, mb):
+            errors.append('cli/meson.build: uses %s (the CLI links the public library '
+                          'and cues/ only)' % dep)
+
+    deps = None
+    pdir = os.path.join(build, 'cli', 'whisperkv-transcribe.p') if build else None
+    if pdir and os.path.isdir(pdir):  # else the CLI is not built here (-Dexamples=disabled)
+        syms = {}
+        for o in glob.glob(os.path.join(pdir, '*.o')):
+            src = os.path.basename(o)[:-len('.o')]  # e.g. output.c
+            if src in files:
+                syms[src] = object_symbols(o)
+        if not syms:
+            errors.append('%s: no cli objects found (build first)' % pdir)
+        owner = {s: f for f, (d, _) in syms.items() for s in d}
+        deps = {f: {owner[s] for s in u if owner.get(s, f) != f}
+                for f, (_, u) in syms.items()}
+        c = find_cycle(deps)
+        if c:
+            errors.append('cli files in a circle (through the symbols they call): ' +
+                          ' -> '.join('cli/' + x for x in c))
+
+    arch = open(os.path.join(root, 'docs', 'architecture.md')).read()
+    named = set(re.findall(r'`cli/([A-Za-z0-9_.-]+\.[ch])`', arch))
+    for f in files:
+        if f not in named:
+            errors.append('docs/architecture.md: does not list cli/%s' % f)
+    for f in sorted(named - set(files)):
+        errors.append('docs/architecture.md: lists cli/%s, which is not in cli/' % f)
+    return files, deps
 
 
 def main():
@@ -176,6 +252,8 @@ def main():
     for f in sorted(named - set(files)):
         errors.append('docs/architecture.md: lists %s, which is not in core/' % f)
 
+    cli_files, cli_deps = check_cli(root, build, errors)
+
     for e in errors:
         print(e)
     if errors:
@@ -193,6 +271,11 @@ def main():
           (len(uses), ' < '.join(order), len(files), n_includes,
            ', %d file dependencies by symbol' % n_edges if build else '', MAX_LINES,
            ', every wkv_ symbol public' if build else ''))
+    print('check_layers: cli/: %d files, none over %d lines, includes only include/, cues/, '
+          'cli/ and system headers%s, docs/architecture.md lists them all' %
+          (len(cli_files), MAX_LINES,
+           ', %d file dependencies by symbol, no circle' % sum(map(len, cli_deps.values()))
+           if cli_deps is not None else ' (not built here: no symbol check)'))
     return 0
 
 

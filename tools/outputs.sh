@@ -11,7 +11,7 @@ set -eu
 B=$1 OUT=$2
 S=${WHISPERKV_SHARED:-$(dirname "$0")/../../shared}
 mkdir -p "$OUT"
-CLI=$B/examples/whisperkv-transcribe
+CLI=$B/cli/whisperkv-transcribe
 "$B"/bench/whisperkv-bench --size tiny,base --reps 1 --tokens 8 --threads 2 \
     --logits "$OUT/bench-f32" >/dev/null
 "$B"/bench/whisperkv-bench --size tiny --reps 1 --tokens 8 --threads 2 --type int8 \

@@ -2,7 +2,7 @@
  * properties (defaults from the core, a bad file named in the error, the model
  * shared), offline text equal to the CLI's VAD transcription (the core's
  * wkv_vad_probs, wkv_vad_segments, wkv_vad_filter, the long form on that audio and
- * wkv_vad_map_result, as examples/cli_vad.c does), silence and noise giving no text
+ * wkv_vad_map_result, as cli/cli_vad.c does), silence and noise giving no text
  * but GAPs, and the whisper-vad messages.  Needs the shared Silero model and
  * recordings: skipped (77) without them, failed under CI=true. */
 #include "gstwhisper.h"
@@ -181,7 +181,7 @@ static int speech_segments(const float *pcm, gsize n, wkv_vad_params *p, wkv_vad
 }
 
 /* The CLI's `--vad-model V --mel-norm window` transcription of pcm[0..n) with `model`
- * (examples/cli_vad.c: probabilities, segments, the filtered audio, the long form on
+ * (cli/cli_vad.c: probabilities, segments, the filtered audio, the long form on
  * it, each segment mapped back); the speech kept in *n_speech, the windows decoded in
  * *windows. */
 static GPtrArray *core_vad_segments(const gchar *model, const float *pcm, gsize n,

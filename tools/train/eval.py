@@ -38,7 +38,7 @@ def write_wavs(utts, d):
 
 
 def cli():
-    return os.path.join(engine.build_dir(), "examples", "whisperkv-transcribe")
+    return os.path.join(engine.build_dir(), "cli", "whisperkv-transcribe")
 
 
 def transcribe(model, wav, compute, decode, extra=()):

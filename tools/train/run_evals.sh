@@ -43,7 +43,7 @@ done
 # 4. signals that are not speech, with and without VAD
 "$py" signals_eval.py --model "$m" --vad "$shared/models/for-tests-silero-v6.2.0-ggml.bin" | tee "$out/signals.md"
 # 5. long form: the 10-minute recording through the window loop
-"$WHISPERKV_BUILD/examples/whisperkv-transcribe" -m "$m" -t 2 -o json "$rec/long.wav" >"$out/long.json"
+"$WHISPERKV_BUILD/cli/whisperkv-transcribe" -m "$m" -t 2 -o json "$rec/long.wav" >"$out/long.json"
 "$py" - "$out/long.json" "$rec/long.json" <<'PY' | tee "$out/long.md"
 import json, sys, collections
 import wer

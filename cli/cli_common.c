@@ -1,4 +1,4 @@
-/* whisperkv-transcribe's messages and clock (cli_common.h). */
+/* whisperkv-transcribe's messages, output files and clock (cli_common.h). */
 #include "cli_common.h"
 
 #include <errno.h>
@@ -62,6 +62,31 @@ gboolean cli_close_output(FILE *f, const char *path, char **msg)
     if (!ok)
         *msg = g_strdup_printf("cannot write '%s': %s", is_stdout(path) ? "stdout" : path,
                                g_strerror(errno));
+    return ok;
+}
+
+gboolean cli_write_f32_le(const char *path, const float *data, size_t count, char **error)
+{
+    FILE *f = g_fopen(path, "wb");
+    if (!f) {
+        *error = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
+        return FALSE;
+    }
+    gboolean ok = TRUE;
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+    ok = fwrite(data, sizeof(float), count, f) == count;
+#else
+    for (size_t i = 0; i < count && ok; i++) {
+        guint32 u;
+        memcpy(&u, &data[i], 4);
+        u = GUINT32_TO_LE(u);
+        ok = fwrite(&u, 4, 1, f) == 1;
+    }
+#endif
+    if (fclose(f) != 0)
+        ok = FALSE;
+    if (!ok)
+        *error = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
     return ok;
 }
 

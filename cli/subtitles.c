@@ -13,17 +13,21 @@ struct cue_writer {
     cue_cutter *cut;
 };
 
-/* [HH:]MM:SS.mmm of cue_ms (vtt: hours only when > 0) */
-static void timestamp(double t, gboolean vtt, char *buf, size_t size)
+void cli_timestamp_ms(gint64 ms, gboolean hours, char sep, char *buf, size_t size)
 {
-    gint64 ms = cue_ms(t);
     gint64 h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
-    if (vtt && h == 0)
-        g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ".%03" G_GINT64_FORMAT,
-                   m, s, ms % 1000);
+    if (!hours && h == 0)
+        g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT "%c%03" G_GINT64_FORMAT,
+                   m, s, sep, ms % 1000);
     else
         g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT
-                   "%c%03" G_GINT64_FORMAT, h, m, s, vtt ? '.' : ',', ms % 1000);
+                   "%c%03" G_GINT64_FORMAT, h, m, s, sep, ms % 1000);
+}
+
+/* The reference's writers: Python's round (cue_ms), hours in vtt only when > 0. */
+static void timestamp(double t, gboolean vtt, char *buf, size_t size)
+{
+    cli_timestamp_ms(cue_ms(t), !vtt, vtt ? '.' : ',', buf, size);
 }
 
 static void write_cue(cue_writer *c, const char *a, const char *b, const char *text)

@@ -1,5 +1,5 @@
-/* What every part of whisperkv-transcribe uses: its one-line messages on stderr and
- * its clock. */
+/* What every part of whisperkv-transcribe uses: its one-line messages on stderr, its
+ * output files and its clock. */
 #ifndef CLI_COMMON_H
 #define CLI_COMMON_H
 
@@ -24,6 +24,9 @@ FILE *cli_open_output(const char *path, char **msg);
 /* Flushes f and closes it unless it is standard output; FALSE (f closed all the same)
  * with "cannot write 'PATH': why" in *msg. */
 gboolean cli_close_output(FILE *f, const char *path, char **msg);
+/* count floats written little-endian to path (the debug outputs' raw files); FALSE
+ * with "cannot write 'PATH': why" in *error (g_free it). */
+gboolean cli_write_f32_le(const char *path, const float *data, size_t count, char **error);
 /* The monotonic clock, in milliseconds. */
 double cli_now_ms(void);
 

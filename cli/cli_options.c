@@ -124,13 +124,10 @@ static GOptionEntry entries[] = {
      "Live, virtual clock: each run takes this many ms instead of its measured compute "
      "time (a repeatable run on any machine, or a slower or faster device's; default 0: "
      "measured)", "MS"},
-    {"from-json", 0, 0, G_OPTION_ARG_NONE, &opt_from_json,
-     "FILE is a document this program wrote with -o json: write it again as txt, srt or "
-     "vtt, no model or audio needed (with --word-timestamps, srt/vtt cues are cut from its "
-     "words with the cue options given: other line widths without transcribing again)",
-     NULL},
+    /* description and -o's argument: the format names, filled in by parse() */
+    {"from-json", 0, 0, G_OPTION_ARG_NONE, &opt_from_json, NULL, NULL},
     {"output-format", 'o', 0, G_OPTION_ARG_STRING, &opt_format,
-     "Output format (default txt)", "txt|srt|vtt|json"},
+     "Output format (default txt)", NULL},
     {"output-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_output_file,
      "Write the result there instead of standard output", "PATH"},
     {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
@@ -150,6 +147,7 @@ static GOptionEntry entries[] = {
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
+/* A format for g_strdup_printf: %s, the formats' --help (cli_format_help). */
 static const char description[] =
     "Transcribes FILE (any audio format GStreamer can decode, or a URI) with a Whisper\n"
     "model in the whisper.cpp ggml format (f32 or f16): greedy decoding (or beam search)\n"
@@ -159,8 +157,7 @@ static const char description[] =
     "Model: -m PATH, else $WHISPERKV_MODEL, else models/ggml-base.en.bin, else the first\n"
     "models/ggml-*.bin (relative to the current directory).\n"
     "\n"
-    "Output formats: txt (one segment per line), srt, vtt, json (segments with tokens\n"
-    "and scores, the model's hyper-parameters and timings).\n"
+    "Output formats: %s.\n" /* output.c's table */
     "\n"
     "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
     "when two runs agree or --latency forces it); json adds each segment's committed_at\n"
@@ -258,9 +255,24 @@ char *cli_find_model(const cli_args *args)
 static int parse(int *argc, char ***argv)
 {
     take_logits_args(argc, *argv);
+    /* the texts naming the output formats, from output.c's table */
+    char *help = cli_format_help(), *all = cli_format_names("|", "|", TRUE);
+    char *text = cli_format_names(", ", " or ", FALSE);
+    char *desc = g_strdup_printf(description, help);
+    char *from_json = g_strdup_printf(
+        "FILE is a document this program wrote with -o json: write it again as %s, no "
+        "model or audio needed (with --word-timestamps, srt/vtt cues are cut from its "
+        "words with the cue options given: other line widths without transcribing again)",
+        text);
+    for (GOptionEntry *e = entries; e->long_name; e++) {
+        if (strcmp(e->long_name, "from-json") == 0)
+            e->description = from_json;
+        else if (strcmp(e->long_name, "output-format") == 0)
+            e->arg_description = all;
+    }
     GOptionContext *octx = g_option_context_new("FILE");
     g_option_context_set_summary(octx, "Speech to text with OpenAI Whisper models (whisperkv).");
-    g_option_context_set_description(octx, description);
+    g_option_context_set_description(octx, desc);
     g_option_context_add_main_entries(octx, entries, NULL);
     g_option_context_add_main_entries(octx, cli_vad_entries, NULL);
     g_option_context_add_group(octx, gst_init_get_option_group());
@@ -268,6 +280,12 @@ static int parse(int *argc, char ***argv)
     GError *gerr = NULL;
     gboolean parsed = g_option_context_parse(octx, argc, argv, &gerr);
     g_option_context_free(octx);
+    for (GOptionEntry *e = entries; e->long_name; e++)
+        if (e->description == from_json)
+            e->description = NULL;
+        else if (e->arg_description == all)
+            e->arg_description = NULL;
+    g_free(help), g_free(all), g_free(text), g_free(desc), g_free(from_json);
     if (parsed)
         return 0;
     int st = cli_usage("%s", gerr->message);
@@ -286,9 +304,13 @@ static int check_io_and_compute(cli_args *a)
     a->file = opt_files[0];
     a->model = opt_model;
 
-    a->format = CLI_OUT_TXT;
-    if (opt_format && !cli_out_format_parse(opt_format, &a->format))
-        return cli_usage("unknown output format '%s' (txt, srt, vtt or json)", opt_format);
+    a->format = cli_format_find(opt_format);
+    if (!a->format) {
+        char *names = cli_format_names(", ", " or ", TRUE);
+        int st = cli_usage("unknown output format '%s' (%s)", opt_format, names);
+        g_free(names);
+        return st;
+    }
     a->output_file = opt_output_file;
 
     a->decode.mel_norm = WKV_MEL_GLOBAL;
@@ -331,11 +353,15 @@ static int check_io_and_compute(cli_args *a)
     a->batch_size = opt_batch_size;
     a->no_drafts = opt_no_drafts;
     a->from_json = opt_from_json;
-    if (a->from_json && (a->format == CLI_OUT_JSON || a->live || a->batch_size ||
+    if (a->from_json && (cli_format_is_document(a->format) || a->live || a->batch_size ||
                          cli_vad_only() || opt_dump_mel || opt_dump_encoder ||
-                         opt_logits_tokens))
-        return cli_usage("--from-json writes txt, srt or vtt from a JSON document: not with "
-                         "-o json, --live, --batch-size, --vad-only or the debug outputs");
+                         opt_logits_tokens)) {
+        char *names = cli_format_names(", ", " or ", FALSE);
+        int st = cli_usage("--from-json writes %s from a JSON document: not with -o json, "
+                           "--live, --batch-size, --vad-only or the debug outputs", names);
+        g_free(names);
+        return st;
+    }
     return 0;
 }
 

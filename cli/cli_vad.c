@@ -226,8 +226,9 @@ static void print_json(FILE *out, const vad_result *r, double duration)
     g_object_unref(b);
 }
 
-/* txt: "start --> end" lines; srt and vtt: a "[speech]" cue per segment. */
-static void print_segments(FILE *out, cli_out_format fmt, const vad_result *r)
+/* Each segment as the format writes speech (txt: "start --> end" lines; srt and vtt:
+ * a "[speech]" cue). */
+static void print_segments(FILE *out, const cli_format *fmt, const vad_result *r)
 {
     cli_output *o = cli_output_new(fmt, out);
     cli_output_begin(o);
@@ -236,14 +237,7 @@ static void print_segments(FILE *out, cli_out_format fmt, const vad_result *r)
         seg.start = (double)r->segs[i].start / 100.0;
         seg.end = (double)r->segs[i].end / 100.0;
         seg.text = "[speech]";
-        if (fmt == CLI_OUT_TXT) {
-            char a[32], b[32];
-            cli_format_timestamp(seg.start, '.', a, sizeof a);
-            cli_format_timestamp(seg.end, '.', b, sizeof b);
-            fprintf(out, "%s --> %s\n", a, b);
-        } else {
-            cli_output_segment(o, &seg);
-        }
+        cli_output_speech(o, &seg);
     }
     cli_output_free(o);
 }
@@ -265,7 +259,7 @@ static float *load_audio(const char *file, gsize *n, char **msg)
     return pcm;
 }
 
-int cli_vad_only_run(const char *file, cli_out_format fmt, const char *output_file,
+int cli_vad_only_run(const char *file, const cli_format *fmt, const char *output_file,
                      char **msg)
 {
     gsize n = 0;
@@ -282,7 +276,7 @@ int cli_vad_only_run(const char *file, cli_out_format fmt, const char *output_fi
         free(r.segs);
         return 1;
     }
-    if (fmt == CLI_OUT_JSON)
+    if (cli_format_is_document(fmt))
         print_json(out, &r, (double)n / WKV_SAMPLE_RATE);
     else
         print_segments(out, fmt, &r);

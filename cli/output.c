@@ -1,4 +1,6 @@
-/* txt / srt / vtt written segment by segment; json built with json-glib at the end. */
+/* The output formats: each one's writers (txt / srt / vtt written segment by segment;
+ * json built with json-glib at the end), and the table of them at the end of the file,
+ * the one place that says which formats there are. */
 #include "output.h"
 
 #include "cue_text.h"
@@ -9,14 +11,15 @@
 #include <json-glib/json-glib.h>
 
 struct cli_output {
-    cli_out_format fmt;
+    const cli_format *fmt;
     FILE *out;
-    int cue;              /* srt/vtt cues written so far */
+    int cue;              /* srt cues written so far */
     JsonArray *segments;  /* json only */
     char *first_language; /* the first segment's language (for -l auto) */
     JsonArray *language_probs; /* [code, probability] pairs, when detected */
     JsonObject *live;     /* the live summary, when set */
-    cue_writer *cues;       /* srt/vtt with word timestamps */
+    cue_options cue_opts; /* srt/vtt with word timestamps: how cues are cut */
+    cue_writer *cues;     /* srt/vtt with word timestamps, from cli_output_begin */
     char *alignment_heads; /* json with word timestamps */
     char *compute_type;   /* json: the context's compute type (auto resolved) */
     char *kv_cache;       /* json: the type of its attention caches (auto resolved) */
@@ -25,14 +28,29 @@ struct cli_output {
     GArray *word_delays;  /* live with words: the same of each word */
 };
 
+/* An output format: one line of the table at the end of this file. */
+struct cli_format {
+    const char *name; /* -o NAME (any case) */
+    const char *help; /* what it writes, for --help (NULL: the name says it) */
+    gboolean document; /* cli_format_is_document */
+    /* before the first segment (NULL: nothing) */
+    void (*begin)(cli_output *o);
+    /* a segment; committed_at NAN when not live, forced: the live final's flag */
+    void (*segment)(cli_output *o, const wkv_segment *seg, double committed_at, int forced);
+    /* --vad-only's speech segment (NULL: as a segment) */
+    void (*speech)(cli_output *o, const wkv_segment *seg);
+    /* what it keeps for the end; FALSE if writing failed (NULL: a flush) */
+    gboolean (*finish)(cli_output *o, const wkv_model *model, const char *language,
+                       double duration, const cli_out_timings *t);
+};
+
 void cli_output_set_words(cli_output *o, const cue_options *cues,
                           const char *alignment_heads)
 {
     o->words = TRUE;
+    o->cue_opts = *cues;
     g_free(o->alignment_heads);
     o->alignment_heads = g_strdup(alignment_heads);
-    if (!o->cues && (o->fmt == CLI_OUT_SRT || o->fmt == CLI_OUT_VTT))
-        o->cues = cue_writer_new(cues, o->fmt == CLI_OUT_VTT, o->out);
 }
 
 void cli_output_set_types(cli_output *o, const char *compute_type, const char *kv_cache)
@@ -43,70 +61,9 @@ void cli_output_set_types(cli_output *o, const char *compute_type, const char *k
     o->kv_cache = g_strdup(kv_cache);
 }
 
-gboolean cli_out_format_parse(const char *name, cli_out_format *fmt)
-{
-    static const struct {
-        const char *name;
-        cli_out_format fmt;
-    } table[] = {
-        {"txt", CLI_OUT_TXT}, {"srt", CLI_OUT_SRT}, {"vtt", CLI_OUT_VTT}, {"json", CLI_OUT_JSON},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(table); i++)
-        if (name && g_ascii_strcasecmp(name, table[i].name) == 0) {
-            *fmt = table[i].fmt;
-            return TRUE;
-        }
-    return FALSE;
-}
-
 void cli_format_timestamp(double t, char sep, char *buf, size_t size)
 {
-    if (!(t > 0))
-        t = 0;
-    gint64 ms = (gint64)llround(t * 1000.0);
-    gint64 h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
-    g_snprintf(buf, size, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT
-               "%c%03" G_GINT64_FORMAT, h, m, s, sep, ms % 1000);
-}
-
-cli_output *cli_output_new(cli_out_format fmt, FILE *out)
-{
-    cli_output *o = g_new0(cli_output, 1);
-    o->fmt = fmt;
-    o->out = out;
-    if (fmt == CLI_OUT_JSON)
-        o->segments = json_array_new();
-    return o;
-}
-
-void cli_output_free(cli_output *o)
-{
-    if (!o)
-        return;
-    if (o->segments)
-        json_array_unref(o->segments);
-    g_free(o->first_language);
-    g_free(o->alignment_heads);
-    g_free(o->compute_type);
-    g_free(o->kv_cache);
-    cue_writer_free(o->cues);
-    if (o->language_probs)
-        json_array_unref(o->language_probs);
-    if (o->live)
-        json_object_unref(o->live);
-    if (o->final_delays)
-        g_array_unref(o->final_delays);
-    if (o->word_delays)
-        g_array_unref(o->word_delays);
-    g_free(o);
-}
-
-void cli_output_begin(cli_output *o)
-{
-    if (o->fmt == CLI_OUT_VTT) {
-        fputs("WEBVTT\n\n", o->out);
-        fflush(o->out);
-    }
+    cli_timestamp_ms((gint64)llround((t > 0 ? t : 0) * 1000.0), TRUE, sep, buf, size);
 }
 
 /* One line of text for txt/srt/vtt: valid UTF-8, control characters (newlines
@@ -128,7 +85,113 @@ static char *line_text(const char *text, gboolean vtt)
     return g_strstrip(g_string_free(s, FALSE));
 }
 
-/* committed_at: NAN when not live; forced: the live final's flag */
+static gboolean flushed(cli_output *o)
+{
+    return fflush(o->out) == 0 && !ferror(o->out);
+}
+
+/* ------------------------------------------------------------------ txt */
+
+static void txt_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                        int forced)
+{
+    (void)committed_at, (void)forced;
+    char *text = line_text(seg->text, FALSE);
+    if (*text) {
+        fprintf(o->out, "%s\n", text);
+        fflush(o->out);
+    }
+    g_free(text);
+}
+
+/* --vad-only: the times alone, "HH:MM:SS.mmm --> HH:MM:SS.mmm" */
+static void txt_speech(cli_output *o, const wkv_segment *seg)
+{
+    char a[32], b[32];
+    cli_format_timestamp(seg->start, '.', a, sizeof a);
+    cli_format_timestamp(seg->end, '.', b, sizeof b);
+    fprintf(o->out, "%s --> %s\n", a, b);
+}
+
+/* ------------------------------------------------------------------ srt, vtt */
+
+/* With word timestamps the cues are cut from the words (subtitles.c), else each
+ * segment is a cue. */
+static void cues_begin(cli_output *o, gboolean vtt)
+{
+    if (o->words && !o->cues)
+        o->cues = cue_writer_new(&o->cue_opts, vtt, o->out);
+}
+
+static void srt_begin(cli_output *o)
+{
+    cues_begin(o, FALSE);
+}
+
+static void vtt_begin(cli_output *o)
+{
+    fputs("WEBVTT\n\n", o->out);
+    fflush(o->out);
+    cues_begin(o, TRUE);
+}
+
+/* A segment as one cue, its end never before its start, its times with hours in vtt
+ * too (unlike the cues cut from words, which follow the reference: subtitles.c). */
+static void cue_segment(cli_output *o, const wkv_segment *seg, gboolean vtt)
+{
+    if (o->cues) {
+        cue_writer_segment(o->cues, seg);
+        return;
+    }
+    char *text = line_text(seg->text, vtt);
+    if (*text) {
+        char a[32], b[32];
+        double end = seg->end < seg->start ? seg->start : seg->end;
+        cli_format_timestamp(seg->start, vtt ? '.' : ',', a, sizeof a);
+        cli_format_timestamp(end, vtt ? '.' : ',', b, sizeof b);
+        if (vtt)
+            fprintf(o->out, "%s --> %s\n%s\n\n", a, b, text);
+        else
+            fprintf(o->out, "%d\n%s --> %s\n%s\n\n", ++o->cue, a, b, text);
+        fflush(o->out);
+    }
+    g_free(text);
+}
+
+static void srt_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                        int forced)
+{
+    (void)committed_at, (void)forced;
+    cue_segment(o, seg, FALSE);
+}
+
+static void vtt_segment(cli_output *o, const wkv_segment *seg, double committed_at,
+                        int forced)
+{
+    (void)committed_at, (void)forced;
+    cue_segment(o, seg, TRUE);
+}
+
+/* the last cue cut from words */
+static gboolean cues_finish(cli_output *o, const wkv_model *model, const char *language,
+                            double duration, const cli_out_timings *t)
+{
+    (void)model, (void)language, (void)duration, (void)t;
+    if (o->cues)
+        cue_writer_finish(o->cues);
+    return flushed(o);
+}
+
+/* ------------------------------------------------------------------ json */
+
+/* The segments written so far (made at the first). */
+static JsonArray *json_segments(cli_output *o)
+{
+    if (!o->segments)
+        o->segments = json_array_new();
+    return o->segments;
+}
+
 static void json_segment(cli_output *o, const wkv_segment *seg, double committed_at,
                          int forced)
 {
@@ -170,7 +233,7 @@ static void json_segment(cli_output *o, const wkv_segment *seg, double committed
         }
         json_object_set_array_member(obj, "words", words);
     }
-    json_array_add_object_element(o->segments, obj);
+    json_array_add_object_element(json_segments(o), obj);
 }
 
 static void write_segment(cli_output *o, const wkv_segment *seg, double committed_at,
@@ -178,41 +241,7 @@ static void write_segment(cli_output *o, const wkv_segment *seg, double committe
 {
     if (!o->first_language && seg->language)
         o->first_language = g_strdup(seg->language);
-    if (o->fmt == CLI_OUT_JSON) {
-        json_segment(o, seg, committed_at, forced);
-        return;
-    }
-    if (o->cues) {
-        cue_writer_segment(o->cues, seg);
-        return;
-    }
-    char *text = line_text(seg->text, o->fmt == CLI_OUT_VTT);
-    if (!*text) {
-        g_free(text);
-        return;
-    }
-    char a[32], b[32];
-    double end = seg->end < seg->start ? seg->start : seg->end;
-    switch (o->fmt) {
-    case CLI_OUT_TXT:
-        fprintf(o->out, "%s\n", text);
-        break;
-    case CLI_OUT_SRT:
-        cli_format_timestamp(seg->start, ',', a, sizeof a);
-        cli_format_timestamp(end, ',', b, sizeof b);
-        fprintf(o->out, "%d\n%s --> %s\n%s\n\n", ++o->cue, a, b, text);
-        break;
-    case CLI_OUT_VTT:
-        cli_format_timestamp(seg->start, '.', a, sizeof a);
-        cli_format_timestamp(end, '.', b, sizeof b);
-        o->cue++;
-        fprintf(o->out, "%s --> %s\n%s\n\n", a, b, text);
-        break;
-    case CLI_OUT_JSON:
-        break;
-    }
-    fflush(o->out);
-    g_free(text);
+    o->fmt->segment(o, seg, committed_at, forced);
 }
 
 void cli_output_segment(cli_output *o, const wkv_segment *seg)
@@ -335,14 +364,10 @@ void cli_output_set_language_probs(cli_output *o, const wkv_model *model, const 
     }
 }
 
-gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *language,
-                           double duration, const cli_out_timings *t)
+/* The whole document. */
+static gboolean json_finish(cli_output *o, const wkv_model *model, const char *language,
+                            double duration, const cli_out_timings *t)
 {
-    if (o->cues)
-        cue_writer_finish(o->cues);
-    if (o->fmt != CLI_OUT_JSON)
-        return fflush(o->out) == 0 && !ferror(o->out);
-
     JsonObject *root = json_object_new();
     JsonObject *m = json_object_new();
     set_hparams(m, wkv_model_hparams(model));
@@ -365,7 +390,7 @@ gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *la
     json_object_set_double_member(root, "duration", duration);
     if (o->alignment_heads)
         json_object_set_string_member(root, "alignment_heads", o->alignment_heads);
-    json_object_set_array_member(root, "segments", json_array_ref(o->segments));
+    json_object_set_array_member(root, "segments", json_array_ref(json_segments(o)));
     JsonObject *tm = json_object_new();
     json_object_set_double_member(tm, "load", t->load_ms);
     json_object_set_double_member(tm, "mel", t->mel_ms);
@@ -400,4 +425,103 @@ gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *la
     g_object_unref(gen);
     json_node_unref(node);
     return ok;
+}
+
+/* ------------------------------------------------------------------ the formats */
+
+/* -o's names in this order in --help and its messages; the first is the default. */
+static const cli_format formats[] = {
+    {"txt", "one segment per line", FALSE, NULL, txt_segment, txt_speech, NULL},
+    {"srt", NULL, FALSE, srt_begin, srt_segment, NULL, cues_finish},
+    {"vtt", NULL, FALSE, vtt_begin, vtt_segment, NULL, cues_finish},
+    {"json", "segments with tokens\nand scores, the model's hyper-parameters and timings", TRUE,
+     NULL, json_segment, NULL, json_finish},
+};
+
+const cli_format *cli_format_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(formats); i++)
+        if (!name || g_ascii_strcasecmp(name, formats[i].name) == 0)
+            return &formats[i];
+    return NULL;
+}
+
+gboolean cli_format_is_document(const cli_format *f)
+{
+    return f->document;
+}
+
+char *cli_format_names(const char *sep, const char *last, gboolean documents)
+{
+    GPtrArray *names = g_ptr_array_new();
+    for (size_t i = 0; i < G_N_ELEMENTS(formats); i++)
+        if (documents || !formats[i].document)
+            g_ptr_array_add(names, (gpointer)formats[i].name);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < names->len; i++)
+        g_string_append_printf(s, "%s%s", i == 0 ? "" : i + 1 < names->len ? sep : last,
+                               (const char *)names->pdata[i]);
+    g_ptr_array_unref(names);
+    return g_string_free(s, FALSE);
+}
+
+char *cli_format_help(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(formats); i++) {
+        g_string_append_printf(s, "%s%s", i ? ", " : "", formats[i].name);
+        if (formats[i].help)
+            g_string_append_printf(s, " (%s)", formats[i].help);
+    }
+    return g_string_free(s, FALSE);
+}
+
+cli_output *cli_output_new(const cli_format *fmt, FILE *out)
+{
+    cli_output *o = g_new0(cli_output, 1);
+    o->fmt = fmt;
+    o->out = out;
+    return o;
+}
+
+void cli_output_free(cli_output *o)
+{
+    if (!o)
+        return;
+    if (o->segments)
+        json_array_unref(o->segments);
+    g_free(o->first_language);
+    g_free(o->alignment_heads);
+    g_free(o->compute_type);
+    g_free(o->kv_cache);
+    cue_writer_free(o->cues);
+    if (o->language_probs)
+        json_array_unref(o->language_probs);
+    if (o->live)
+        json_object_unref(o->live);
+    if (o->final_delays)
+        g_array_unref(o->final_delays);
+    if (o->word_delays)
+        g_array_unref(o->word_delays);
+    g_free(o);
+}
+
+void cli_output_begin(cli_output *o)
+{
+    if (o->fmt->begin)
+        o->fmt->begin(o);
+}
+
+void cli_output_speech(cli_output *o, const wkv_segment *seg)
+{
+    if (o->fmt->speech)
+        o->fmt->speech(o, seg);
+    else
+        cli_output_segment(o, seg);
+}
+
+gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *language,
+                           double duration, const cli_out_timings *t)
+{
+    return o->fmt->finish ? o->fmt->finish(o, model, language, duration, t) : flushed(o);
 }

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <gst/gst.h>
 
 #include "audio_load.h"
@@ -173,32 +172,6 @@ static gboolean wants_debug_outputs(const cli_args *a)
     return a->dump_mel || a->dump_encoder || a->logit_ids;
 }
 
-/* Writes count floats little-endian.  FALSE with *error on failure. */
-static gboolean write_f32_le(const char *path, const float *data, size_t count, char **error)
-{
-    FILE *f = g_fopen(path, "wb");
-    if (!f) {
-        *error = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
-        return FALSE;
-    }
-    gboolean ok = TRUE;
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-    ok = fwrite(data, sizeof(float), count, f) == count;
-#else
-    for (size_t i = 0; i < count && ok; i++) {
-        guint32 u;
-        memcpy(&u, &data[i], 4);
-        u = GUINT32_TO_LE(u);
-        ok = fwrite(&u, 4, 1, f) == 1;
-    }
-#endif
-    if (fclose(f) != 0)
-        ok = FALSE;
-    if (!ok)
-        *error = g_strdup_printf("cannot write '%s': %s", path, g_strerror(errno));
-    return ok;
-}
-
 /* --dump-mel, --dump-encoder, --logits: all on the first window, in a context of
  * their own so that the transcription's counters stay its own, on the compute type
  * the transcription uses. */
@@ -216,7 +189,7 @@ static int debug_outputs(const run *r)
     wkv_context *ctx = NULL;
     float *logits = NULL;
 
-    if (a->dump_mel && !write_f32_le(a->dump_mel, win, win_n, &err)) {
+    if (a->dump_mel && !cli_write_f32_le(a->dump_mel, win, win_n, &err)) {
         status = cli_fail(1, "%s", err);
         goto out;
     }
@@ -232,7 +205,7 @@ static int debug_outputs(const run *r)
         goto out;
     }
     if (a->dump_encoder &&
-        !write_f32_le(a->dump_encoder, wkv_encoder_output(ctx),
+        !cli_write_f32_le(a->dump_encoder, wkv_encoder_output(ctx),
                       (size_t)hp->n_audio_ctx * (size_t)hp->n_audio_state, &err)) {
         status = cli_fail(1, "%s", err);
         goto out;
@@ -244,7 +217,7 @@ static int debug_outputs(const run *r)
                                  "most %d)", a->n_logit_ids, hp->n_text_ctx);
             goto out;
         }
-        if (!write_f32_le(a->logits_path, logits, (size_t)hp->n_vocab, &err)) {
+        if (!cli_write_f32_le(a->logits_path, logits, (size_t)hp->n_vocab, &err)) {
             status = cli_fail(1, "%s", err);
             goto out;
         }

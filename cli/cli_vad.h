@@ -19,7 +19,7 @@ gboolean cli_vad_enabled(void);
 gboolean cli_vad_only(void);
 /* --vad-only: loads, detects and prints the speech segments of `file`.  Returns 0,
  * or the exit status (1) with a one-line message in *msg (g_free it). */
-int cli_vad_only_run(const char *file, cli_out_format fmt, const char *output_file,
+int cli_vad_only_run(const char *file, const cli_format *fmt, const char *output_file,
                      char **msg);
 /* Replaces *pcm (g_malloc'd) by the audio whisper.cpp transcribes with VAD (the
  * speech only; possibly none: *n = 0) and keeps the mapping.  Returns 0, or 1 with a

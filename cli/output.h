@@ -1,4 +1,4 @@
-/* The CLI's output formats: plain text, SubRip, WebVTT and JSON. */
+/* The CLI's output formats (plain text, SubRip, WebVTT, JSON) behind one writer. */
 #ifndef CLI_OUTPUT_H
 #define CLI_OUTPUT_H
 
@@ -9,15 +9,20 @@
 #include "subtitles.h"
 #include "whisperkv.h"
 
-typedef enum {
-    CLI_OUT_TXT,
-    CLI_OUT_SRT,
-    CLI_OUT_VTT,
-    CLI_OUT_JSON,
-} cli_out_format;
+/* An output format (-o NAME): its name and its writers, one line of output.c's table.
+ * The rest of the CLI asks the questions below, never which format it is. */
+typedef struct cli_format cli_format;
 
-/* "txt", "srt", "vtt" or "json" -> format; FALSE for anything else. */
-gboolean cli_out_format_parse(const char *name, cli_out_format *fmt);
+/* The format named `name` (any case; NULL: txt, the default); NULL when none is. */
+const cli_format *cli_format_find(const char *name);
+/* A document (json): written whole at the end from the run and the model, so
+ * --from-json cannot write it and --vad-only writes a document of its own. */
+gboolean cli_format_is_document(const cli_format *f);
+/* The formats' names in the table's order, joined by sep and the last two by last
+ * ("txt, srt, vtt or json"); without documents unless `documents`.  g_free. */
+char *cli_format_names(const char *sep, const char *last, gboolean documents);
+/* --help's list: the names, each with what it writes in parentheses.  g_free. */
+char *cli_format_help(void);
 
 /* What the JSON `timings` object reports. */
 typedef struct {
@@ -32,11 +37,14 @@ typedef struct cli_output cli_output;
 
 /* Writes to `out` (not closed by the output).  txt, srt and vtt are written segment by
  * segment as they come (and flushed); json is written by cli_output_finish. */
-cli_output *cli_output_new(cli_out_format fmt, FILE *out);
+cli_output *cli_output_new(const cli_format *fmt, FILE *out);
 void cli_output_free(cli_output *o);
 /* The header (the WEBVTT line), if the format has one. */
 void cli_output_begin(cli_output *o);
 void cli_output_segment(cli_output *o, const wkv_segment *seg);
+/* --vad-only: a speech segment (text "[speech]", no language): txt writes a
+ * "start --> end" line, the other formats it as a segment. */
+void cli_output_speech(cli_output *o, const wkv_segment *seg);
 /* Live mode (--live): a final segment, the stream time (seconds) when its text
  * became final and whether it was forced (not agreed); JSON segments then carry
  * `committed_at` and `forced`. */
@@ -69,7 +77,7 @@ gboolean cli_output_finish(cli_output *o, const wkv_model *model, const char *la
 
 /* Word timestamps are on: srt/vtt cues are cut from the words with these options
  * (subtitles.c), json segments list their words and the JSON names the alignment
- * heads.  Call before the first segment. */
+ * heads.  Call before cli_output_begin. */
 void cli_output_set_words(cli_output *o, const cue_options *cues,
                           const char *alignment_heads);
 
@@ -78,7 +86,9 @@ void cli_output_set_words(cli_output *o, const cue_options *cues,
  * products (`f32_products`: `library`, `kernels`). */
 void cli_output_set_types(cli_output *o, const char *compute_type, const char *kv_cache);
 
-/* "HH:MM:SS<sep>mmm" for t seconds (negative clamps to 0); buf needs 32 bytes. */
+/* "HH:MM:SS<sep>mmm" for t seconds (negative or NaN clamps to 0), rounded half away
+ * from zero (the cues cut from words round half to even, as the reference: subtitles.c);
+ * buf needs 32 bytes. */
 void cli_format_timestamp(double t, char sep, char *buf, size_t size);
 
 #endif

@@ -12,7 +12,7 @@
 typedef struct {
     const char *file;         /* the audio: a file name or a URI */
     const char *model;        /* -m, NULL when not given (cli_find_model) */
-    cli_out_format format;
+    const cli_format *format; /* -o */
     const char *output_file;  /* --output-file as given; NULL or "-": stdout */
     const char *language;     /* a code ("en" when not given), or "auto" */
     gboolean detect;          /* language "auto" */

@@ -20,6 +20,11 @@ typedef struct cue_writer cue_writer;
 
 /* Cues go to `out` as they are complete; vtt: WebVTT cues ('&', '<', '>' escaped),
  * else SubRip.  Control characters other than '\n' are dropped from the text. */
+/* "HH:MM:SS<sep>mmm" of ms milliseconds (ms >= 0), or "MM:SS<sep>mmm" when !hours and
+ * it is under an hour: the one formatter of the CLI's timestamps (the cues' here, the
+ * segments' and progress's through cli_format_timestamp); buf needs 32 bytes. */
+void cli_timestamp_ms(gint64 ms, gboolean hours, char sep, char *buf, size_t size);
+
 cue_writer *cue_writer_new(const cue_options *opts, gboolean vtt, FILE *out);
 /* The words of the next segment (a segment without words adds nothing). */
 void cue_writer_segment(cue_writer *c, const wkv_segment *seg);
