@@ -11,7 +11,9 @@
   4. no core file is over 600 lines;
   5. docs/architecture.md names every file under core/ and no file that is not there;
   6. with a build directory: names say what is public: every global symbol of the core
-     named wkv_ is declared in include/ (the API); the core's own are named wkv__.
+     named wkv_ is declared in include/ (the API); the core's own are named wkv__;
+  7. the compute-types table of docs/architecture.md ("## Compute types") names exactly
+     the types of include/whisperkv.h's WKV_COMPUTE_TYPES list, in its order.
 
 usage: check_layers.py SOURCE_ROOT [BUILD_DIR]
 Prints what is wrong and exits 1, or prints a summary and exits 0.
@@ -88,6 +90,25 @@ def symbols(build, core):
                 u.add(p[1])
         res[path] = (d, u)
     return res
+
+
+def compute_types_documented(root):
+    """Check 7, the doc's table against the header's one list: (problems, types)."""
+    header = open(os.path.join(root, 'include', 'whisperkv.h')).read()
+    m = re.search(r'#define WKV_COMPUTE_TYPES\(X\)((?:.*\\\n)*.*)', header)
+    if not m:
+        return ['include/whisperkv.h: no WKV_COMPUTE_TYPES(X) list'], 0
+    listed = re.findall(r'\bX\(\s*\w+\s*,\s*"([^"]*)"', m.group(1))
+    doc = open(os.path.join(root, 'docs', 'architecture.md')).read()
+    sec = re.search(r'^## Compute types\n(.*?)(?=^## )', doc, re.M | re.S)
+    if not sec:
+        return ['docs/architecture.md: no "## Compute types" section'], 0
+    table = re.findall(r'^\| `([^`]+)` \|', sec.group(1), re.M)
+    if table != listed:
+        return ['docs/architecture.md: the compute-types table names %s; '
+                'include/whisperkv.h\'s WKV_COMPUTE_TYPES lists %s' %
+                (', '.join(table) or 'none', ', '.join(listed) or 'none')], 0
+    return [], len(listed)
 
 
 def main():
@@ -176,6 +197,9 @@ def main():
     for f in sorted(named - set(files)):
         errors.append('docs/architecture.md: lists %s, which is not in core/' % f)
 
+    type_errors, n_types = compute_types_documented(root)
+    errors += type_errors
+
     for e in errors:
         print(e)
     if errors:
@@ -189,9 +213,11 @@ def main():
                 order.append(k)
                 done.add(k)
     print('check_layers: %d layers (%s), %d files, %d layered includes%s; no circle, '
-          'none over %d lines, docs/architecture.md lists them all%s' %
+          'none over %d lines, docs/architecture.md lists them all and the %d compute '
+          'types%s' %
           (len(uses), ' < '.join(order), len(files), n_includes,
            ', %d file dependencies by symbol' % n_edges if build else '', MAX_LINES,
+           n_types,
            ', every wkv_ symbol public' if build else ''))
     return 0
 
