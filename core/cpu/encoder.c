@@ -1,5 +1,6 @@
-/* Encoder: mel (n_mels x 2*n_ctx) -> conv1 -> GELU -> conv2 (stride 2) -> GELU
- * -> + positional embedding -> pre-norm attention/MLP blocks -> ln_post.
+/* The CPU backend's encoder run (cpu.h): mel (n_mels x 2*n_ctx) -> conv1 -> GELU
+ * -> conv2 (stride 2) -> GELU -> + positional embedding -> pre-norm attention/MLP
+ * blocks -> ln_post.
  * Activations are row-major [frame][channel]; convolutions are im2col + sgemm.
  *
  * Threads: every stage is split over the context's pool by rows (frames), and each
