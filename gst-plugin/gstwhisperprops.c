@@ -126,14 +126,10 @@ GType gst_whisper_text_unit_get_type(void)
 GType gst_whisper_compute_type_get_type(void)
 {
     static gsize type = 0;
-    static const GEnumValue values[] = {
-        {WKV_COMPUTE_AUTO, "f32 for f32/f16 files, int8 for quantized files (with oneDNN)",
-         "auto"},
-        {WKV_COMPUTE_F32, "float32 (oneDNN or OpenBLAS): the reference-exact path", "f32"},
-        {WKV_COMPUTE_BF16, "bf16 products, f32 accumulation (needs oneDNN)", "bf16"},
-        {WKV_COMPUTE_INT8, "int8 linear layers, s32 accumulation (needs oneDNN)", "int8"},
-        {0, NULL, NULL},
-    };
+    /* one value a line of the core's list of types (whisperkv.h) */
+#define GST_TYPE_VALUE(suffix, name, description) {WKV_COMPUTE_##suffix, description, name},
+    static const GEnumValue values[] = {WKV_COMPUTE_TYPES(GST_TYPE_VALUE) {0, NULL, NULL}};
+#undef GST_TYPE_VALUE
     if (g_once_init_enter(&type))
         g_once_init_leave(&type, g_enum_register_static("GstWhisperKvComputeType", values));
     return (GType)type;
@@ -427,11 +423,10 @@ static void make_stream_props(GParamSpec **properties)
         "number of cores. The core keeps OpenBLAS single-threaded, so each element uses "
         "only its own threads", 0, 1024, DEFAULT_THREADS, rw_ready);
     properties[PROP_COMPUTE_TYPE] = g_param_spec_enum("compute-type", "Compute type",
-        "How the encoder's matrix products run: auto (f32 for f32/f16 files, int8 for "
-        "quantized files when built with oneDNN on a CPU with VNNI, else f32), f32 "
-        "(reference-exact; on oneDNN or OpenBLAS, whichever runs the CPU's newer kernels), "
-        "bf16 or int8 (oneDNN; bf16 on a CPU with AVX512_BF16 or AMX, int8 with VNNI; "
-        "without them READY to PAUSED fails saying so)",
+#define GST_TYPE_BLURB(suffix, name, description) name " (" description "); "
+        "How the encoder's matrix products run: " WKV_COMPUTE_TYPES(GST_TYPE_BLURB)
+        "a type this build or CPU cannot run fails READY to PAUSED saying so",
+#undef GST_TYPE_BLURB
         GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
     properties[PROP_KV_CACHE] = g_param_spec_enum("kv-cache", "KV cache type",
         "The decoder's attention caches (cross-attention K/V of each window, self-attention "
