@@ -60,6 +60,7 @@ enum {
     PROP_LATE_COMMITS,
     PROP_MAX_COMMIT_DELAY,
     PROP_MEDIAN_COMMIT_DELAY,
+    PROP_MAX_OBSERVED_DELAY,
     N_PROPS
 };
 
@@ -398,6 +399,9 @@ static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
     case PROP_MEDIAN_COMMIT_DELAY:
         g_value_set_uint64(value, median_delay(st));
         break;
+    case PROP_MAX_OBSERVED_DELAY:
+        g_value_set_uint(value, (guint)MIN(st->max_commit_delay_ms, G_MAXUINT));
+        break;
     default:
         if (id < N_PROPS && prop_field[id])
             get_field(self, prop_field[id], value);
@@ -625,6 +629,13 @@ static void make_stats_props(GParamSpec **properties)
         "Median commit delay", "Statistics (live): the median of the finals' commit delays "
         "(as max-commit-delay) in ms, to 20 ms (the middle of its bin; 0 without finals)",
         0, G_MAXUINT64, 0, ro);
+    /* gst-plugins-rs's transcribers' name for it, notified as it grows, so that an
+     * application can watch how late the text is and tune `latency` */
+    properties[PROP_MAX_OBSERVED_DELAY] = g_param_spec_uint("max-observed-delay",
+        "Maximum observed delay", "Statistics (live): the longest time in ms from a final's "
+        "first audio arriving to its text being pushed (max-commit-delay), notified when it "
+        "grows; above 'latency' the element also posts a CORE/CLOCK warning", 0, G_MAXUINT, 0,
+        ro);
 }
 
 /* ------------------------------------------------------------------ class, instance */
