@@ -326,7 +326,7 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
 GstFlowReturn gst_whisper_text_push_decoded(GstWhisper *self, const GstWhisperDecoded *d)
 {
     GstFlowReturn ret = GST_FLOW_OK;
-    for (guint i = 0; i < d->pieces->len && ret == GST_FLOW_OK; i++) {
+    for (guint i = 0; d->pieces && i < d->pieces->len && ret == GST_FLOW_OK; i++) {
         const GstWhisperPiece *p = &g_array_index(d->pieces, GstWhisperPiece, i);
         ret = gst_whisper_text_push_segments(self, p->segs, p->until);
     }
