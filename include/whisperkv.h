@@ -311,7 +311,19 @@ WKV_API int wkv_f32_gemm_slow(void);
 /* Runs the encoder on one window's mel (n_mels x 3000) and fills the cross-KV cache
  * from its output; resets the self-KV cache.  Returns 0 or -1. */
 WKV_API int wkv_encode(wkv_context *ctx, const float *mel);
-/* The last encoder output: n_audio_ctx x n_audio_state. */
+/* wkv_encode on the window's first n_frames encoder frames only (whisper.cpp's
+ * audio_ctx; wkv_options.audio_ctx): conv1 reads mel frames [0, 2 n_frames), zero after
+ * them, the positional embedding's first n_frames rows, self-attention over n_frames,
+ * and the decoder then attends over n_frames: the numbers a model whose n_audio_ctx
+ * were n_frames would give.  0 (or more than n_audio_ctx): all n_audio_ctx, as
+ * wkv_encode.  Returns 0, or -1 (n_frames < 0). */
+WKV_API int wkv_encode_frames(wkv_context *ctx, const float *mel, int n_frames);
+/* Encoder frames for `frames` encoder frames (0.02 s each) of audio under
+ * WKV_AUDIO_CTX_AUTO: frames plus a margin, rounded up to a multiple of 64, at least
+ * WKV_AUDIO_CTX_MIN, at most the model's n_audio_ctx. */
+WKV_API int wkv_audio_ctx_auto(const wkv_model *model, int frames);
+/* The last encoder output: n_audio_ctx x n_audio_state (only its first n_frames rows
+ * are this window's after wkv_encode_frames). */
 WKV_API const float *wkv_encoder_output(const wkv_context *ctx);
 
 /* Appends tokens to the sequence held in the self-KV cache (one batched pass) and
@@ -361,7 +373,21 @@ typedef struct {
     float hallucination_silence_threshold; /* seconds; <= 0 (default): off */
     const char *clip_timestamps; /* "start,end,start,..." seconds to decode (wkv_transcribe*),
                                     NULL or "0": everything */
+    /* The encoder's frames (0.02 s each) per window (whisper.cpp's audio_ctx,
+     * wkv_encode_frames): 0 (default): the model's n_audio_ctx (1500: 30 s); N > 0:
+     * the first N only (at most n_audio_ctx), which costs about N / n_audio_ctx of the
+     * encoder and loses some accuracy (docs/performance.md; too few frames and the
+     * decoder may loop); WKV_AUDIO_CTX_AUTO: each window sized to the audio it holds
+     * (wkv_audio_ctx_auto; offline: a window of less than 30 s, i.e. the last; a
+     * stream: every run).  The timestamps stop at the frames' end.  The log-mel's
+     * normalization is the whole window's as ever (under AUTO the same as the
+     * frames': the padding's log-mel of zeros never raises the maximum).  Language
+     * detection always sees all n_audio_ctx. */
+    int audio_ctx;
 } wkv_options;
+
+#define WKV_AUDIO_CTX_AUTO (-1) /* wkv_options.audio_ctx: sized to the audio held */
+#define WKV_AUDIO_CTX_MIN 128   /* AUTO's fewest frames (2.56 s) */
 
 WKV_API void wkv_options_default(wkv_options *opts);
 

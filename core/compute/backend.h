@@ -24,6 +24,9 @@
  * owns it; here because it is the seam's output). */
 typedef struct {
     int n_layer, n_ctx, n_state;
+    int n_frames;         /* the rows of each layer the last fill wrote: the window's
+                           * encoder frames (wkv_options.audio_ctx), <= n_ctx; the
+                           * layout keeps n_ctx rows a layer whatever it is */
     float *k, *v;         /* [n_layer][n_ctx][n_state], f32; NULL when half */
     uint16_t *k16, *v16;  /* the same layout in IEEE half; NULL when f32 */
     int valid;
@@ -77,11 +80,15 @@ typedef struct wkv__backend {
     /* An instance on the lent buffers for `type`, or NULL with *error set. */
     wkv__encoder *(*create)(const wkv__backend_lend *lend, wkv_compute_type type,
                             char **error);
-    /* The encoder on mel (n_mels x 2 n_audio_ctx, a row per mel bin) into out
-     * (n_audio_ctx x n_audio_state); its stages' times added to st's enc_*_ms.  0 or -1. */
-    int (*run)(wkv__encoder *e, const float *mel, float *out, wkv_stats *st);
-    /* Every decoder layer's cross K and V from enc (n_audio_ctx x n_audio_state) into c,
-     * in c's element type (f32, or half: each value the f32 result rounded). */
+    /* The encoder on the first n_frames encoder frames (1 .. n_audio_ctx) of mel (n_mels
+     * x 3000, a row per mel bin: 2 n_frames of them read, the frames after them zero as
+     * at the window's end) into out (n_frames x n_audio_state): the same numbers as a
+     * model whose n_audio_ctx is n_frames (whisper.cpp's audio_ctx); its stages' times
+     * added to st's enc_*_ms.  0 or -1. */
+    int (*run)(wkv__encoder *e, const float *mel, int n_frames, float *out, wkv_stats *st);
+    /* Every decoder layer's cross K and V from enc (c->n_frames x n_audio_state) into
+     * c's first n_frames rows of each layer, in c's element type (f32, or half: each
+     * value the f32 result rounded). */
     void (*fill)(wkv__encoder *e, const float *enc, wkv__cross_kv *c);
     /* Bytes it holds now besides the lent buffers (wkv_context_memory's activations). */
     size_t (*bytes)(const wkv__encoder *e);

@@ -66,6 +66,9 @@ int wkv__compute_linear(wkv__compute *c, int part, const float *x, int r0, int r
  * exponentials go to bf16; 1 / sum in inv[i]), then out (nq x hd, row stride d) =
  * exp(p) . V_h, unnormalized.  Both return 0, or -1 (counted, wkv__compute_fallbacks)
  * when the caller must compute in f32 instead, from its unchanged inputs. */
+/* The encoder frames T of the next run (1 .. n_audio_ctx; new: n_audio_ctx): kv_rows
+ * lays K and V out for T keys, which scores and context must then be given. */
+void wkv__compute_set_frames(wkv__compute *c, int T);
 void wkv__compute_kv_rows(wkv__compute *c, const float *k, const float *v, int r0, int r1, int d);
 int wkv__compute_scores(wkv__compute *c, int part, const float *q, int nq, int d, int hd, int h,
                        int T, float scale, float *scores);

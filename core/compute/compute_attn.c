@@ -95,6 +95,11 @@ static int context_run(wkv__compute *c, cpart *pt, const float *p, int nq, int T
     return 0;
 }
 
+void wkv__compute_set_frames(wkv__compute *c, int T)
+{
+    c->T = T; /* the buffers hold n_audio_ctx keys: fewer pack at a smaller stride */
+}
+
 void wkv__compute_set_pv_f32(wkv__compute *c, int on)
 {
     if (c && c->type == WKV_COMPUTE_INT8)

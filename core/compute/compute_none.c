@@ -61,6 +61,11 @@ void wkv__compute_force_fallback(wkv__compute *c, int on)
     (void)c, (void)on;
 }
 
+void wkv__compute_set_frames(wkv__compute *c, int T)
+{
+    (void)c, (void)T;
+}
+
 void wkv__compute_set_pv_f32(wkv__compute *c, int on)
 {
     (void)c, (void)on;

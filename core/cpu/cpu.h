@@ -57,6 +57,7 @@ typedef struct {
     wkv__pool *pool;
     wkv__compute *compute; /* the products on bf16/int8 (compute.c); NULL: f32 */
     float *enc_out;        /* the run's output (run's argument) */
+    int T;                 /* the run's encoder frames (run's n_frames) */
     /* in the lent arena: im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3
      * n_mels, 3d); x, h, k, v: n_audio_ctx x d; q: the same, then attention's output
      * in its place (each (head, block) task writes the slice of q it has consumed);
@@ -75,7 +76,7 @@ typedef struct {
 } wkv__cpu;
 
 /* encoder.c: the backend's run (backend.h). */
-int wkv__cpu_run(wkv__encoder *e, const float *mel, float *out, wkv_stats *st);
+int wkv__cpu_run(wkv__encoder *e, const float *mel, int n_frames, float *out, wkv_stats *st);
 /* cross.c: the backend's fill (backend.h). */
 void wkv__cpu_fill(wkv__encoder *e, const float *enc, wkv__cross_kv *c);
 /* Tests: the instance's bf16/int8 products (NULL on f32 or another backend). */

@@ -50,7 +50,9 @@ void wkv__cpu_fill(wkv__encoder *e, const float *enc, wkv__cross_kv *c)
     wkv__compute *compute = cpu->compute;
     float *scratch = cpu->enc_wl, *stage = cpu->enc_mlp;
     int d = c->n_state;
-    size_t dd = (size_t)d * (size_t)d, nd = (size_t)c->n_ctx * (size_t)d;
+    /* the window's frames only (rows past them are not read) */
+    const int n_rows = c->n_frames;
+    size_t dd = (size_t)d * (size_t)d, nd = (size_t)n_rows * (size_t)d;
     for (int l = 0; l < c->n_layer; l++) {
         const wkv__layer *L = &m->w.dec[l];
         wkv__widen wide;
@@ -58,7 +60,7 @@ void wkv__cpu_fill(wkv__encoder *e, const float *enc, wkv__cross_kv *c)
         wkv__widen_set(&wide, 0, &L->cross_k, dd, scratch);
         wkv__widen_set(&wide, 1, &L->cross_v, dd, scratch + dd);
         fill_job j = {compute, enc, L->cross_v_b, {NULL, NULL}, &wide, {NULL, NULL},
-                      {NULL, NULL}, c->n_ctx, d};
+                      {NULL, NULL}, n_rows, d};
         if (wkv__cross_half(c)) {
             j.out[0] = stage;
             j.out[1] = stage + nd;
@@ -79,8 +81,8 @@ void wkv__cpu_fill(wkv__encoder *e, const float *enc, wkv__cross_kv *c)
         }
         /* f32: the exact path, both matrices widened first, over the pool */
         wkv__widen_all(&wide, pool);
-        wkv__linear(pool, enc, c->n_ctx, d, wide.f32[0], NULL, d, j.out[0]);
-        wkv__linear(pool, enc, c->n_ctx, d, wide.f32[1], L->cross_v_b, d, j.out[1]);
+        wkv__linear(pool, enc, n_rows, d, wide.f32[0], NULL, d, j.out[0]);
+        wkv__linear(pool, enc, n_rows, d, wide.f32[1], L->cross_v_b, d, j.out[1]);
         if (wkv__cross_half(c)) {
             wkv__f32_to_f16_row(j.out[0], j.out16[0], nd);
             wkv__f32_to_f16_row(j.out[1], j.out16[1], nd);

@@ -1,4 +1,4 @@
-/* The CPU backend's encoder run (cpu.h): mel (n_mels x 2*n_ctx) -> conv1 -> GELU
+/* The CPU backend's encoder run (cpu.h): mel (n_mels x 2*T) -> conv1 -> GELU
  * -> conv2 (stride 2) -> GELU -> + positional embedding -> pre-norm attention/MLP
  * blocks -> ln_post.
  * Activations are row-major [frame][channel]; convolutions are im2col + sgemm.
@@ -160,7 +160,7 @@ static void conv1_part(void *arg, int part, int n_parts)
     enc_job *j = arg;
     wkv__cpu *ctx = j->ctx;
     const wkv_model *m = ctx->model;
-    const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
+    const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * ctx->T;
     int r0, r1;
     wkv__pool_share(T2, part, n_parts, &r0, &r1);
     float *cols = conv_block(ctx, part);
@@ -180,7 +180,7 @@ static void conv2_part(void *arg, int part, int n_parts)
     enc_job *j = arg;
     wkv__cpu *ctx = j->ctx;
     const wkv_model *m = ctx->model;
-    const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
+    const int d = m->hp.n_audio_state, T = ctx->T;
     int r0, r1;
     wkv__pool_share(T, part, n_parts, &r0, &r1);
     float *cols = conv_block(ctx, part);
@@ -198,7 +198,7 @@ static void pos_part(void *arg, int part, int n_parts)
     enc_job *j = arg;
     wkv__cpu *ctx = j->ctx;
     const wkv_model *m = ctx->model;
-    const size_t n = (size_t)m->hp.n_audio_ctx * (size_t)m->hp.n_audio_state;
+    const size_t n = (size_t)ctx->T * (size_t)m->hp.n_audio_state;
     size_t a = n * (size_t)part / (size_t)n_parts, b = n * (size_t)(part + 1) / (size_t)n_parts;
     for (size_t i = a; i < b; i++)
         ctx->enc_x[i] = ctx->enc_h[i] + m->w.enc_pos[i];
@@ -207,7 +207,7 @@ static void pos_part(void *arg, int part, int n_parts)
 /* The frames [*r0, *r1) of pool part `part`; 0 when it has none. */
 static int frame_rows(const wkv__cpu *ctx, int part, int n_parts, int *r0, int *r1)
 {
-    wkv__pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, r0, r1);
+    wkv__pool_share(ctx->T, part, n_parts, r0, r1);
     return *r1 > *r0;
 }
 
@@ -245,7 +245,7 @@ static void attention_part(void *arg, int part, int n_parts)
     enc_job *j = arg;
     wkv__cpu *ctx = j->ctx;
     const wkv_hparams *hp = &ctx->model->hp;
-    const int d = hp->n_audio_state, T = hp->n_audio_ctx, n_head = hp->n_audio_head;
+    const int d = hp->n_audio_state, T = ctx->T, n_head = hp->n_audio_head;
     const int hd = d / n_head, n_blk = (T + WKV_ENC_QBLOCK - 1) / WKV_ENC_QBLOCK;
     const int blk = (T + n_blk - 1) / n_blk; /* equal blocks: 6 x 250 rather than 5 x 256 + 220 */
     /* the reference scales q and k by hd^-1/4 each: the same as scores by hd^-1/2 */
@@ -307,7 +307,7 @@ static void mlp_part(void *arg, int part, int n_parts)
     int r0, r1;
     if (!frame_rows(ctx, part, n_parts, &r0, &r1))
         return;
-    const int blk = wkv__enc_mlp_rows(ctx->model->hp.n_audio_ctx, n_parts);
+    const int blk = wkv__enc_mlp_rows(ctx->T, n_parts);
     float *mlp = ctx->enc_mlp + (size_t)part * blk * 4 * d;
     for (int b0 = r0; b0 < r1; b0 += blk) {
         int n = r1 - b0 < blk ? r1 - b0 : blk;
@@ -338,12 +338,18 @@ static double stage(enc_job *j, wkv__task_fn fn, double t0, double *ms)
     return t1;
 }
 
-int wkv__cpu_run(wkv__encoder *e, const float *mel, float *out, wkv_stats *st)
+int wkv__cpu_run(wkv__encoder *e, const float *mel, int n_frames, float *out, wkv_stats *st)
 {
     wkv__cpu *ctx = (wkv__cpu *)e;
     const wkv_model *m = ctx->model;
     enc_job job;
     double t = wkv__now_ms();
+    if (n_frames < 1 || n_frames > m->hp.n_audio_ctx)
+        return -1;
+    /* every stage below runs on T frames as a model with n_audio_ctx = T would */
+    ctx->T = n_frames;
+    if (ctx->compute)
+        wkv__compute_set_frames(ctx->compute, n_frames);
     ctx->enc_out = out;
     job_init(&job, ctx, mel);
     t = stage(&job, NULL, t, &st->enc_weights_ms);

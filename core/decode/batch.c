@@ -73,6 +73,8 @@ int wkv__decode_windows(wkv_context *ctx, const wkv__cross_kv *const *cross, int
             if (q->done)
                 continue;
             float *lg = logits + (size_t)q->row * V;
+            /* each window's own frames (audio_ctx) */
+            rules.max_ts_index = cross[b]->n_frames < m->hp.n_audio_ctx ? cross[b]->n_frames : -1;
             wkv__rules_apply(m, &rules, res[b].tokens, q->len, lg);
             float margin;
             int tok = wkv__argmax2(lg, V, &margin);

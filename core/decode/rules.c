@@ -76,6 +76,7 @@ void wkv__rules_init(wkv__rules *r, const wkv_options *o, int sample_begin)
     r->timestamps = o->timestamps;
     r->max_initial_ts_index = (int)lround(o->max_initial_timestamp / 0.02);
     r->suppress_blank = 1;
+    r->max_ts_index = -1;
 }
 
 static void forbid(float *logits, int from, int to)
@@ -130,6 +131,9 @@ void wkv__rules_apply(const wkv_model *m, const wkv__rules *r, const int *sample
         if (r->max_initial_ts_index >= 0 && tb + r->max_initial_ts_index + 1 < n_vocab)
             forbid(logits, tb + r->max_initial_ts_index + 1, n_vocab);
     }
+    /* a shortened window (audio_ctx): no time past the frames the encoder saw */
+    if (r->max_ts_index >= 0 && tb + r->max_ts_index + 1 < n_vocab)
+        forbid(logits, tb + r->max_ts_index + 1, n_vocab);
     /* if the timestamps together are more probable than any text token, sample one.
      * The reference compares log-probabilities, each the logit less the same
      * log-sum-exp over the vocabulary, so the logits compare as they are: one pass of

@@ -11,6 +11,9 @@ typedef struct {
     int timestamps;            /* apply the timestamp rules */
     int max_initial_ts_index;  /* latest allowed first timestamp, in 0.02-s steps; <0: none */
     int suppress_blank;
+    int max_ts_index;          /* the latest timestamp, in 0.02-s steps: the encoded frames'
+                                * end under wkv_options.audio_ctx; <0: none (set by the
+                                * caller after init, from the window's cross cache) */
 } wkv__rules;
 
 /* The filters a window's search applies, from its options: SuppressBlank always,

@@ -501,6 +501,8 @@ int wkv__decode_window_draft(wkv_context *ctx, const int *prompt, int n_prompt,
         .eot = m->sp.eot,
     };
     wkv__rules_init(&s.rules, o, n_init);
+    if (ctx->cross.n_frames < m->hp.n_audio_ctx)
+        s.rules.max_ts_index = ctx->cross.n_frames;
     float *logits = ctx->logits;
     wkv_decode_reset(ctx);
     int rc = wkv_decode(ctx, init, n_init, logits);

@@ -131,7 +131,7 @@ static int encode_chunk(batcher *bt, const float *pcm, wkv_chunk c, int i, char 
     wkv_mel_free(mel);
     if (size <= 0)
         return 0;
-    if (wkv_encode(ctx, bt->win) != 0) {
+    if (wkv_encode_frames(ctx, bt->win, wkv__audio_ctx_frames(bt->m, bt->o.audio_ctx, size)) != 0) {
         wkv__set_error(error, "the encoder failed on the chunk at sample %lld",
                       (long long)c.start);
         return -1;
@@ -260,6 +260,8 @@ static int batcher_init(batcher *bt, wkv_context *ctx, const wkv_options *opts, 
     bt->ctx = ctx;
     bt->m = ctx->model;
     bt->o = *opts;
+    if (wkv__audio_ctx_check(opts->audio_ctx, error) != 0)
+        return -1;
     bt->o.condition_on_previous_text = 0;
     bt->o.initial_prompt = NULL;
     bt->o.clip_timestamps = NULL;

@@ -2,6 +2,7 @@
  * log-mel, decode it with the previous text as prompt, cut the tokens into segments
  * at timestamp pairs and seek to where the last complete segment ended. */
 #include "longform/window.h"
+#include "net/context.h"
 #include "words/word_window.h"
 #include "base/util.h"
 #include "base/ivec.h"
@@ -67,6 +68,8 @@ struct wkv_longform {
 
 wkv_longform *wkv_longform_new(wkv_context *ctx, const wkv_options *opts, char **error)
 {
+    if (wkv__audio_ctx_check(opts->audio_ctx, error) != 0)
+        return NULL;
     wkv_longform *lf = wkv__calloc(1, sizeof *lf);
     if (lf) {
         lf->ctx = ctx;
@@ -172,7 +175,7 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     wkv__ivec *history = &lf->history;
     wkv_window_result r;
     int use_prompt = o->condition_on_previous_text;
-    if (wkv_encode(ctx, mel) != 0 ||
+    if (wkv_encode_frames(ctx, mel, wkv__audio_ctx_frames(m, o->audio_ctx, size)) != 0 ||
         wkv__decode_fallback(ctx, o, use_prompt ? history->v + lf->prompt_reset : NULL,
                              use_prompt ? history->n - lf->prompt_reset : 0, 0, &r,
                              error) != 0) {

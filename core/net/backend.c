@@ -49,13 +49,17 @@ size_t wkv__backend_bytes(const wkv__encoder *e)
     return e ? e->backend->bytes(e) : 0;
 }
 
-int wkv__encoder_run(wkv_context *ctx, const float *mel)
+int wkv__encoder_run(wkv_context *ctx, const float *mel, int n_frames)
 {
-    return ctx->encoder->backend->run(ctx->encoder, mel, ctx->enc_out, &ctx->stats);
+    if (ctx->encoder->backend->run(ctx->encoder, mel, n_frames, ctx->enc_out, &ctx->stats) != 0)
+        return -1;
+    ctx->enc_frames = n_frames;
+    return 0;
 }
 
 void wkv__context_fill_cross(wkv_context *ctx)
 {
+    ctx->cross.n_frames = ctx->enc_frames;
     ctx->encoder->backend->fill(ctx->encoder, ctx->enc_out, &ctx->cross);
     ctx->cross.valid = 1;
     ctx->stats.cross_kv_computes++;

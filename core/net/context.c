@@ -67,6 +67,7 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
     ctx->drafts = 1;
+    ctx->enc_frames = model->hp.n_audio_ctx;
     ctx->compute_type = WKV_COMPUTE_F32;
     ctx->pool = wkv__pool_new(ctx->threads); /* NULL: everything on this thread */
     wkv__blas_single_threaded();
@@ -195,11 +196,51 @@ void wkv_debug_set_drafts(wkv_context *ctx, int on)
     ctx->drafts = on != 0;
 }
 
+/* AUTO's margin past the audio: the last word's frames see a little padding after
+ * them, as in a 30-s window (without it the trained model cut a run's last word). */
+#define AUDIO_CTX_MARGIN 32
+
+int wkv_audio_ctx_auto(const wkv_model *model, int frames)
+{
+    const int full = model->hp.n_audio_ctx;
+    if (frames < 0 || frames > full)
+        return full;
+    int n = (frames + AUDIO_CTX_MARGIN + 63) / 64 * 64;
+    n = n < WKV_AUDIO_CTX_MIN ? WKV_AUDIO_CTX_MIN : n;
+    return n < full ? n : full;
+}
+
+int wkv__audio_ctx_frames(const wkv_model *m, int audio_ctx, int mel_frames)
+{
+    const int full = m->hp.n_audio_ctx;
+    if (audio_ctx == WKV_AUDIO_CTX_AUTO)
+        return wkv_audio_ctx_auto(m, (mel_frames + 1) / 2);
+    return audio_ctx <= 0 || audio_ctx > full ? full : audio_ctx;
+}
+
+int wkv__audio_ctx_check(int audio_ctx, char **error)
+{
+    if (audio_ctx >= 0 || audio_ctx == WKV_AUDIO_CTX_AUTO)
+        return 0;
+    wkv__set_error(error, "audio_ctx %d: 0 (all), a number of encoder frames, or "
+                  "WKV_AUDIO_CTX_AUTO", audio_ctx);
+    return -1;
+}
+
 int wkv_encode(wkv_context *ctx, const float *mel)
 {
+    return wkv_encode_frames(ctx, mel, 0);
+}
+
+int wkv_encode_frames(wkv_context *ctx, const float *mel, int n_frames)
+{
+    const int full = ctx->model->hp.n_audio_ctx;
+    if (n_frames < 0)
+        return -1;
+    n_frames = n_frames == 0 || n_frames > full ? full : n_frames;
     double t0 = wkv__now_ms();
     ctx->pass_n = 0; /* the arena's decoder rows are about to be overwritten */
-    if (wkv__encoder_run(ctx, mel) != 0)
+    if (wkv__encoder_run(ctx, mel, n_frames) != 0)
         return -1;
     double t1 = wkv__now_ms();
     ctx->stats.encoder_runs++;

@@ -34,6 +34,7 @@ struct wkv_context {
     void *arena_raw; /* what to free */
 
     float *enc_out;   /* n_audio_ctx x d: the last encoder output (kept while decoding) */
+    int enc_frames;   /* its rows: the frames the encoder last ran on (audio_ctx) */
     float *enc_mlp;   /* the backend's work buffer (backend.h) during a run and a fill,
                        * at least 2 n_audio_ctx x d: between encoder runs a half cross
                        * cache's f32 stage (kv_cache.h); while decoding, a half cache's
@@ -81,8 +82,14 @@ wkv__encoder *wkv__backend_new(const wkv__backend_lend *lend, wkv_compute_type t
 void wkv__backend_free(wkv__encoder *e);
 /* Bytes it holds besides the context's buffers. */
 size_t wkv__backend_bytes(const wkv__encoder *e);
-/* The encoder on the context's backend: mel -> ctx->enc_out.  0 or -1. */
-int wkv__encoder_run(wkv_context *ctx, const float *mel);
+/* The encoder frames a window of mel_frames frames of audio (<= 3000) gets under
+ * wkv_options.audio_ctx (1 .. n_audio_ctx; AUTO: wkv_audio_ctx_auto). */
+int wkv__audio_ctx_frames(const wkv_model *m, int audio_ctx, int mel_frames);
+/* 0 when audio_ctx is valid (>= 0 or AUTO), else -1 with *error set. */
+int wkv__audio_ctx_check(int audio_ctx, char **error);
+/* The encoder on the context's backend on the first n_frames (1 .. n_audio_ctx)
+ * encoder frames: mel -> ctx->enc_out's first n_frames rows.  0 or -1. */
+int wkv__encoder_run(wkv_context *ctx, const float *mel, int n_frames);
 /* The cross K/V cache projected from ctx->enc_out (valid afterwards), on the context's
  * backend, as wkv_encode does after the encoder.  Here and not in context.c: the
  * decoder's slow paths call it, and context.c calls the decoder (check_layers.py: no

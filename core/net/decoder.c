@@ -141,13 +141,13 @@ static void cross_attend(wkv_context *ctx, const wkv__cross_kv *c, int l, int r0
     float *att = ctx->dec_att + (size_t)r0 * d;
     if (wkv__cross_half(c) && !ctx->cross_hook && wkv__attention_f16_ok(n, n_head, d)) {
         wkv__attention_f16(ctx->pool, q, wkv__cross_k16(c, l), wkv__cross_v16(c, l), n,
-                          c->n_ctx, d, n_head, ctx->dec_scores, att);
+                          c->n_frames, d, n_head, ctx->dec_scores, att);
     } else { /* f32; or a half layer widened once: a pass of many rows, alignment */
         const float *k, *v;
         wkv__cross_layer_f32(c, l, ctx->enc_mlp, ctx->pool, &k, &v);
         if (ctx->cross_hook)
             ctx->cross_hook(ctx->cross_hook_user, l, q, k, n);
-        wkv__attention(ctx->pool, q, k, v, n, c->n_ctx, d, n_head, -1, ctx->dec_scores, att);
+        wkv__attention(ctx->pool, q, k, v, n, c->n_frames, d, n_head, -1, ctx->dec_scores, att);
     }
 }
 

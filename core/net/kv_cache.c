@@ -12,6 +12,7 @@ int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state)
     size_t n = (size_t)n_layer * n_ctx * n_state;
     c->n_layer = n_layer;
     c->n_ctx = n_ctx;
+    c->n_frames = n_ctx;
     c->n_state = n_state;
     c->k16 = c->v16 = NULL;
     c->k = wkv__alloc_zeroed(n * sizeof(float));
@@ -88,7 +89,7 @@ void wkv__cross_layer_f32(const wkv__cross_kv *c, int layer, float *wide, wkv__p
         *v = wkv__cross_v(c, layer);
         return;
     }
-    size_t nd = (size_t)c->n_ctx * (size_t)c->n_state;
+    size_t nd = (size_t)c->n_frames * (size_t)c->n_state; /* the rows the fill wrote */
     widen_job j = {{wkv__cross_k16(c, layer), wkv__cross_v16(c, layer)}, {wide, wide + nd}, nd};
     wkv__pool_run(pool, widen_part, &j);
     *k = wide;

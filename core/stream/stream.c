@@ -68,6 +68,8 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         st->so = *sopts;
     else
         wkv_stream_options_default(&st->so);
+    if (st->so.audio_ctx != 0)
+        st->opts.audio_ctx = st->so.audio_ctx;
     if (!st->so.clock_ms)
         st->so.clock_ms = monotonic_ms;
     st->cb = cb;
@@ -93,6 +95,10 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
     if (st->so.step_ms <= 0 || st->so.latency_ms < 0) {
         wkv__set_error(error, "bad stream options: step %d ms, latency %d ms", st->so.step_ms,
                       st->so.latency_ms);
+        wkv_stream_free(st);
+        return NULL;
+    }
+    if (wkv__audio_ctx_check(st->opts.audio_ctx, error) != 0) {
         wkv_stream_free(st);
         return NULL;
     }

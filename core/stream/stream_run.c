@@ -98,7 +98,9 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
     /* what the previous run left uncommitted, as this window's tokens (set_draft):
      * runs mostly repeat it, and a draft is checked in one pass (search.c greedy()) */
     const int draft = st->draft.n > 0 && st->draft_base == st->audio.base;
-    if (size > 0 && (wkv_encode(st->ctx, st->win) != 0 ||
+    /* audio_ctx: the encoder on the frames the audio held needs (AUTO), or fixed */
+    const int frames = wkv__audio_ctx_frames(st->m, st->opts.audio_ctx, size);
+    if (size > 0 && (wkv_encode_frames(st->ctx, st->win, frames) != 0 ||
                      wkv__decode_window_draft(st->ctx, prompt, n_prompt,
                                               draft ? st->draft.v : NULL,
                                               draft ? st->draft.n : 0, &st->opts, &rs->r,

@@ -405,7 +405,7 @@ int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int
 {
     const int n_text = L - n_sot - 2;
     recorder rec = {ctx, pairs, n_pairs, L, F, NULL};
-    if (n_text < 1 || F < 0 || F > ctx->model->hp.n_audio_ctx)
+    if (n_text < 1 || F < 0 || F > ctx->cross.n_frames)
         return -1;
     rec.w = wkv__malloc((size_t)n_pairs * L * (F > 0 ? F : 1) * sizeof *rec.w);
     if (!rec.w)
@@ -429,14 +429,16 @@ int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int
                      int unicode_split, wkv__aword **words, int *n_words, char **error)
 {
     const wkv_model *m = ctx->model;
-    const int L = n_sot + n_text + 2, F = num_frames / 2, N = n_text + 1;
+    /* the frames the encoder saw (audio_ctx): the cross-attention has no more */
+    const int L = n_sot + n_text + 2, N = n_text + 1,
+              F = num_frames / 2 < ctx->cross.n_frames ? num_frames / 2 : ctx->cross.n_frames;
     *words = NULL;
     *n_words = 0;
     /* more tokens than the decoder holds (a sample_len past n_text_ctx / 2): the
      * window keeps its text without words rather than failing */
     if (n_text <= 0 || L > m->hp.n_text_ctx)
         return 0;
-    if (F < 0 || F > m->hp.n_audio_ctx) {
+    if (num_frames < 0 || num_frames / 2 > m->hp.n_audio_ctx) {
         wkv__set_error(error, "cannot align %d tokens over %d frames", n_text, num_frames);
         return -1;
     }
