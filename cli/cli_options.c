@@ -38,6 +38,7 @@ static int opt_step = 2000, opt_latency = 8000, opt_run_ms;
 static int opt_batch_size;
 static gboolean opt_no_drafts;
 static gboolean opt_from_json;
+static char *opt_audio_ctx;
 
 static gboolean logits_callback(const char *name, const char *value, gpointer data,
                                 GError **error)
@@ -82,6 +83,12 @@ static GOptionEntry entries[] = {
      "Encoder compute type: " WKV_COMPUTE_TYPES(CLI_TYPE_HELP) "docs/performance.md; "
      "default auto, as the element's", "TYPE"},
 #undef CLI_TYPE_HELP
+    {"audio-ctx", 0, 0, G_OPTION_ARG_STRING, &opt_audio_ctx,
+     "Encoder frames (0.02 s each) per window, as whisper.cpp's -ac: N runs the encoder on "
+     "the window's first N frames only (faster, less accurate; too few and the decoder may "
+     "loop), auto sizes each window to the audio it holds (live: every run; offline: a "
+     "window shorter than 30 s); default 0: all of the model's (1500); docs/architecture.md",
+     "N|auto"},
     {"kv-cache", 0, 0, G_OPTION_ARG_STRING, &opt_kv_cache,
      "The decoder's attention caches: auto (half for quantized files and bf16/int8, f32 "
      "for f32/f16 files on f32), f32 or f16 (half: faster steps, a smaller context, "
@@ -413,6 +420,18 @@ static int check_decoding(cli_args *a)
     if (!isnan(opt_logprob_threshold))
         o->logprob_threshold = (float)opt_logprob_threshold;
     o->seed = (uint64_t)opt_seed;
+    if (opt_audio_ctx) {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(opt_audio_ctx, &end, 10);
+        if (g_ascii_strcasecmp(opt_audio_ctx, "auto") == 0)
+            o->audio_ctx = WKV_AUDIO_CTX_AUTO;
+        else if (!*opt_audio_ctx || *end || errno || v < 0 || v > 1500)
+            return cli_usage("--audio-ctx must be auto or between 0 and 1500 frames, not '%s'",
+                             opt_audio_ctx);
+        else
+            o->audio_ctx = (int)v;
+    }
     return 0;
 }
 

@@ -485,13 +485,41 @@ fi
 
 for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
     "--best-of 0" "--sample-len 449" "--sample-len -1" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
-    "--realtime --latency -1" "--run-ms 500" "--live --run-ms -1" "--realtime --run-ms 500" "--batch-size 65" "--batch-size -1" "--live --batch-size 2" ""; do
+    "--realtime --latency -1" "--run-ms 500" "--live --run-ms -1" "--realtime --run-ms 500" "--batch-size 65" "--batch-size -1" "--live --batch-size 2" \
+    "--audio-ctx -1" "--audio-ctx 1501" "--audio-ctx 12x" "--audio-ctx" ""; do
     # shellcheck disable=SC2086 # the arguments are split on purpose
     run -m "$MODEL" $args ${args:+"$JFK"}
     if one_error_line 2; then
         ok "bad usage '${args:-(no file)}': status 2"
     else
         bad "bad usage '${args:-(no file)}' (status $rc)" "$tmp/err" "$tmp/out"
+    fi
+done
+
+# --audio-ctx (issue 47 item 2): 0 is the default's text; auto (jfk's 11 s: 640
+# frames) and a small N decode, offline and live; offline the first window's first
+# segment ends within its frames
+run -m "$MODEL" --sample-len 24 --no-fallback "$JFK"
+cp "$tmp/out" "$tmp/ac_default.txt"
+run -m "$MODEL" --sample-len 24 --no-fallback --audio-ctx 0 "$JFK"
+if [ "$rc" = 0 ] && [ -s "$tmp/out" ] && cmp -s "$tmp/out" "$tmp/ac_default.txt"; then
+    ok "--audio-ctx 0: the default's text"
+else
+    bad "--audio-ctx 0 against the default (status $rc)" "$tmp/out" "$tmp/ac_default.txt" "$tmp/err"
+fi
+for args in "--audio-ctx auto" "--audio-ctx 200" "--live --audio-ctx auto" "--live --audio-ctx 200"; do
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    run -m "$MODEL" --sample-len 24 --no-fallback -o json $args "$JFK"
+    if [ "$rc" = 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = int(sys.argv[2]) if sys.argv[2] != "auto" else 640
+assert d["segments"], "no segments"
+assert "live" in d or d["segments"][0]["end"] <= n * 0.02 + 1e-6, d["segments"][0]
+' "$tmp/out" "${args##* }" 2>"$tmp/py"; then
+        ok "$args: decodes, times within the frames"
+    else
+        bad "$args (status $rc)" "$tmp/out" "$tmp/err" "$tmp/py"
     fi
 done
 
