@@ -15,7 +15,10 @@
  *    (one context each, runs alternating between them), ms, GFLOP/s, the fraction of
  *    the type's own peak (f32: the f32 peak above; bf16, int8: oneDNN's matmul peak on
  *    2048^3, measured with the rooflines when built with oneDNN) and the speed-up
- *    over f32 measured in the same rounds.
+ *    over f32 measured in the same rounds;
+ *  - --audio-ctx 320,576: with it, the same on the first N encoder frames too
+ *    (wkv_encode_frames, a live run's wkv_options.audio_ctx): its multiply-adds, ms
+ *    and time against the whole window's, each type.
  * The main measurement's context runs on --type (default auto, what the CLI and the
  * element default to: f32 for f32/f16 files, int8 for quantized ones when built with
  * oneDNN); the table's label names the type.
@@ -25,6 +28,7 @@
  *
  *   whisperkv-bench [--size tiny,base | --model PATH] [--threads N] [--reps N]
  *                   [--tokens N] [--prompt N] [--file WAV] [--compute-type LIST]
+ *                   [--audio-ctx LIST]
  *                   [--type TYPE] [--smaps] [--logits PATH]
  * --smaps prints where the resident memory after decoding sits, per mapping.
  * --logits writes the decoder's logits (prompt, then each step) to PATH.<model>, raw f32.
@@ -54,6 +58,7 @@ typedef struct {
     int prompt; /* decoder prompt tokens; 0: n_text_ctx / 2 + 1 (225), the longest */
     const char *file;
     const char *compute_types; /* comma-separated wkv_compute_type names, or NULL */
+    const char *audio_ctx;     /* comma-separated encoder frame counts, or NULL */
     int smaps;                 /* --smaps: print the resident memory by mapping */
     const char *logits_out;    /* --logits: raw f32 logits written here (per model) */
     wkv_compute_type type;     /* the main measurement's context (--type; default auto) */
@@ -387,18 +392,21 @@ static double file_mb(const char *path)
     return stat(path, &st) == 0 ? (double)st.st_size / 1048576.0 : NAN;
 }
 
-/* The encoder on each of bo->compute_types (f32 added first for the ratio): one
- * context per type, the types alternating within each round so load on the machine
- * falls on all alike.  Prints a table; -1 when a type cannot be used. */
+/* The encoder on each of bo->compute_types (f32 added first for the ratio) and each of
+ * bo->audio_ctx's frame counts (wkv_encode_frames; default the model's n_audio_ctx
+ * only): one context per type, the types and frame counts alternating within each
+ * round so load on the machine falls on all alike.  Prints a table; -1 when a type
+ * cannot be used. */
 static int bench_compute_types(const char *label, const wkv_model *model, const float *window,
                                const bench_opts *bo)
 {
-    enum { MAX_TYPES = 4 };
+    enum { MAX_TYPES = 4, MAX_CTX = 8 };
     wkv_compute_type types[MAX_TYPES] = {WKV_COMPUTE_F32};
     wkv_context *ctx[MAX_TYPES] = {NULL};
-    double *t[MAX_TYPES] = {NULL};
-    int n = 1, rc = 0;
-    char *list = strdup(bo->compute_types);
+    double *t[MAX_TYPES][MAX_CTX] = {{NULL}};
+    const wkv_hparams *hp = wkv_model_hparams(model);
+    int n = 1, rc = 0, frames[MAX_CTX] = {hp->n_audio_ctx}, n_ctx = 1;
+    char *list = strdup(bo->compute_types ? bo->compute_types : "f32");
     for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         int ty = wkv_compute_type_parse(s);
         if (ty < 0) {
@@ -409,11 +417,23 @@ static int bench_compute_types(const char *label, const wkv_model *model, const 
         }
     }
     free(list);
+    list = strdup(bo->audio_ctx ? bo->audio_ctx : "");
+    for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        int f = atoi(s);
+        if (f < 1 || f > hp->n_audio_ctx) {
+            fprintf(stderr, "--audio-ctx: '%s' is not 1 .. %d frames\n", s, hp->n_audio_ctx);
+            rc = -1;
+        } else if (f != hp->n_audio_ctx && n_ctx < MAX_CTX) {
+            frames[n_ctx++] = f;
+        }
+    }
+    free(list);
     for (int i = 0; rc == 0 && i < n; i++) {
         char *err = NULL;
         ctx[i] = wkv_context_new(model, bo->threads, &err);
-        t[i] = calloc((size_t)bo->reps, sizeof(double));
-        if (!ctx[i] || !t[i] || wkv_context_set_compute_type(ctx[i], types[i], &err) != 0) {
+        for (int c = 0; c < n_ctx; c++)
+            t[i][c] = calloc((size_t)bo->reps, sizeof(double));
+        if (!ctx[i] || !t[i][n_ctx - 1] || wkv_context_set_compute_type(ctx[i], types[i], &err) != 0) {
             fprintf(stderr, "%s: %s\n", wkv_compute_type_name(types[i]), err ? err : "no memory");
             rc = -1;
         } else {
@@ -422,29 +442,36 @@ static int bench_compute_types(const char *label, const wkv_model *model, const 
         free(err);
     }
     for (int k = 0; rc == 0 && k < bo->reps; k++)
-        for (int i = 0; i < n; i++) {
-            double a = now_ms();
-            wkv_encode(ctx[i], window);
-            t[i][k] = now_ms() - a;
-        }
+        for (int c = 0; c < n_ctx; c++)
+            for (int i = 0; i < n; i++) {
+                double a = now_ms();
+                wkv_encode_frames(ctx[i], window, frames[c]);
+                t[i][c][k] = now_ms() - a;
+            }
     if (rc == 0) {
-        const double flops = encoder_flops(wkv_model_hparams(model));
         printf("\n#### Encoder per compute type: %s, %d threads, medians of %d alternating "
-               "runs\n\n| compute type | encoder ms / window | GFLOP/s | peak of the type "
-               "| of its peak | speed-up over f32 |\n|---|---|---|---|---|---|\n", label,
-               bo->threads, bo->reps);
-        double f32_ms = median(t[0], bo->reps);
-        for (int i = 0; i < n; i++) {
-            double ms = i ? median(t[i], bo->reps) : f32_ms, gf = flops / (ms * 1e-3) / 1e9;
-            double peak = bo->type_peak[types[i]];
-            printf("| %s | %.0f | %.1f | %.0f | %.0f %% | %.2fx |\n",
-                   wkv_compute_type_name(types[i]), ms, gf, peak, 100 * gf / peak, f32_ms / ms);
+               "runs\n\n| compute type | frames | GFLOP | encoder ms | GFLOP/s | peak of the "
+               "type | of its peak | speed-up over f32 | ms ÷ %d frames' |\n"
+               "|---|---|---|---|---|---|---|---|---|\n", label, bo->threads, bo->reps,
+               hp->n_audio_ctx);
+        for (int c = 0; c < n_ctx; c++) {
+            wkv_hparams h = *hp; /* the encoder (and cross K/V) on frames[c] frames */
+            h.n_audio_ctx = frames[c];
+            const double flops = encoder_flops(&h), f32_ms = median(t[0][c], bo->reps);
+            for (int i = 0; i < n; i++) {
+                double ms = i ? median(t[i][c], bo->reps) : f32_ms, gf = flops / (ms * 1e-3) / 1e9;
+                double peak = bo->type_peak[types[i]];
+                printf("| %s | %d | %.2f | %.1f | %.1f | %.0f | %.0f %% | %.2fx | %.3f |\n",
+                       wkv_compute_type_name(types[i]), frames[c], flops / 1e9, ms, gf, peak,
+                       100 * gf / peak, f32_ms / ms, ms / median(t[i][0], bo->reps));
+            }
         }
         fflush(stdout);
     }
     for (int i = 0; i < n; i++) {
         wkv_context_free(ctx[i]);
-        free(t[i]);
+        for (int c = 0; c < n_ctx; c++)
+            free(t[i][c]);
     }
     return rc;
 }
@@ -561,7 +588,7 @@ static int bench_model(const char *label, const char *path, const bench_opts *bo
     res->step_gbs = step_bytes(hp, type) / (res->full * 1e-3) / 1e9;
     wkv_context_free(ctx);
     ctx = NULL;
-    int rc = bo->compute_types ? bench_compute_types(label, model, window, bo) : 0;
+    int rc = bo->compute_types || bo->audio_ctx ? bench_compute_types(label, model, window, bo) : 0;
 
     free(seq);
     free(mel_t);
@@ -743,7 +770,7 @@ static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [--size tiny,base | --model PATH] [--threads N] [--reps N] "
                     "[--tokens N] [--prompt N] [--file WAV] [--compute-type f32,bf16,int8] "
-                    "[--type auto|f32|bf16|int8] [--smaps] [--logits PATH]\n", argv0);
+                    "[--audio-ctx N,N] [--type auto|f32|bf16|int8] [--smaps] [--logits PATH]\n", argv0);
 }
 
 int main(int argc, char **argv)
@@ -774,6 +801,8 @@ int main(int argc, char **argv)
             bo.logits_out = argv[++i];
         else if (!strcmp(argv[i], "--compute-type") && i + 1 < argc)
             bo.compute_types = argv[++i];
+        else if (!strcmp(argv[i], "--audio-ctx") && i + 1 < argc)
+            bo.audio_ctx = argv[++i];
         else if (!strcmp(argv[i], "--type") && i + 1 < argc) {
             int t = wkv_compute_type_parse(argv[++i]);
             if (t < 0) {
