@@ -5,7 +5,8 @@
  *    (f32 and half cross caches) of a model with the same weights whose n_audio_ctx is
  *    N (the generator seeds each tensor by its name, and the encoder's positional
  *    embedding rows are sinusoids of their index only): the encoder, the cross K/V and
- *    the decoder all see N frames and nothing past them;
+ *    the decoder all see N frames and nothing past them; the bf16 and int8 encoders
+ *    too, where the CPU runs them (after a whole window, whose K/V layouts were wider);
  *  - decoding with timestamps on N frames never gives a time past N x 0.02 s (also
  *    batched), and with words aligns within them;
  *  - WKV_AUDIO_CTX_AUTO: wkv_audio_ctx_auto's rounding; a live stream's runs encode the
@@ -102,6 +103,18 @@ static void check_exact(const wkv_model *full, const wkv_model *shrt, const floa
         CHECK(memcmp(la, lb, V * sizeof *la) == 0,
               "half %d: logits differ from the %d-frame model's (max %g)", half, N_SHORT,
               tu_max_abs_err(la, lb, V));
+    }
+    /* bf16 and int8 (where this CPU runs them): their K/V layouts for N keys */
+    for (int ty = WKV_COMPUTE_BF16; ty <= WKV_COMPUTE_INT8; ty++) {
+        if (!tu_compute_here(a, (wkv_compute_type)ty, "audio_ctx") ||
+            !tu_compute_here(b, (wkv_compute_type)ty, "audio_ctx"))
+            continue;
+        CHECK(wkv_encode(a, mel) == 0 && wkv_encode_frames(a, mel, N_SHORT) == 0 &&
+              wkv_encode(b, mel) == 0, "encode");
+        CHECK(memcmp(wkv_encoder_output(a), wkv_encoder_output(b), N_SHORT * d * sizeof(float)) == 0,
+              "%s: encoder rows differ from the %d-frame model's (max %g)",
+              wkv_compute_type_name((wkv_compute_type)ty), N_SHORT,
+              tu_max_abs_err(wkv_encoder_output(a), wkv_encoder_output(b), N_SHORT * d));
     }
     CHECK(wkv_encode_frames(a, mel, -2) == -1, "negative frames accepted");
     free(la), free(lb), free(ref), free(ref_logits);
