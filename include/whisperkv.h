@@ -387,7 +387,8 @@ typedef struct {
 } wkv_options;
 
 #define WKV_AUDIO_CTX_AUTO (-1) /* wkv_options.audio_ctx: sized to the audio held */
-#define WKV_AUDIO_CTX_MIN 128   /* AUTO's fewest frames (2.56 s) */
+#define WKV_AUDIO_CTX_MIN 512   /* AUTO's fewest frames (10.24 s): fewer cost the trained
+                                  * model 5 - 10 points of WER (docs/performance.md) */
 
 WKV_API void wkv_options_default(wkv_options *opts);
 

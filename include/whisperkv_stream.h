@@ -131,8 +131,9 @@ typedef struct {
     void (*on_vad)(int speech, int64_t index, void *user);
     void *vad_user;
     /* The encoder's frames per run, overriding wkv_options.audio_ctx when not 0:
-     * WKV_AUDIO_CTX_AUTO sizes each run's encoder to the audio it holds (a run on 5 s
-     * encodes 320 frames, not 1500: wkv_audio_ctx_auto), N > 0 fixes it at N.  0
+     * WKV_AUDIO_CTX_AUTO sizes each run's encoder to the audio it holds (a run on up to
+     * 9.6 s encodes 512 frames, on 15 s 832, not 1500: wkv_audio_ctx_auto), N > 0
+     * fixes it at N.  0
      * (default): wkv_options.audio_ctx's (0 there: all n_audio_ctx, as before). */
     int audio_ctx;
 } wkv_stream_options;
