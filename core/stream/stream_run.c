@@ -408,7 +408,7 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
         };
         st->so.on_run(&run, st->so.run_user);
     }
-    /* word mode: the finals are the word stretches (a word may last 0 s), then the
+    /* word mode: the finals are the word stretches (every word lasts 10 ms or more), then the
      * partial; else the committed pieces that last, then the partial */
     const int words = st->opts.word_timestamps;
     const int n_fin = words ? rs->n_wfin : rs->n_commit;
