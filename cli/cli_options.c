@@ -77,9 +77,11 @@ static GOptionEntry entries[] = {
     {"threads", 't', 0, G_OPTION_ARG_INT, &opt_threads,
      "Threads (default: the number of cores)", "N"},
     {"compute-type", 0, 0, G_OPTION_ARG_STRING, &opt_compute_type,
-     "Encoder compute type: auto (f32 for f32/f16 files, int8 for quantized ones), f32 "
-     "(exact), bf16 or int8 (need oneDNN; docs/performance.md); default auto, as the "
-     "element's", "TYPE"},
+     /* each "name (description); " of the core's list of types (whisperkv.h) */
+#define CLI_TYPE_HELP(suffix, name, description) name " (" description "); "
+     "Encoder compute type: " WKV_COMPUTE_TYPES(CLI_TYPE_HELP) "docs/performance.md; "
+     "default auto, as the element's", "TYPE"},
+#undef CLI_TYPE_HELP
     {"kv-cache", 0, 0, G_OPTION_ARG_STRING, &opt_kv_cache,
      "The decoder's attention caches: auto (half for quantized files and bf16/int8, f32 "
      "for f32/f16 files on f32), f32 or f16 (half: faster steps, a smaller context, "
@@ -322,7 +324,9 @@ static int check_io_and_compute(cli_args *a)
     }
 
     if (opt_compute_type && wkv_compute_type_parse(opt_compute_type) < 0)
-        return cli_usage("--compute-type must be auto, f32, bf16 or int8");
+#define CLI_TYPE_NAME(suffix, name, description) " " name
+        return cli_usage("--compute-type must be one of:" WKV_COMPUTE_TYPES(CLI_TYPE_NAME));
+#undef CLI_TYPE_NAME
     a->compute_type = opt_compute_type;
     if (opt_kv_cache && wkv_cache_type_parse(opt_kv_cache) < 0)
         return cli_usage("--kv-cache must be auto, f32 or f16");

@@ -60,6 +60,7 @@ enum {
     PROP_LATE_COMMITS,
     PROP_MAX_COMMIT_DELAY,
     PROP_MEDIAN_COMMIT_DELAY,
+    PROP_MAX_OBSERVED_DELAY,
     N_PROPS
 };
 
@@ -126,14 +127,10 @@ GType gst_whisper_text_unit_get_type(void)
 GType gst_whisper_compute_type_get_type(void)
 {
     static gsize type = 0;
-    static const GEnumValue values[] = {
-        {WKV_COMPUTE_AUTO, "f32 for f32/f16 files, int8 for quantized files (with oneDNN)",
-         "auto"},
-        {WKV_COMPUTE_F32, "float32 (oneDNN or OpenBLAS): the reference-exact path", "f32"},
-        {WKV_COMPUTE_BF16, "bf16 products, f32 accumulation (needs oneDNN)", "bf16"},
-        {WKV_COMPUTE_INT8, "int8 linear layers, s32 accumulation (needs oneDNN)", "int8"},
-        {0, NULL, NULL},
-    };
+    /* one value a line of the core's list of types (whisperkv.h) */
+#define GST_TYPE_VALUE(suffix, name, description) {WKV_COMPUTE_##suffix, description, name},
+    static const GEnumValue values[] = {WKV_COMPUTE_TYPES(GST_TYPE_VALUE) {0, NULL, NULL}};
+#undef GST_TYPE_VALUE
     if (g_once_init_enter(&type))
         g_once_init_leave(&type, g_enum_register_static("GstWhisperKvComputeType", values));
     return (GType)type;
@@ -402,6 +399,9 @@ static void gst_whisper_get_property(GObject *object, guint id, GValue *value,
     case PROP_MEDIAN_COMMIT_DELAY:
         g_value_set_uint64(value, median_delay(st));
         break;
+    case PROP_MAX_OBSERVED_DELAY:
+        g_value_set_uint(value, (guint)MIN(st->max_commit_delay_ms, G_MAXUINT));
+        break;
     default:
         if (id < N_PROPS && prop_field[id])
             get_field(self, prop_field[id], value);
@@ -427,11 +427,10 @@ static void make_stream_props(GParamSpec **properties)
         "number of cores. The core keeps OpenBLAS single-threaded, so each element uses "
         "only its own threads", 0, 1024, DEFAULT_THREADS, rw_ready);
     properties[PROP_COMPUTE_TYPE] = g_param_spec_enum("compute-type", "Compute type",
-        "How the encoder's matrix products run: auto (f32 for f32/f16 files, int8 for "
-        "quantized files when built with oneDNN on a CPU with VNNI, else f32), f32 "
-        "(reference-exact; on oneDNN or OpenBLAS, whichever runs the CPU's newer kernels), "
-        "bf16 or int8 (oneDNN; bf16 on a CPU with AVX512_BF16 or AMX, int8 with VNNI; "
-        "without them READY to PAUSED fails saying so)",
+#define GST_TYPE_BLURB(suffix, name, description) name " (" description "); "
+        "How the encoder's matrix products run: " WKV_COMPUTE_TYPES(GST_TYPE_BLURB)
+        "a type this build or CPU cannot run fails READY to PAUSED saying so",
+#undef GST_TYPE_BLURB
         GST_TYPE_WHISPER_COMPUTE_TYPE, WKV_COMPUTE_AUTO, rw_ready);
     properties[PROP_KV_CACHE] = g_param_spec_enum("kv-cache", "KV cache type",
         "The decoder's attention caches (cross-attention K/V of each window, self-attention "
@@ -630,6 +629,13 @@ static void make_stats_props(GParamSpec **properties)
         "Median commit delay", "Statistics (live): the median of the finals' commit delays "
         "(as max-commit-delay) in ms, to 20 ms (the middle of its bin; 0 without finals)",
         0, G_MAXUINT64, 0, ro);
+    /* gst-plugins-rs's transcribers' name for it, notified as it grows, so that an
+     * application can watch how late the text is and tune `latency` */
+    properties[PROP_MAX_OBSERVED_DELAY] = g_param_spec_uint("max-observed-delay",
+        "Maximum observed delay", "Statistics (live): the longest time in ms from a final's "
+        "first audio arriving to its text being pushed (max-commit-delay), notified when it "
+        "grows; above 'latency' the element also posts a CORE/CLOCK warning", 0, G_MAXUINT, 0,
+        ro);
 }
 
 /* ------------------------------------------------------------------ class, instance */

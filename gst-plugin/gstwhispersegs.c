@@ -27,15 +27,6 @@ static void piece_clear(gpointer p)
     g_ptr_array_unref(piece->segs);
 }
 
-void gst_whisper_decoded_init(GstWhisperDecoded *d)
-{
-    d->pieces = g_array_new(FALSE, FALSE, sizeof(GstWhisperPiece));
-    g_array_set_clear_func(d->pieces, piece_clear);
-    d->failed = FALSE;
-    d->error_what = NULL;
-    d->error = NULL;
-}
-
 GPtrArray *gst_whisper_segs_new(void)
 {
     return g_ptr_array_new_with_free_func(gst_whisper_seg_free);
@@ -44,6 +35,10 @@ GPtrArray *gst_whisper_segs_new(void)
 GPtrArray *gst_whisper_decoded_add(GstWhisperDecoded *d, GPtrArray *segs, GstClockTime until)
 {
     GstWhisperPiece piece = {segs ? segs : gst_whisper_segs_new(), until};
+    if (!d->pieces) { /* most waits of the worker decode nothing: no array for them */
+        d->pieces = g_array_new(FALSE, FALSE, sizeof(GstWhisperPiece));
+        g_array_set_clear_func(d->pieces, piece_clear);
+    }
     g_array_append_val(d->pieces, piece);
     return piece.segs;
 }

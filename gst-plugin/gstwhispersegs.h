@@ -44,13 +44,14 @@ typedef struct {
  * ERROR is posted once the pieces went out, `error` the core's message); `failed` when
  * the stream must end after them (that error, or one already posted). */
 typedef struct {
-    GArray *pieces; /* GstWhisperPiece */
+    GArray *pieces; /* GstWhisperPiece, NULL until the first */
     gboolean failed;
     const gchar *error_what;
     char *error;
 } GstWhisperDecoded;
 
-void gst_whisper_decoded_init(GstWhisperDecoded *d);
+#define GST_WHISPER_DECODED_INIT {NULL, FALSE, NULL, NULL}
+
 /* Adds a piece, taking `segs` (NULL: a new empty array); returns its segs. */
 GPtrArray *gst_whisper_decoded_add(GstWhisperDecoded *d, GPtrArray *segs, GstClockTime until);
 /* A new array for WSeg*, freeing them with it. */

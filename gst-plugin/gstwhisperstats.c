@@ -30,12 +30,14 @@ void gst_whisper_stats_account(GstWhisper *self, double busy_ms, double audio_s)
     GST_OBJECT_UNLOCK(self);
 }
 
-gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *latency_ms)
+gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *latency_ms,
+                                  gboolean *grew)
 {
     GST_OBJECT_LOCK(self);
     guint latency = self->props.latency_ms;
     gboolean late = delay_ms > latency;
-    if (delay_ms > self->stats.max_commit_delay_ms)
+    *grew = delay_ms > self->stats.max_commit_delay_ms;
+    if (*grew)
         self->stats.max_commit_delay_ms = delay_ms;
     if (late)
         self->stats.late_commits++;

@@ -28,8 +28,10 @@ GstClockTime gst_whisper_clock_now(GstWhisper *self);
 /* Takes the context's counters and adds busy time and audio time. */
 void gst_whisper_stats_account(GstWhisper *self, double busy_ms, double audio_s);
 /* Counts a live final that went out `delay_ms` after its audio; TRUE when it broke
- * the promise (`latency`), with the latency then in *latency_ms. */
-gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *latency_ms);
+ * the promise (`latency`), with the latency then in *latency_ms; *grew: it is the
+ * longest delay so far (max-observed-delay changed). */
+gboolean gst_whisper_stats_commit(GstWhisper *self, guint64 delay_ms, guint *latency_ms,
+                                  gboolean *grew);
 
 G_END_DECLS
 

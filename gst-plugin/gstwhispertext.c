@@ -143,8 +143,9 @@ static const gchar *segment_language(GstWhisper *self)
 
 /* The latency promise (live): a final pushed more than `latency` after its first
  * sample came in chain is counted, and the first of an episode of such finals (it
- * ends with a final on time) posts a warning.  Measured on the element's clock, the
- * one the sinks wait on. */
+ * ends with a final on time) posts a warning, with the details gst-plugins-rs's
+ * transcribers give theirs.  A new longest delay notifies max-observed-delay.
+ * Measured on the element's clock, the one the sinks wait on. */
 static void check_commit_delay(GstWhisper *self, const WSeg *s)
 {
     if (!s->final || !GST_CLOCK_TIME_IS_VALID(s->arrived))
@@ -154,7 +155,11 @@ static void check_commit_delay(GstWhisper *self, const WSeg *s)
         return; /* no clock now, or another one */
     guint64 delay_ms = (now - s->arrived) / GST_MSECOND;
     guint latency = 0;
-    if (!gst_whisper_stats_commit(self, delay_ms, &latency)) {
+    gboolean grew = FALSE;
+    gboolean late = gst_whisper_stats_commit(self, delay_ms, &latency, &grew);
+    if (grew)
+        g_object_notify(G_OBJECT(self), "max-observed-delay");
+    if (!late) {
         self->text.late = FALSE;
         return;
     }
@@ -163,11 +168,13 @@ static void check_commit_delay(GstWhisper *self, const WSeg *s)
     if (self->text.late)
         return;
     self->text.late = TRUE;
-    GST_ELEMENT_WARNING(self, CORE, CLOCK, ("Whisper text is later than its latency"),
+    GST_ELEMENT_WARNING_WITH_DETAILS(self, CORE, CLOCK,
+        ("Whisper text is later than its latency"),
         ("a final segment went out %" G_GUINT64_FORMAT " ms after its audio arrived, %"
          G_GUINT64_FORMAT " ms more than latency=%u; inference is slower than the audio "
-         "(see the late-commits and max-commit-delay properties)",
-         delay_ms, delay_ms - latency, latency));
+         "(see the late-commits and max-observed-delay properties)",
+         delay_ms, delay_ms - latency, latency),
+        ("new-observed-max-delay", G_TYPE_UINT64, (guint64)(now - s->arrived), NULL));
 }
 
 /* Moves a final or pushed partial that would start before the floor to the floor:
@@ -319,7 +326,7 @@ GstFlowReturn gst_whisper_text_push_segments(GstWhisper *self, GPtrArray *segs,
 GstFlowReturn gst_whisper_text_push_decoded(GstWhisper *self, const GstWhisperDecoded *d)
 {
     GstFlowReturn ret = GST_FLOW_OK;
-    for (guint i = 0; i < d->pieces->len && ret == GST_FLOW_OK; i++) {
+    for (guint i = 0; d->pieces && i < d->pieces->len && ret == GST_FLOW_OK; i++) {
         const GstWhisperPiece *p = &g_array_index(d->pieces, GstWhisperPiece, i);
         ret = gst_whisper_text_push_segments(self, p->segs, p->until);
     }

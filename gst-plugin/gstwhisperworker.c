@@ -34,7 +34,7 @@ static gboolean pushed(GstWhisper *self, GstFlowReturn ret)
  * stream must end (the step failed, or the text pad's flow is fatal). */
 static gboolean deliver(GstWhisper *self, GstWhisperDecoded *d, gboolean ok)
 {
-    if (d->pieces->len == 0 && !d->error_what) {
+    if (!d->pieces && !d->error_what) {
         /* nothing decoded: a flush cancelled it, or the step failed before any text */
         gst_whisper_decoded_clear(d);
         return ok;
@@ -205,7 +205,7 @@ void gst_whisper_worker_loop(gpointer data)
             }
         }
         /* the step for this stretch decodes into d; deliver pushes it */
-        GstWhisperDecoded d;
+        GstWhisperDecoded d = GST_WHISPER_DECODED_INIT;
         gboolean ok;
         if (it->live) {
             if (!gst_whisper_live_ready(self, it)) {
@@ -216,14 +216,10 @@ void gst_whisper_worker_loop(gpointer data)
                 g_cond_wait(&self->q.cond, &self->q.lock);
                 continue;
             }
-            gst_whisper_decoded_init(&d);
             ok = deliver(self, &d, gst_whisper_live_run(self, it, &d));
         } else if (self->w.batch_size > 1) {
             /* batch-size: chunks decoded side by side (gstwhisperbatch.c) */
-            gst_whisper_decoded_init(&d);
             GstWhisperBatchStep step = gst_whisper_batch_run(self, it, &d);
-            if (step == GST_WHISPER_BATCH_DONE || step == GST_WHISPER_BATCH_WAIT)
-                gst_whisper_decoded_clear(&d); /* nothing was decoded */
             if (step == GST_WHISPER_BATCH_DONE) {
                 item_done(self, it);
                 return;
@@ -257,7 +253,6 @@ void gst_whisper_worker_loop(gpointer data)
                 wait_for_audio(self, it);
                 continue;
             }
-            gst_whisper_decoded_init(&d);
             ok = deliver(self, &d, gst_whisper_offline_window(self, it, size, &d));
         }
         if (!ok) {

@@ -224,16 +224,35 @@ WKV_API int wkv_context_set_decoder_group(wkv_context *ctx, wkv_decoder_group *g
  * with VNNI (AVX512_VNNI or AVX-VNNI): without it oneDNN's int8 products saturate
  * (measured: 7 % off f32 on an AMD EPYC with AVX2 only), so it is refused there.
  * Accuracy: docs/performance.md. */
-typedef enum {
-    WKV_COMPUTE_AUTO = 0,
-    WKV_COMPUTE_F32,
-    WKV_COMPUTE_BF16,
-    WKV_COMPUTE_INT8,
-} wkv_compute_type;
+/* The compute types, one X(SUFFIX, "name", "description") line each, in the order of
+ * their values (AUTO = 0, F32, BF16, INT8: the ABI; a new type goes at the end).  The
+ * enum, the functions below, the CLI's --compute-type, the element's compute-type
+ * property and docs/architecture.md's table are made from this one list (the
+ * `layers` test holds the doc's table to it). */
+#define WKV_COMPUTE_TYPES(X)                                                              \
+    X(AUTO, "auto", "f32 for f32/f16 files; int8 for quantized files with oneDNN on a CPU " \
+                    "with VNNI, else f32")                                                \
+    X(F32, "f32", "float32 on oneDNN or OpenBLAS, the reference-exact path")             \
+    X(BF16, "bf16", "bf16 products, f32 accumulation; needs oneDNN and a CPU with "       \
+                    "AVX512_BF16 or AMX")                                                 \
+    X(INT8, "int8", "int8 linear layers, s32 accumulation; needs oneDNN and a CPU with "  \
+                    "VNNI")
 
+#define WKV_COMPUTE_ENUM_(suffix, name, description) WKV_COMPUTE_##suffix,
+typedef enum { WKV_COMPUTE_TYPES(WKV_COMPUTE_ENUM_) } wkv_compute_type;
+#undef WKV_COMPUTE_ENUM_
+
+/* How many types the list has: their values are 0 .. count - 1. */
+WKV_API int wkv_compute_type_count(void);
 /* "auto", "f32", "bf16", "int8" -> the type, or -1. */
 WKV_API int wkv_compute_type_parse(const char *name);
+/* The type's name ("?" for a value outside the list). */
 WKV_API const char *wkv_compute_type_name(wkv_compute_type type);
+/* Its one-line description (NULL for a value outside the list). */
+WKV_API const char *wkv_compute_type_description(wkv_compute_type type);
+/* Whether this build on this CPU can run the type (AUTO and F32: always; BF16 and INT8
+ * need oneDNN and the instructions wkv_context_set_compute_type asks for). */
+WKV_API int wkv_compute_type_available(wkv_compute_type type);
 /* Sets the type for the context's next encoder runs (converting the encoder weights
  * for it into the context).  Returns 0, or -1 with *error set (oneDNN missing, the
  * CPU lacks the instructions, out of memory); the context keeps its type then. */

@@ -26,6 +26,7 @@
  *    subnormal results 0 or wkv__bf16's.
  * Bounded, not timed; the figures printed here are the ones in docs/performance.md. */
 #include "net/context.h"
+#include "cpu/cpu.h" /* the CPU backend's compute type (wkv__cpu_compute) */
 #include "base/cpu.h"
 #include "base/f16.h"
 #include "kernels/ops.h"
@@ -85,7 +86,7 @@ static double cross_k_error(const wkv_context *ctx)
 static void pv_both_ways(wkv_context *ctx, const float *mel, const float *ref, size_t n_out,
                          double bound, const char *size)
 {
-    wkv__compute *c = ctx->compute;
+    wkv__compute *c = wkv__cpu_compute(ctx->encoder);
     /* fallbacks are counted since c was made: the force-fallback run's are in */
     const int dflt = wkv__compute_pv_f32(c), fell = wkv__compute_fallbacks(c);
     CHECK(dflt == (wkv__bf16_isa() < WKV_ISA_AVX512_BF16),
@@ -143,6 +144,9 @@ static void check_size(const char *size)
         err = NULL;
 #ifdef WKV_TEST_DNNL
         const int here = tu_compute_here(ctx, types[t].type, size);
+        CHECK(here == wkv_compute_type_available(types[t].type),
+              "%s %s: set %d, but wkv_compute_type_available says %d", size, name, here,
+              wkv_compute_type_available(types[t].type));
         /* refused where oneDNN would emulate bf16 or saturate int8's pair sums */
         const int native = types[t].type == WKV_COMPUTE_BF16
                                ? wkv__bf16_isa() >= WKV_ISA_AVX512_BF16
@@ -157,19 +161,19 @@ static void check_size(const char *size)
                types[t].bound);
         CHECK(e <= types[t].bound && e > 0.0, "%s %s: relative error %g", size, name, e);
         /* every product ran on the type: an f32 fallback would pass the bound above */
-        CHECK(wkv__compute_fallbacks(ctx->compute) == 0, "%s %s: %d products fell back to f32",
-              size, name, wkv__compute_fallbacks(ctx->compute));
+        CHECK(wkv__compute_fallbacks(wkv__cpu_compute(ctx->encoder)) == 0, "%s %s: %d products fell back to f32",
+              size, name, wkv__compute_fallbacks(wkv__cpu_compute(ctx->encoder)));
         /* every product failing: the fallbacks (weights widened on demand into the
          * f32 path's slots, f32 softmax) give the f32 encoder bit for bit */
-        wkv__compute_force_fallback(ctx->compute, 1);
+        wkv__compute_force_fallback(wkv__cpu_compute(ctx->encoder), 1);
         CHECK(wkv_encode(ctx, mel) == 0, "%s %s encode, all products failing", size, name);
         size_t diff = 0;
         for (size_t i = 0; i < n_out; i++)
             diff += memcmp(wkv_encoder_output(ctx) + i, ref + i, sizeof *ref) != 0;
-        CHECK(diff == 0 && wkv__compute_fallbacks(ctx->compute) > 0,
+        CHECK(diff == 0 && wkv__compute_fallbacks(wkv__cpu_compute(ctx->encoder)) > 0,
               "%s %s, every product failing: %zu of %zu outputs differ from f32 (%d fallbacks)",
-              size, name, diff, n_out, wkv__compute_fallbacks(ctx->compute));
-        wkv__compute_force_fallback(ctx->compute, 0);
+              size, name, diff, n_out, wkv__compute_fallbacks(wkv__cpu_compute(ctx->encoder)));
+        wkv__compute_force_fallback(wkv__cpu_compute(ctx->encoder), 0);
         CHECK(wkv_encode(ctx, mel) == 0, "%s %s encode again", size, name);
         /* the half cache holds the compute type's f32 results rounded: the last
          * layer's are still in the stage (kv_cache.h) */
@@ -187,7 +191,7 @@ static void check_size(const char *size)
          * weights, the convolutions', attention's K/V, the parts' buffers) stays below
          * all layers converted; at base only, where six layers outweigh the fixed
          * buffers (tiny's four do not) */
-        size_t scratch = wkv__compute_scratch_bytes(ctx->compute);
+        size_t scratch = wkv__compute_scratch_bytes(wkv__cpu_compute(ctx->encoder));
         size_t dd = (size_t)hp->n_audio_state * hp->n_audio_state;
         size_t whole = (size_t)hp->n_audio_layer * 12 * dd *
                        (types[t].type == WKV_COMPUTE_BF16 ? 2 : 1);
@@ -350,8 +354,34 @@ static void check_to_bf16(void)
             }
 }
 
+/* The one list of compute types (whisperkv.h): names and values round-trip, every type
+ * has a description, AUTO and F32 run everywhere, and a type outside the list has
+ * none of these. */
+static void check_type_list(void)
+{
+    const int n = wkv_compute_type_count();
+    CHECK(n == 4 && WKV_COMPUTE_AUTO == 0 && WKV_COMPUTE_INT8 == 3, "%d compute types", n);
+    for (int i = 0; i < n; i++) {
+        const char *name = wkv_compute_type_name((wkv_compute_type)i);
+        const char *desc = wkv_compute_type_description((wkv_compute_type)i);
+        CHECK(wkv_compute_type_parse(name) == i && desc && *desc, "type %d: %s, %s", i, name,
+              desc ? desc : "(no description)");
+    }
+    CHECK(wkv_compute_type_available(WKV_COMPUTE_AUTO) && wkv_compute_type_available(WKV_COMPUTE_F32),
+          "auto or f32 unavailable");
+#ifndef WKV_TEST_DNNL
+    CHECK(!wkv_compute_type_available(WKV_COMPUTE_BF16) && !wkv_compute_type_available(WKV_COMPUTE_INT8),
+          "bf16 or int8 available without oneDNN");
+#endif
+    CHECK(!strcmp(wkv_compute_type_name((wkv_compute_type)n), "?") &&
+              !wkv_compute_type_description((wkv_compute_type)n) &&
+              !wkv_compute_type_available((wkv_compute_type)n) && wkv_compute_type_parse("f16") < 0,
+          "type %d outside the list", n);
+}
+
 int main(void)
 {
+    check_type_list();
     check_softmax_bf16();
     check_to_bf16();
     check_size("tiny");

@@ -20,11 +20,10 @@ exits 0.
 import glob
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_layers import find_cycle  # noqa: E402
+from check_layers import find_cycle, object_symbols  # noqa: E402
 
 
 def short(f):
@@ -46,20 +45,9 @@ def declared(meson):
 
 
 def symbols(build):
+    """file -> (defined, undefined) global symbols of the element's objects."""
     objs = glob.glob(os.path.join(build, 'gst-plugin', 'libgstwhisper-static.a.p', '*.o'))
-    res = {}
-    for o in objs:
-        f = os.path.basename(o)[:-len('.o')]
-        out = subprocess.run(['nm', o], capture_output=True, text=True, check=True).stdout
-        d, u = set(), set()
-        for line in out.splitlines():
-            p = line.split()
-            if len(p) == 3 and p[1] in 'TDBRi':
-                d.add(p[2])
-            elif len(p) == 2 and p[0] == 'U':
-                u.add(p[1])
-        res[f] = (d, u)
-    return res
+    return {os.path.basename(o)[:-len('.o')]: object_symbols(o) for o in objs}
 
 
 def main():

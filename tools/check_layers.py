@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that the core's folders are its architecture (run in CI by meson test):
 
-  1. every core/<layer>/meson.build says `# Uses: a, b` (or `# Uses: nothing`), and
+  1. every core/<layer>/meson.build says `# Uses: a, b` (or `# Uses: nothing`; the
+     word `backends` names every encoder backend of core/meson.build's list), and
      those declarations have no circle;
   2. every #include "x/..." in core/<layer> names its own layer or one it uses;
   3. with a build directory: every symbol an object of core/<layer> takes from another
@@ -11,17 +12,19 @@
   4. no core file is over 600 lines;
   5. docs/architecture.md names every file under core/ and no file that is not there;
   6. with a build directory: names say what is public: every global symbol of the core
-     named wkv_ is declared in include/ (the API); the core's own are named wkv__.
+     named wkv_ is declared in include/ (the API); the core's own are named wkv__;
+  7. the compute-types table of docs/architecture.md ("## Compute types") names exactly
+     the types of include/whisperkv.h's WKV_COMPUTE_TYPES list, in its order.
 
 And that the CLI (cli/) is a program on the public API:
-  7. no cli/ file is over 600 lines;
-  8. cli/ files include only the public headers (include/), the cues/ headers, their
+  8. no cli/ file is over 600 lines;
+  9. cli/ files include only the public headers (include/), the cues/ headers, their
      own (cli/) and system headers, never the core's private headers nor the element's
      (gst-plugin/), and cli/meson.build links neither the core's internals nor the
      element;
-  9. with a build directory (where the CLI is built): no two cli/ files depend on each
+ 10. with a build directory (where the CLI is built): no two cli/ files depend on each
      other through symbols, directly or in a longer circle;
- 10. docs/architecture.md names every file under cli/ and no file that is not there.
+ 11. docs/architecture.md names every file under cli/ and no file that is not there.
 
 usage: check_layers.py SOURCE_ROOT [BUILD_DIR]
 Prints what is wrong and exits 1, or prints a summary and exits 0.
@@ -35,7 +38,16 @@ import sys
 MAX_LINES = 600
 
 
+def backends_of(core):
+    """The encoder backends' folders: core/meson.build's `backends = [...]` list."""
+    m = re.search(r"^backends = \[(.*)\]", open(os.path.join(core, 'meson.build')).read(), re.M)
+    return re.findall(r"'(\w+)'", m.group(1)) if m else []
+
+
 def layers_of(core):
+    """layer -> the layers its meson.build's `# Uses:` names; `backends` there stands
+    for every backend's folder (so adding a backend touches no layer's line)."""
+    backends = backends_of(core)
     uses = {}
     for mb in sorted(glob.glob(os.path.join(core, '*', 'meson.build'))):
         layer = os.path.basename(os.path.dirname(mb))
@@ -46,6 +58,8 @@ def layers_of(core):
         decl = m.group(1).strip()
         uses[layer] = set() if decl.startswith('nothing') else \
             {x.strip() for x in decl.split(',') if x.strip()}
+        if 'backends' in uses[layer]:
+            uses[layer] = (uses[layer] - {'backends'}) | set(backends)
     return uses
 
 
@@ -106,7 +120,7 @@ def symbols(build, core):
 
 
 def check_cli(root, build, errors):
-    """Rules 7-10 for cli/; returns (files, objects' file dependencies or None)."""
+    """Rules 8-11 for cli/; returns (files, objects' file dependencies or None)."""
     cli = os.path.join(root, 'cli')
     files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(cli, '*.[ch]')))
     # what a quoted include may name: the API, the cues, cli/ itself
@@ -164,6 +178,25 @@ def check_cli(root, build, errors):
     for f in sorted(named - set(files)):
         errors.append('docs/architecture.md: lists cli/%s, which is not in cli/' % f)
     return files, deps
+
+
+def compute_types_documented(root):
+    """Check 7, the doc's table against the header's one list: (problems, types)."""
+    header = open(os.path.join(root, 'include', 'whisperkv.h')).read()
+    m = re.search(r'#define WKV_COMPUTE_TYPES\(X\)((?:.*\\\n)*.*)', header)
+    if not m:
+        return ['include/whisperkv.h: no WKV_COMPUTE_TYPES(X) list'], 0
+    listed = re.findall(r'\bX\(\s*\w+\s*,\s*"([^"]*)"', m.group(1))
+    doc = open(os.path.join(root, 'docs', 'architecture.md')).read()
+    sec = re.search(r'^## Compute types\n(.*?)(?=^## )', doc, re.M | re.S)
+    if not sec:
+        return ['docs/architecture.md: no "## Compute types" section'], 0
+    table = re.findall(r'^\| `([^`]+)` \|', sec.group(1), re.M)
+    if table != listed:
+        return ['docs/architecture.md: the compute-types table names %s; '
+                'include/whisperkv.h\'s WKV_COMPUTE_TYPES lists %s' %
+                (', '.join(table) or 'none', ', '.join(listed) or 'none')], 0
+    return [], len(listed)
 
 
 def main():
@@ -253,6 +286,8 @@ def main():
         errors.append('docs/architecture.md: lists %s, which is not in core/' % f)
 
     cli_files, cli_deps = check_cli(root, build, errors)
+    type_errors, n_types = compute_types_documented(root)
+    errors += type_errors
 
     for e in errors:
         print(e)
@@ -267,9 +302,11 @@ def main():
                 order.append(k)
                 done.add(k)
     print('check_layers: %d layers (%s), %d files, %d layered includes%s; no circle, '
-          'none over %d lines, docs/architecture.md lists them all%s' %
+          'none over %d lines, docs/architecture.md lists them all and the %d compute '
+          'types%s' %
           (len(uses), ' < '.join(order), len(files), n_includes,
            ', %d file dependencies by symbol' % n_edges if build else '', MAX_LINES,
+           n_types,
            ', every wkv_ symbol public' if build else ''))
     print('check_layers: cli/: %d files, none over %d lines, includes only include/, cues/, '
           'cli/ and system headers%s, docs/architecture.md lists them all' %

@@ -15,15 +15,13 @@ void wkv_context_free(wkv_context *ctx)
     if (!ctx)
         return;
     wkv__free(ctx->arena_raw);
-    float *bufs[] = {ctx->enc_out, ctx->enc_mlp, ctx->enc_wl, ctx->logits,
-                     ctx->step_margins};
+    float *bufs[] = {ctx->enc_out, ctx->enc_mlp, ctx->logits, ctx->step_margins};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         wkv__free(bufs[i]);
     wkv__cross_kv_free(&ctx->cross);
     wkv__self_kv_free(&ctx->self);
     wkv__pool_free(ctx->pool);
-    wkv__compute_free(ctx->compute);
-    pthread_mutex_destroy(&ctx->widen_lock);
+    wkv__backend_free(ctx->encoder);
     wkv__free(ctx);
 }
 
@@ -66,7 +64,6 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
         wkv__set_error(error, "out of memory");
         return NULL;
     }
-    pthread_mutex_init(&ctx->widen_lock, NULL);
     ctx->model = model;
     ctx->threads = threads > 0 ? threads : 1;
     ctx->drafts = 1;
@@ -75,12 +72,10 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
     wkv__blas_single_threaded();
     const wkv_hparams *hp = &model->hp;
     size_t d = (size_t)hp->n_audio_state, T = (size_t)hp->n_audio_ctx;
-    /* im2col blocks: conv1 reads 3 mel frames for each row, conv2 3 frames of d */
-    size_t cols = (size_t)wkv__pool_parts(ctx->pool) * WKV_ENC_CONV_ROWS * wkv__enc_cols_width(hp);
-    /* the MLP's blocks, conv1's output, or the half cross cache's stage (K and V of a
-     * layer) */
-    size_t mlp = (size_t)wkv__pool_parts(ctx->pool) * 4 * d *
-                 (size_t)wkv__enc_mlp_rows((int)T, wkv__pool_parts(ctx->pool));
+    /* the backends' scratch: the arena's encoder phase, and the work buffer, which is
+     * also the half cross cache's stage (K and V of a layer) */
+    size_t enc_floats, mlp;
+    wkv__backend_sizes(model, wkv__pool_parts(ctx->pool), &enc_floats, &mlp);
     if (mlp < 2 * T * d)
         mlp = 2 * T * d;
     ctx->enc_mlp_floats = mlp;
@@ -88,49 +83,13 @@ wkv_context *wkv_context_new(const wkv_model *model, int threads, char **error)
              (ctx->enc_mlp = wkv__alloc_zeroed(mlp * sizeof(float))) != NULL;
     ctx->activation_bytes += (T * d + mlp) * sizeof(float);
     /* the encoder's scratch in the arena (context.h), then the decoder's over it */
-    struct {
-        float **buf;
-        size_t n;
-    } enc[] = {
-        {&ctx->enc_cols, cols},
-        {&ctx->enc_x, T * d},
-        {&ctx->enc_h, T * d},
-        {&ctx->enc_q, T * d},
-        {&ctx->enc_k, T * d},
-        {&ctx->enc_v, T * d},
-        {&ctx->enc_scores, (size_t)wkv__pool_parts(ctx->pool) * WKV_ENC_QBLOCK * T},
-    };
-    size_t enc_floats = 0;
-    for (size_t i = 0; i < sizeof enc / sizeof *enc; i++)
-        enc_floats += wkv__arena_round(enc[i].n);
     size_t dec_floats = wkv__decoder_arena_floats(ctx);
     size_t arena = enc_floats > dec_floats ? enc_floats : dec_floats;
     ok = ok && (ctx->arena = wkv__alloc_zeroed_lines(arena * sizeof(float), &ctx->arena_raw)) != NULL;
     ctx->activation_bytes += arena * sizeof(float);
-    float *p = ctx->arena;
-    for (size_t i = 0; ok && i < sizeof enc / sizeof *enc; i++) {
-        *enc[i].buf = p;
-        p += wkv__arena_round(enc[i].n);
-    }
-    /* the encoder's matrices stay as the file stores them; one layer at a time is
-     * widened here just before use (encoder.c) */
-    int widen = 0;
-    for (int l = 0; l < hp->n_audio_layer; l++) {
-        const wkv__layer *L = &model->w.enc[l];
-        const wkv__mat *v[] = {&L->attn_q, &L->attn_k, &L->attn_v, &L->attn_o, &L->mlp0, &L->mlp2};
-        for (int i = 0; i < 6; i++)
-            widen |= v[i]->type != WKV_TYPE_F32;
-    }
-    for (int l = 0; l < hp->n_text_layer; l++) /* the cross-K/V projections too */
-        widen |= model->w.dec[l].cross_k.type != WKV_TYPE_F32 ||
-                 model->w.dec[l].cross_v.type != WKV_TYPE_F32;
-    widen |= model->w.conv1.type != WKV_TYPE_F32 || model->w.conv2.type != WKV_TYPE_F32;
-    if (ok && widen) {
-        /* not written here: the f32 path widens into all of it every window (the first
-         * makes it resident); a compute type touches it only if a product falls back */
-        ok = (ctx->enc_wl = wkv__malloc(wkv__enc_wl_floats(hp) * sizeof(float))) != NULL;
-        ctx->activation_bytes += wkv__enc_wl_floats(hp) * sizeof(float);
-    }
+    ok = ok && (ctx->encoder = wkv__backend_new(&(wkv__backend_lend){model, ctx->pool, ctx->arena,
+                                                                      ctx->enc_mlp, mlp},
+                                                WKV_COMPUTE_F32, NULL)) != NULL;
     ok = ok && wkv__decoder_alloc(ctx) == 0;
     ok = ok && set_caches(ctx, 0, WKV_CACHE_AUTO) == 0; /* half for a quantized file */
     if (!ok) {
@@ -154,30 +113,24 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
         type = WKV_COMPUTE_F32;
 #endif
     }
-    if (type != WKV_COMPUTE_F32 && type != WKV_COMPUTE_BF16 && type != WKV_COMPUTE_INT8) {
+    if (type == WKV_COMPUTE_AUTO || (unsigned)type >= (unsigned)wkv_compute_type_count()) {
         wkv__set_error(error, "unknown compute type %d", (int)type);
         return -1;
     }
     if (type == ctx->compute_type)
         return 0;
-    wkv__compute *c = NULL;
-    if (type != WKV_COMPUTE_F32 &&
-        !(c = wkv__compute_new(ctx->model, type, wkv__pool_parts(ctx->pool), error)))
+    const wkv__backend_lend lend = {ctx->model, ctx->pool, ctx->arena, ctx->enc_mlp,
+                                    ctx->enc_mlp_floats};
+    wkv__encoder *e = wkv__backend_new(&lend, type, error);
+    if (!e)
         return -1;
-    if (set_caches(ctx, c != NULL, ctx->cache_type) != 0) {
-        wkv__compute_free(c);
+    if (set_caches(ctx, type != WKV_COMPUTE_F32, ctx->cache_type) != 0) {
+        wkv__backend_free(e);
         wkv__set_error(error, "out of memory");
         return -1;
     }
-    if (ctx->enc_wl && !c != !ctx->compute) {
-        /* the widening scratch counts while f32 products widen into it every window;
-         * a compute type's products use their own copies and widen only if one fails,
-         * so its pages stay untouched (out of RSS) until then */
-        const size_t bytes = wkv__enc_wl_floats(&ctx->model->hp) * sizeof(float);
-        ctx->activation_bytes = c ? ctx->activation_bytes - bytes : ctx->activation_bytes + bytes;
-    }
-    wkv__compute_free(ctx->compute);
-    ctx->compute = c;
+    wkv__backend_free(ctx->encoder);
+    ctx->encoder = e;
     ctx->compute_type = type;
     return 0;
 }
@@ -193,7 +146,7 @@ int wkv_context_set_cache_type(wkv_context *ctx, wkv_cache_type type, char **err
         wkv__set_error(error, "unknown cache type %d", (int)type);
         return -1;
     }
-    if (set_caches(ctx, ctx->compute != NULL, type) != 0) {
+    if (set_caches(ctx, ctx->compute_type != WKV_COMPUTE_F32, type) != 0) {
         wkv__set_error(error, "out of memory");
         return -1;
     }
@@ -223,7 +176,7 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
     if (cache_bytes)
         *cache_bytes = cross + self;
     if (activation_bytes)
-        *activation_bytes = ctx->activation_bytes + wkv__compute_scratch_bytes(ctx->compute);
+        *activation_bytes = ctx->activation_bytes + wkv__backend_bytes(ctx->encoder);
 }
 
 const wkv_stats *wkv_context_stats(const wkv_context *ctx)

@@ -3,38 +3,11 @@
 #ifndef WKV_CONTEXT_H
 #define WKV_CONTEXT_H
 
-#include "compute/compute.h"
+#include "compute/backend.h"
 #include "net/kv_cache.h"
 #include "base/pool.h"
 
 #include <pthread.h>
-
-/* Queries per attention block in the encoder, at most.  Each block's two sgemm calls
- * pack the head's K and V again, so fewer, larger blocks pack less: 256 rows (a block's
- * scores 1.5 MB, past a 1-MB L2) measured 5 - 7 % faster on base's encoder than 64
- * (375 KiB, in L2), 128 in between (docs/performance.md). */
-#define WKV_ENC_QBLOCK 128
-/* Frames per im2col block of the convolutions: each part fills and multiplies its
- * frames a block at a time, so the im2col buffer is parts x this many rows instead of
- * every frame's (9 MB at base: 3 MB with two parts).  Not fewer rows: each block's
- * product packs the convolution's weights again. */
-#define WKV_ENC_CONV_ROWS 256
-/* The im2col block's row width: conv1 reads 3 mel frames, conv2 3 frames of d. */
-static inline size_t wkv__enc_cols_width(const wkv_hparams *hp)
-{
-    size_t w1 = 3 * (size_t)hp->n_mels, w2 = 3 * (size_t)hp->n_audio_state;
-    return w1 > w2 ? w1 : w2;
-}
-/* Rows per MLP block: each part runs the MLP on its rows in two halves, so the hidden
- * layer (4d wide) of all parts' blocks is about 2 T x d floats, the size the half
- * cross cache's stage needs anyway, instead of T x 4d (12 MB at base).  Two halves,
- * not more: every block's product packs the layer's weights again (blocks of 256
- * rows, three per part at base, looked about 2 % slower on f32, within the noise). */
-static inline int wkv__enc_mlp_rows(int n_ctx, int n_parts)
-{
-    int per_part = (n_ctx + n_parts - 1) / n_parts;
-    return (per_part + 1) / 2;
-}
 
 struct wkv_context {
     const wkv_model *model;
@@ -42,41 +15,30 @@ struct wkv_context {
     wkv__pool *pool; /* threads - 1 workers for our own loops */
     wkv_stats stats;
     size_t activation_bytes; /* every buffer below except the caches */
-    wkv_compute_type compute_type; /* never AUTO; F32: compute is NULL */
-    wkv__compute *compute;          /* the encoder's products on bf16/int8 (compute.c) */
+    wkv_compute_type compute_type; /* never AUTO */
+    wkv__encoder *encoder;          /* the backend the compute type picked (backend.c) */
     wkv_cache_type cache_type;      /* as asked (AUTO: by compute type and file) */
 
-    /* One buffer for two phases that never overlap: while encoding, the encoder's
-     * scratch (enc_cols, enc_x, enc_h, enc_q, enc_k, enc_v, enc_scores); while
-     * decoding, the decoder's activations (dec_x … dec_att, dec_mlp, dec_scores).
-     * Nothing in it outlives its phase: an encode overwrites a pass's rows, so it
-     * forgets the pass (pass_n = 0); a pass never reads the encoder's scratch (the
-     * cross fill reads enc_out, enc_wl and enc_mlp, outside it).  Its size is the
-     * larger phase's (context.c).  It starts on a 64-byte boundary, so every row the
-     * kernels load whole vectors from is as aligned as its width allows (calloc's
-     * large blocks start 16 bytes past one: with each AVX-512 load of x split over
-     * two cache lines, 8 rows of a q8_0 product took 1.13 - 1.18x as long, AMD EPYC
-     * Zen 3 and Intel Xeon). */
+    /* One buffer for two phases that never overlap: while encoding, the encoder
+     * backend's scratch; while decoding, the decoder's activations (dec_x … dec_att,
+     * dec_mlp, dec_scores).  Nothing in it outlives its phase: an encode overwrites a
+     * pass's rows, so it forgets the pass (pass_n = 0); a pass never reads the
+     * encoder's scratch (the cross fill reads enc_out and the backend's own buffers
+     * and enc_mlp, outside it).  Its size is the larger phase's (context.c; every
+     * backend's).  It starts on a 64-byte boundary, so every row the kernels load
+     * whole vectors from is as aligned as its width allows (calloc's large blocks
+     * start 16 bytes past one: with each AVX-512 load of x split over two cache
+     * lines, 8 rows of a q8_0 product took 1.13 - 1.18x as long, AMD EPYC Zen 3 and
+     * Intel Xeon). */
     float *arena;
     void *arena_raw; /* what to free */
 
-    /* encoder activations for one window */
     float *enc_out;   /* n_audio_ctx x d: the last encoder output (kept while decoding) */
-    float *enc_cols;  /* im2col blocks, per pool part: WKV_ENC_CONV_ROWS x max(3 n_mels, 3d) */
-    float *enc_x, *enc_h, *enc_k, *enc_v; /* n_audio_ctx x d */
-    float *enc_q;     /* n_audio_ctx x d: q, then attention's output in its place (each
-                       * (head, block) task writes the slice of q it has consumed) */
-    float *enc_mlp;   /* the MLP's hidden rows, per pool part wkv__enc_mlp_rows x 4d; at
-                       * least 2 n_audio_ctx x d: conv1's 2 n_audio_ctx frames; between
-                       * encoder runs a half cross cache's f32 stage (kv_cache.h); while
-                       * decoding, a half cache's layer widened */
+    float *enc_mlp;   /* the backend's work buffer (backend.h) during a run and a fill,
+                       * at least 2 n_audio_ctx x d: between encoder runs a half cross
+                       * cache's f32 stage (kv_cache.h); while decoding, a half cache's
+                       * layer widened */
     size_t enc_mlp_floats;
-    float *enc_scores; /* per pool part: WKV_ENC_QBLOCK x n_audio_ctx */
-    float *enc_wl;    /* an encoder layer's q, k, v, then its o and MLP (encoder.c), or
-                       * one decoder layer's cross-K/V projections, or the convolutions,
-                       * widened to f32 (wkv__enc_wl_floats); NULL when all of
-                       * those are stored f32; not resident with a compute type */
-    pthread_mutex_t widen_lock; /* a compute type's fallback widening (widen.h) */
 
     /* the caches */
     wkv__cross_kv cross;
@@ -101,19 +63,6 @@ struct wkv_context {
     void *cross_hook_user;
 };
 
-/* d x d matrices enc_wl holds: the largest of an encoder layer's three groups, mlp0 +
- * mlp2 (4 + 4; q, k, v before them take 3, o 1) */
-#define WKV_ENC_WL_MATS 8
-
-/* enc_wl's floats: a layer's group, or the two convolutions widened before the first
- * layer (d x 3 n_mels + d x 3 d: less than 8 d x d but for n_mels > 5 d / 3, which
- * only a hand-made file has) */
-static inline size_t wkv__enc_wl_floats(const wkv_hparams *hp)
-{
-    const size_t d = (size_t)hp->n_audio_state, conv = d * 3 * (size_t)hp->n_mels + d * 3 * d;
-    return conv > WKV_ENC_WL_MATS * d * d ? conv : WKV_ENC_WL_MATS * d * d;
-}
-
 /* A buffer's floats rounded up to 64 bytes, so that every buffer carved from the
  * arena starts as aligned as the arena itself. */
 static inline size_t wkv__arena_round(size_t n)
@@ -121,10 +70,21 @@ static inline size_t wkv__arena_round(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
-/* encoder.c */
+/* backend.c: the seam (compute/backend.h) */
+/* The arena and work floats the build's largest backends need for model m. */
+void wkv__backend_sizes(const wkv_model *m, int n_parts, size_t *arena_floats,
+                       size_t *work_floats);
+/* The first backend of the build's list that takes `type` (never AUTO), on the lent
+ * buffers; NULL with *error set (none takes it, or its create failed). */
+wkv__encoder *wkv__backend_new(const wkv__backend_lend *lend, wkv_compute_type type,
+                              char **error);
+void wkv__backend_free(wkv__encoder *e);
+/* Bytes it holds besides the context's buffers. */
+size_t wkv__backend_bytes(const wkv__encoder *e);
+/* The encoder on the context's backend: mel -> ctx->enc_out.  0 or -1. */
 int wkv__encoder_run(wkv_context *ctx, const float *mel);
 /* The cross K/V cache projected from ctx->enc_out (valid afterwards), on the context's
- * compute type, as wkv_encode does after the encoder.  Here and not in context.c: the
+ * backend, as wkv_encode does after the encoder.  Here and not in context.c: the
  * decoder's slow paths call it, and context.c calls the decoder (check_layers.py: no
  * two files call each other). */
 void wkv__context_fill_cross(wkv_context *ctx);

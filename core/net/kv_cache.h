@@ -2,7 +2,7 @@
  *
  * Cross-KV cache: for each decoder layer, K = enc · Wk^T and V = enc · Wv^T + bv over
  * the n_audio_ctx encoder frames.  They depend only on the encoder output, so they
- * are computed once per window (wkv__cross_kv_fill, right after the encoder) and read
+ * are computed once per window (the encoder backend's fill, right after its run) and read
  * by every decoding step of that window.  Invariant: `valid` is set exactly when the
  * cache holds the projections of the current encoder output; a new window refills them.
  * Element type (wkv_context_set_cache_type; AUTO's rule in context.c): f32 (k, v) for
@@ -29,19 +29,10 @@
 #define WKV_KV_CACHE_H
 
 #include "base/pool.h"
+#include "compute/backend.h" /* wkv__cross_kv: an encoder backend's fill writes it */
 #include "model/model.h"
 
-#include <pthread.h>
 #include <stdint.h>
-
-struct wkv__compute;
-
-typedef struct {
-    int n_layer, n_ctx, n_state;
-    float *k, *v;         /* [n_layer][n_ctx][n_state], f32; NULL when half */
-    uint16_t *k16, *v16;  /* the same layout in IEEE half; NULL when f32 */
-    int valid;
-} wkv__cross_kv;
 
 /* Self-KV cache slots: one per sequence decoded side by side (beams, best-of
  * candidates); slot 0 is the plain single-sequence path. */
@@ -58,16 +49,6 @@ void wkv__cross_kv_free(wkv__cross_kv *c);
 /* Switches the element type (f16: 1 = half, 0 = f32), reallocating; the cache becomes
  * invalid.  0, or -1 with the old type kept when memory runs out. */
 int wkv__cross_kv_set_f16(wkv__cross_kv *c, int f16);
-/* Projects the encoder output (n_ctx x n_state) through every decoder layer's
- * cross-attention key and value weights: in f32 (exact) without `compute`, else on
- * the context's bf16/int8 compute type like the encoder's linear layers.
- * scratch: 2 d x d floats where stored f16/quantized projections are widened for f32
- * products (with a compute type: only if one of its products fails, under lock);
- * stage: 2 n_ctx x d floats, used only by a half cache (a layer's f32 results before
- * they are rounded). */
-void wkv__cross_kv_fill(wkv__cross_kv *c, const wkv_model *m, const float *enc,
-                       wkv__pool *pool, float *scratch, pthread_mutex_t *lock,
-                       struct wkv__compute *compute, float *stage);
 /* A layer's K and V as f32: the cache itself, or a half cache widened into `wide`
  * (2 n_ctx x d floats) over the pool. */
 void wkv__cross_layer_f32(const wkv__cross_kv *c, int layer, float *wide, wkv__pool *pool,
@@ -119,27 +100,6 @@ static inline float *wkv__self_k(const wkv__self_kv *s, int slot, int layer)
 static inline float *wkv__self_v(const wkv__self_kv *s, int slot, int layer)
 {
     return s->v + wkv__self_offset(s, slot, layer);
-}
-static inline float *wkv__cross_k(const wkv__cross_kv *c, int layer)
-{
-    return c->k + (size_t)layer * c->n_ctx * c->n_state;
-}
-static inline float *wkv__cross_v(const wkv__cross_kv *c, int layer)
-{
-    return c->v + (size_t)layer * c->n_ctx * c->n_state;
-}
-/* Whether the cache is kept in half. */
-static inline int wkv__cross_half(const wkv__cross_kv *c)
-{
-    return c->k16 != NULL;
-}
-static inline uint16_t *wkv__cross_k16(const wkv__cross_kv *c, int layer)
-{
-    return c->k16 + (size_t)layer * c->n_ctx * c->n_state;
-}
-static inline uint16_t *wkv__cross_v16(const wkv__cross_kv *c, int layer)
-{
-    return c->v16 + (size_t)layer * c->n_ctx * c->n_state;
 }
 
 #endif

@@ -589,7 +589,25 @@ GST_END_TEST
 typedef struct {
     guint warnings, finals, errors;
     guint64 late_commits, max_delay;
+    guint observed;          /* max-observed-delay at EOS */
+    guint notifies;          /* its notifications, each a larger value */
+    guint last_notified;
+    gboolean notify_not_growing;
+    guint64 warned_delay;    /* the warning's new-observed-max-delay (ns), 0: none */
 } LiveRun;
+
+/* notify::max-observed-delay: each one says the longest delay grew. */
+static void observed_notify(GObject *w, GParamSpec *pspec, gpointer user)
+{
+    LiveRun *out = user;
+    guint v = 0;
+    (void)pspec;
+    g_object_get(w, "max-observed-delay", &v, NULL);
+    if (out->notifies > 0 && v <= out->last_notified)
+        out->notify_not_growing = TRUE;
+    out->last_notified = v;
+    out->notifies++;
+}
 
 /* A live source (5 s, real time) into whisper with `step` and `latency`: counts the
  * latency warnings and the finals, reads the statistics at EOS. */
@@ -605,6 +623,8 @@ static void run_live(guint step, guint latency, LiveRun *out)
     wh_tune(p);
     memset(out, 0, sizeof *out);
     GstBus *bus = gst_element_get_bus(p);
+    GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
+    g_signal_connect(w, "notify::max-observed-delay", G_CALLBACK(observed_notify), out);
     fail_unless(gst_element_set_state(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
     for (;;) {
         GstMessage *m = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,
@@ -615,8 +635,14 @@ static void run_live(guint step, guint latency, LiveRun *out)
             GError *err = NULL;
             gst_message_parse_warning(m, &err, NULL);
             if (err->domain == GST_CORE_ERROR && err->code == GST_CORE_ERROR_CLOCK &&
-                strstr(err->message, "latency"))
+                strstr(err->message, "latency")) {
                 out->warnings++;
+                const GstStructure *d = NULL;
+                gst_message_parse_warning_details(m, &d);
+                fail_unless(d && gst_structure_get_uint64(d, "new-observed-max-delay",
+                                                          &out->warned_delay),
+                            "the latency warning has no new-observed-max-delay");
+            }
             g_error_free(err);
         } else if (type == GST_MESSAGE_ELEMENT) {
             const GstStructure *s = gst_message_get_structure(m);
@@ -631,9 +657,8 @@ static void run_live(guint step, guint latency, LiveRun *out)
         if (type == GST_MESSAGE_EOS || type == GST_MESSAGE_ERROR)
             break;
     }
-    GstElement *w = gst_bin_get_by_name(GST_BIN(p), "w");
     g_object_get(w, "late-commits", &out->late_commits, "max-commit-delay", &out->max_delay,
-                 NULL);
+                 "max-observed-delay", &out->observed, NULL);
     g_print("step %u latency %u: %u finals, %u latency warnings, late-commits %" G_GUINT64_FORMAT
             ", max-commit-delay %" G_GUINT64_FORMAT " ms\n", step, latency, out->finals,
             out->warnings, out->late_commits, out->max_delay);
@@ -644,12 +669,18 @@ static void run_live(guint step, guint latency, LiveRun *out)
     g_free(desc);
 }
 
-/* A live run that must give final text without errors. */
+/* A live run that must give final text without errors; max-observed-delay is
+ * max-commit-delay, notified each time it grew (the last notification its value). */
 static void run_live_finals(guint latency, LiveRun *r)
 {
     run_live(500, latency, r);
     fail_unless_equals_int(r->errors, 0);
     fail_unless(r->finals > 0, "no final text to check");
+    fail_unless_equals_uint64(r->observed, r->max_delay);
+    fail_unless(r->notifies > 0 && !r->notify_not_growing, "%u notifications of "
+                "max-observed-delay%s", r->notifies,
+                r->notify_not_growing ? ", one without growth" : "");
+    fail_unless_equals_int(r->last_notified, r->observed);
 }
 
 /* latency 1 ms: no run is that quick, every final is late.  One warning (a single
@@ -661,6 +692,10 @@ GST_START_TEST(test_late_commits_warn)
     fail_unless_equals_int(r.warnings, 1);
     fail_unless_equals_uint64(r.late_commits, r.finals);
     fail_unless(r.max_delay > 1);
+    /* the warning's delay is the first late final's, above the promise */
+    fail_unless(r.warned_delay > 1 * GST_MSECOND && r.warned_delay <= r.max_delay * GST_MSECOND +
+                GST_MSECOND, "new-observed-max-delay %" G_GUINT64_FORMAT " ns",
+                r.warned_delay);
 }
 GST_END_TEST
 

@@ -1,5 +1,6 @@
-/* Encoder: mel (n_mels x 2*n_ctx) -> conv1 -> GELU -> conv2 (stride 2) -> GELU
- * -> + positional embedding -> pre-norm attention/MLP blocks -> ln_post.
+/* The CPU backend's encoder run (cpu.h): mel (n_mels x 2*n_ctx) -> conv1 -> GELU
+ * -> conv2 (stride 2) -> GELU -> + positional embedding -> pre-norm attention/MLP
+ * blocks -> ln_post.
  * Activations are row-major [frame][channel]; convolutions are im2col + sgemm.
  *
  * Threads: every stage is split over the context's pool by rows (frames), and each
@@ -7,7 +8,7 @@
  * products (bias, GELU, layer norm, residual) happens while the part's rows are
  * still in its core's cache, and no BLAS threads spin while ours work.  Attention is
  * split by (head, block of queries): a part's scores for one block fit in L2. */
-#include "net/context.h"
+#include "cpu/cpu.h"
 #include "model/quant.h"
 #include "model/widen.h"
 #include "kernels/ops.h"
@@ -45,7 +46,7 @@ static void im2col(const float *in, int n_in_frames, size_t frame_stride, size_t
 enum { M_Q, M_K, M_V, M_O, M_MLP0, M_MLP2, M_CONV1, M_CONV2, N_MATS };
 
 typedef struct {
-    wkv_context *ctx;
+    wkv__cpu *ctx;
     const float *mel;
     const wkv__layer *L;
     int n_out[N_MATS], n_in[N_MATS];
@@ -60,7 +61,7 @@ static void job_set(enc_job *j, int i, const wkv__mat *v, int n_out, int n_in, f
     wkv__widen_set(&j->wide, i, v, (size_t)n_out * n_in, slot);
 }
 
-static void job_init(enc_job *j, wkv_context *ctx, const float *mel)
+static void job_init(enc_job *j, wkv__cpu *ctx, const float *mel)
 {
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state;
@@ -95,7 +96,7 @@ static void layer_mats(const wkv__layer *L, int d, const wkv__mat *v[6], int n_o
  * instead of 12 at once). */
 static void job_group(enc_job *j, int first, int last)
 {
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv__mat *v[6];
     int n_out[6], n_in[6];
     layer_mats(j->L, ctx->model->hp.n_audio_state, v, n_out, n_in);
@@ -118,7 +119,7 @@ static void job_group(enc_job *j, int first, int last)
  * in that type; widening is then left to a product that falls back). */
 static void job_layer(enc_job *j, const wkv__layer *L)
 {
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     j->L = L;
     /* the convolutions are done: enc_wl is the layers' now */
     wkv__widen_clear(&j->wide, M_CONV1);
@@ -147,7 +148,7 @@ static void enc_linear(enc_job *j, int i, int part, const float *x, int r0, int 
 }
 
 /* This part's im2col block (context.c sizes it for either convolution). */
-static float *conv_block(const wkv_context *ctx, int part)
+static float *conv_block(const wkv__cpu *ctx, int part)
 {
     return ctx->enc_cols + (size_t)part * WKV_ENC_CONV_ROWS * wkv__enc_cols_width(&ctx->model->hp);
 }
@@ -157,7 +158,7 @@ static float *conv_block(const wkv_context *ctx, int part)
 static void conv1_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, n_mels = m->hp.n_mels, T2 = 2 * m->hp.n_audio_ctx;
     int r0, r1;
@@ -177,7 +178,7 @@ static void conv1_part(void *arg, int part, int n_parts)
 static void conv2_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv_model *m = ctx->model;
     const int d = m->hp.n_audio_state, T = m->hp.n_audio_ctx;
     int r0, r1;
@@ -195,7 +196,7 @@ static void conv2_part(void *arg, int part, int n_parts)
 static void pos_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv_model *m = ctx->model;
     const size_t n = (size_t)m->hp.n_audio_ctx * (size_t)m->hp.n_audio_state;
     size_t a = n * (size_t)part / (size_t)n_parts, b = n * (size_t)(part + 1) / (size_t)n_parts;
@@ -204,14 +205,14 @@ static void pos_part(void *arg, int part, int n_parts)
 }
 
 /* The frames [*r0, *r1) of pool part `part`; 0 when it has none. */
-static int frame_rows(const wkv_context *ctx, int part, int n_parts, int *r0, int *r1)
+static int frame_rows(const wkv__cpu *ctx, int part, int n_parts, int *r0, int *r1)
 {
     wkv__pool_share(ctx->model->hp.n_audio_ctx, part, n_parts, r0, r1);
     return *r1 > *r0;
 }
 
 /* dst rows r0 .. r1 = LN(enc_x rows) with weights w, b. */
-static void ln_rows(const wkv_context *ctx, float *dst, int r0, int r1, const float *w,
+static void ln_rows(const wkv__cpu *ctx, float *dst, int r0, int r1, const float *w,
                     const float *b)
 {
     const int d = ctx->model->hp.n_audio_state;
@@ -222,7 +223,7 @@ static void ln_rows(const wkv_context *ctx, float *dst, int r0, int r1, const fl
 static void qkv_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv__layer *L = j->L;
     int r0, r1;
     if (!frame_rows(ctx, part, n_parts, &r0, &r1))
@@ -242,7 +243,7 @@ static void qkv_part(void *arg, int part, int n_parts)
 static void attention_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv_hparams *hp = &ctx->model->hp;
     const int d = hp->n_audio_state, T = hp->n_audio_ctx, n_head = hp->n_audio_head;
     const int hd = d / n_head, n_blk = (T + WKV_ENC_QBLOCK - 1) / WKV_ENC_QBLOCK;
@@ -285,7 +286,7 @@ static void attention_part(void *arg, int part, int n_parts)
 static void out_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv__layer *L = j->L;
     int r0, r1;
     if (!frame_rows(ctx, part, n_parts, &r0, &r1))
@@ -300,7 +301,7 @@ static void out_part(void *arg, int part, int n_parts)
 static void mlp_part(void *arg, int part, int n_parts)
 {
     enc_job *j = arg;
-    wkv_context *ctx = j->ctx;
+    wkv__cpu *ctx = j->ctx;
     const wkv__layer *L = j->L;
     const int d = ctx->model->hp.n_audio_state;
     int r0, r1;
@@ -321,7 +322,7 @@ static void mlp_part(void *arg, int part, int n_parts)
 
 static void ln_post_part(void *arg, int part, int n_parts)
 {
-    const wkv_context *ctx = ((enc_job *)arg)->ctx;
+    const wkv__cpu *ctx = ((enc_job *)arg)->ctx;
     int r0, r1;
     if (frame_rows(ctx, part, n_parts, &r0, &r1))
         ln_rows(ctx, ctx->enc_out, r0, r1, ctx->model->w.enc_ln_w, ctx->model->w.enc_ln_b);
@@ -337,12 +338,13 @@ static double stage(enc_job *j, wkv__task_fn fn, double t0, double *ms)
     return t1;
 }
 
-int wkv__encoder_run(wkv_context *ctx, const float *mel)
+int wkv__cpu_run(wkv__encoder *e, const float *mel, float *out, wkv_stats *st)
 {
+    wkv__cpu *ctx = (wkv__cpu *)e;
     const wkv_model *m = ctx->model;
-    wkv_stats *st = &ctx->stats;
     enc_job job;
     double t = wkv__now_ms();
+    ctx->enc_out = out;
     job_init(&job, ctx, mel);
     t = stage(&job, NULL, t, &st->enc_weights_ms);
     wkv__pool_run(ctx->pool, conv1_part, &job);
@@ -365,11 +367,4 @@ int wkv__encoder_run(wkv_context *ctx, const float *mel)
     }
     stage(&job, ln_post_part, t, &st->enc_mlp_ms);
     return 0;
-}
-
-void wkv__context_fill_cross(wkv_context *ctx)
-{
-    wkv__cross_kv_fill(&ctx->cross, ctx->model, ctx->enc_out, ctx->pool, ctx->enc_wl,
-                      &ctx->widen_lock, ctx->compute, ctx->enc_mlp);
-    ctx->stats.cross_kv_computes++;
 }
