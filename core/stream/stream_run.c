@@ -209,10 +209,15 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
         rs->n_commit = i + 1;
     }
     if (rs->forced && rs->n_commit == 0 && rs->np > 0 && !rs->at_end) {
-        /* no complete segment yet: the whole hypothesis becomes final so that the
-         * latency promise holds */
-        rs->n_commit = rs->np;
-        for (int i = 0; i < rs->np; i++)
+        /* no complete piece but those closed at the cut: they are taken but the last
+         * (the one that may go on after the cut, as an unclosed one would); with none
+         * before it, the whole hypothesis becomes final so that the latency promise
+         * holds */
+        int closed = 0;
+        while (closed + 1 < rs->np && rs->pc[closed].closed)
+            closed++;
+        rs->n_commit = closed > 0 ? closed : rs->np;
+        for (int i = 0; i < rs->n_commit; i++)
             rs->seg[i].forced = 1;
     }
 }
