@@ -130,7 +130,26 @@ typedef struct {
      * NULL. */
     void (*on_vad)(int speech, int64_t index, void *user);
     void *vad_user;
+    /* The commit policy (wkv_commit_policy), WKV_COMMIT_AGREEMENT by default.
+     * WKV_COMMIT_ALIGNATT (AlignAtt, Simul-Whisper / SimulStreaming): one run decides.
+     * It decodes the audio held (the committed text as prompt, as above), finds each
+     * hypothesis token's most attended frame (the alignment heads' cross-attention of
+     * the word-timestamp pass over the held audio's frames: standardized along the
+     * tokens, median filter 7, heads averaged) and stops at the first token whose frame
+     * is within frame_threshold_ms of the end of the audio held; the word holding that
+     * token is held back and every word before it is committed at once, as agreed
+     * (not forced), in word mode as words with their times (segment mode: the same
+     * finals, without words).  A run whose attention jumps back more than 4 s from one
+     * token to the next commits nothing.  The audio is trimmed at the last committed
+     * word's end, as word mode does; latency forcing stays as the safety net.  At
+     * wkv_stream_finish the threshold is 80 ms and the word at the stop is committed
+     * too (everything after it forced, as before).  The stream times words itself in
+     * this mode (the alignment heads and punctuation options of wkv_options apply). */
+    int commit_policy;
+    int frame_threshold_ms;  /* alignatt's threshold (ms, >= 0), default 500 */
 } wkv_stream_options;
+
+typedef enum { WKV_COMMIT_AGREEMENT = 0, WKV_COMMIT_ALIGNATT = 1 } wkv_commit_policy;
 
 WKV_API void wkv_stream_options_default(wkv_stream_options *o);
 

@@ -26,6 +26,7 @@ void wkv_stream_options_default(wkv_stream_options *o)
     memset(o, 0, sizeof *o);
     o->step_ms = 2000;
     o->latency_ms = 8000;
+    o->frame_threshold_ms = 500;
     wkv_vad_params_default(&o->vad_params);
 }
 
@@ -96,7 +97,15 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
-    if (opts->word_timestamps && words_begin(st, opts, error) != 0) {
+    if (st->so.commit_policy != WKV_COMMIT_AGREEMENT &&
+        (st->so.commit_policy != WKV_COMMIT_ALIGNATT || st->so.frame_threshold_ms < 0 ||
+         st->so.frame_threshold_ms > 30000)) {
+        wkv__set_error(error, "bad stream options: commit policy %d, frame threshold %d ms",
+                      st->so.commit_policy, st->so.frame_threshold_ms);
+        wkv_stream_free(st);
+        return NULL;
+    }
+    if (wkv__stream_wordy(st) && words_begin(st, opts, error) != 0) {
         wkv_stream_free(st);
         return NULL;
     }

@@ -64,12 +64,20 @@ typedef struct {
     wkv__run_words rw;
     int nw_agreed, nw_commit, n_wfin;
     wkv_stream_segment *wfin;
+    int nw_align; /* alignatt: the words before the stop (0 after a rewind) */
 } wkv__run_state;
+
+/* Whether runs are decided over words: word mode, and always with alignatt (which
+ * commits and trims at words; without word_timestamps its finals carry no words). */
+static inline int wkv__stream_wordy(const wkv_stream *st)
+{
+    return st->opts.word_timestamps || st->so.commit_policy == WKV_COMMIT_ALIGNATT;
+}
 
 /* Whether the run commits anything: words in word mode, else pieces. */
 static inline int wkv__run_committed(const wkv_stream *st, const wkv__run_state *rs)
 {
-    return (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
+    return (wkv__stream_wordy(st) ? rs->nw_commit : rs->n_commit) > 0;
 }
 
 /* stream_run.c: one run's steps.  _decode: the log-mel of the first rs->n samples

@@ -3,6 +3,7 @@
  * with the previous run (LocalAgreement-2) or forced by the latency bound; the commit,
  * which trims the audio held; and the report to the caller. */
 #include "stream/stream_priv.h"
+#include "stream/stream_alignatt.h"
 #include "decode/search.h"
 #include "model/vocab.h"
 #include "base/ivec.h"
@@ -47,7 +48,7 @@ static int cut_pieces(wkv_stream *st, wkv__run_state *rs)
         s->rel_end = p->closed ? wkv__ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
         s->tokens = t + p->tok0;
         s->n_tokens = p->tok1 - p->tok0;
-        if (st->opts.word_timestamps)
+        if (wkv__stream_wordy(st))
             continue; /* the words carry the text of word mode's finals and partial */
         s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
         if (!s->text)
@@ -67,6 +68,31 @@ static int run_words(wkv_stream *st, wkv__run_state *rs, int size, char **error)
     return wkv__run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
                                (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
                                &rs->rw, error);
+}
+
+/* AlignAtt: the words before the first token that looks within the threshold of the
+ * end of the audio held (rs->nw_align; the word holding that token waits, but at the
+ * end, where the threshold is 4 frames and that word goes too).  0 or -1. */
+static int align_stop(wkv_stream *st, wkv__run_state *rs, int size, char **error)
+{
+    const wkv__run_words *rw = &rs->rw;
+    rs->nw_align = 0;
+    if (rs->silent || rw->n == 0)
+        return 0;
+    int sot[3], unicode;
+    int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    int threshold = rs->at_end ? 4 : (st->so.frame_threshold_ms + 10) / 20;
+    wkv__alignatt aa;
+    if (wkv__alignatt_stop(st->ctx, st->words.pairs, st->words.n_pairs, sot, n_sot, rw->tok,
+                           rw->tok_off[rw->n], size / 2, threshold, &aa) != 0) {
+        wkv__set_error(error, "alignatt: the alignment pass failed (out of memory)");
+        return -1;
+    }
+    int n = 0;
+    while (n < rw->n && (rw->tok_off[n + 1] <= aa.stop || (rs->at_end && rw->tok_off[n] < aa.stop)))
+        n++;
+    rs->nw_align = aa.rewind ? 0 : n;
+    return 0;
 }
 
 /* Log-mel of the first n samples held, the language (once), the decoding, the pieces
@@ -113,7 +139,9 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
         wkv__set_error(error, "out of memory");
         return -1;
     }
-    if (st->opts.word_timestamps && run_words(st, rs, size, error) != 0)
+    if (wkv__stream_wordy(st) && run_words(st, rs, size, error) != 0)
+        return -1;
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT && align_stop(st, rs, size, error) != 0)
         return -1;
     rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
     return 0;
@@ -149,7 +177,9 @@ static void set_draft(wkv_stream *st, const wkv__run_state *rs, int tok0, int64_
 static void decide_words(const wkv_stream *st, wkv__run_state *rs, double margin_ms)
 {
     const wkv__run_words *rw = &rs->rw;
-    rs->nw_agreed = wkv__words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
+    rs->nw_agreed = st->so.commit_policy == WKV_COMMIT_ALIGNATT
+                        ? rs->nw_align
+                        : wkv__words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
     rs->agreed = rw->n ? rw->tok_off[rs->nw_agreed] : 0;
     int n = rs->nw_agreed;
     if (rs->forced) {
@@ -175,7 +205,7 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
     double margin = (step > busy ? step : busy) + busy * 1.25;
     rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
                  (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
-    if (st->opts.word_timestamps) {
+    if (wkv__stream_wordy(st)) {
         decide_words(st, rs, margin);
         return;
     }
@@ -280,7 +310,7 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
  * the audio and reports.  0 or -1. */
 int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
 {
-    if (st->opts.word_timestamps)
+    if (wkv__stream_wordy(st))
         return commit_words(st, rs);
     const int *t = rs->r.tokens;
     const double base_s = (double)rs->seg[0].run_base / WKV_SAMPLE_RATE;
@@ -356,7 +386,7 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
     }
     /* word mode: the finals are the word stretches (a word may last 0 s), then the
      * partial; else the committed pieces that last, then the partial */
-    const int words = st->opts.word_timestamps;
+    const int words = wkv__stream_wordy(st);
     const int n_fin = words ? rs->n_wfin : rs->n_commit;
     for (int i = 0; i <= n_fin; i++) {
         int partial = i == n_fin;
@@ -373,8 +403,14 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
             s->forced_finals += seg->forced;
             wkv__stream_count_delay(st, seg->committed_at - seg->end);
         }
-        if (st->cb)
+        if (st->cb && words && !st->opts.word_timestamps) {
+            wkv_stream_segment plain = *seg; /* alignatt without word timestamps */
+            plain.words = NULL;
+            plain.n_words = 0;
+            st->cb(&plain, st->user);
+        } else if (st->cb) {
             st->cb(seg, st->user);
+        }
     }
 }
 
