@@ -136,6 +136,8 @@ void wkv_stream_free(wkv_stream *st)
     wkv__free((char *)st->words.prepend);
     wkv__free((char *)st->words.append);
     wkv__run_forget_words(st);
+    wkv__free(st->prefix.v);
+    wkv__free(st->held);
     wkv__free(st);
 }
 
@@ -369,10 +371,13 @@ void wkv_stream_reset(wkv_stream *st)
     st->draft.n = 0;
     wkv__run_forget_words(st);
     st->word_floor = -INFINITY;
+    st->prefix.n = st->n_held = 0;
     wkv__gate_reset(&st->gate, st->audio.base);
 }
 
 void wkv_stream_drop(wkv_stream *st, int64_t index)
 {
+    if (index > st->audio.base)
+        wkv__aa_flush(st); /* alignatt's prefix no longer has its audio */
     wkv__samples_drop(&st->audio, index);
 }

@@ -50,6 +50,17 @@ struct wkv_stream {
     char **prev_words;   /* texts of the previous run's uncommitted words */
     int n_prev_words;
     double word_floor;   /* stream seconds where the last committed word ended */
+    /* alignatt (stream_alignatt.c): the committed tokens whose audio is still held, the
+     * next run's forced prefix (committed holds the text before it), and their words */
+    wkv__ivec prefix;
+    struct wkv__held_word *held;
+    int n_held, cap_held;
+};
+
+/* A committed word whose audio alignatt still holds: stream seconds, its tokens. */
+struct wkv__held_word {
+    double start, end;
+    int n_tokens;
 };
 
 /* One run's pieces with their texts, and what the run decided. */
@@ -93,6 +104,14 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs);
 void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int64_t base);
 void wkv__run_state_clear(wkv__run_state *rs);
 void wkv__run_forget_words(wkv_stream *st);
+
+/* stream_alignatt.c: alignatt's commit: words [0, n) of rw join the prefix (0 or -1);
+ * where to trim the audio held (a stream index; audio.base when it is kept), the text
+ * of the words dropped moving to the prompt; flush: all of the prefix to the prompt
+ * (its audio is gone).  step_s: the audio the next run adds. */
+int wkv__aa_commit(wkv_stream *st, const wkv__run_words *rw, int n);
+int64_t wkv__aa_cut(wkv_stream *st, double step_s);
+void wkv__aa_flush(wkv_stream *st);
 
 /* Counts a final's commit delay (seconds) in the stream's statistics (stream_info.c);
  * stats.finals already counts it. */

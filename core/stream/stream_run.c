@@ -65,6 +65,11 @@ static int run_words(wkv_stream *st, wkv__run_state *rs, int size, char **error)
         return 0;
     int sot[3], unicode;
     int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT)
+        return wkv__run_words_build_after(st->ctx, &st->words, sot, n_sot, unicode, st->prefix.v,
+                                          st->prefix.n, &rs->seg[0], size,
+                                          (double)rs->base / WKV_SAMPLE_RATE, rs->duration,
+                                          st->word_floor, &rs->rw, error);
     return wkv__run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
                                (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
                                &rs->rw, error);
@@ -82,12 +87,22 @@ static int align_stop(wkv_stream *st, wkv__run_state *rs, int size, char **error
     int sot[3], unicode;
     int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
     int threshold = rs->at_end ? 4 : (st->so.frame_threshold_ms + 10) / 20;
+    /* the forced prefix's tokens, then the run's: the stop looks at the run's */
+    const int np = st->prefix.n, nt = rw->tok_off[rw->n];
+    int *text = wkv__malloc((size_t)(np + nt) * sizeof *text);
     wkv__alignatt aa;
-    if (wkv__alignatt_stop(st->ctx, st->words.pairs, st->words.n_pairs, sot, n_sot, rw->tok,
-                           rw->tok_off[rw->n], size / 2, threshold, &aa) != 0) {
+    if (text) {
+        memcpy(text, st->prefix.v, (size_t)np * sizeof *text);
+        memcpy(text + np, rw->tok, (size_t)nt * sizeof *text);
+    }
+    if (!text || wkv__alignatt_stop(st->ctx, st->words.pairs, st->words.n_pairs, sot, n_sot, text,
+                                    np + nt, np, size / 2, threshold, &aa) != 0) {
+        wkv__free(text);
         wkv__set_error(error, "alignatt: the alignment pass failed (out of memory)");
         return -1;
     }
+    wkv__free(text);
+    aa.stop -= np;
     int n = 0;
     while (n < rw->n && (rw->tok_off[n + 1] <= aa.stop || (rs->at_end && rw->tok_off[n] < aa.stop)))
         n++;
@@ -124,11 +139,17 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
     /* what the previous run left uncommitted, as this window's tokens (set_draft):
      * runs mostly repeat it, and a draft is checked in one pass (search.c greedy()) */
     const int draft = st->draft.n > 0 && st->draft_base == st->audio.base;
+    /* alignatt: the committed tokens whose audio is held are forced after the start
+     * sequence, without timestamps (times come from the attention) */
+    const int aa = st->so.commit_policy == WKV_COMMIT_ALIGNATT;
+    wkv_options o = st->opts;
+    o.timestamps = aa ? 0 : o.timestamps;
     if (size > 0 && (wkv_encode(st->ctx, st->win) != 0 ||
-                     wkv__decode_window_draft(st->ctx, prompt, n_prompt,
-                                              draft ? st->draft.v : NULL,
-                                              draft ? st->draft.n : 0, &st->opts, &rs->r,
-                                              error) != 0)) {
+                     wkv__decode_window_prefix(st->ctx, prompt, n_prompt, st->prefix.v,
+                                               aa ? st->prefix.n : 0,
+                                               draft ? st->draft.v : NULL,
+                                               draft ? st->draft.n : 0, &o, &rs->r,
+                                               error) != 0)) {
         if (error && !*error)
             wkv__set_error(error, "the encoder failed");
         return -1;
@@ -203,8 +224,14 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
      * this one (with a margin). */
     double step = st->so.step_ms, busy = rs->busy_ms;
     double margin = (step > busy ? step : busy) + busy * 1.25;
+    /* the audio waiting: alignatt holds committed words' audio too */
+    int64_t waiting = rs->pending;
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT) {
+        int64_t floor = (int64_t)llround(st->word_floor * WKV_SAMPLE_RATE) - rs->base;
+        waiting -= floor > 0 ? (floor < waiting ? floor : waiting) : 0;
+    }
     rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
-                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
+                 (double)waiting * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
     if (wkv__stream_wordy(st)) {
         decide_words(st, rs, margin);
         return;
@@ -264,11 +291,26 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
         rs->n_wfin = nc; /* wkv__run_state_clear frees what was written */
         return -1;
     }
+    const int aa = st->so.commit_policy == WKV_COMMIT_ALIGNATT;
     int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
-    if (rs->at_end || (rs->forced && (rs->silent || rw->n == 0)))
+    const int all = rs->at_end || (rs->forced && (rs->silent || rw->n == 0));
+    if (all)
         keep = rs->base + rs->n; /* nothing left worth waiting for */
-    const double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
-    if (nc > 0) {
+    double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
+    if (aa) {
+        /* the committed words' audio stays (their tokens the next run's prefix) until
+         * the window needs room */
+        if (wkv__aa_commit(st, rw, nc) != 0)
+            return -1;
+        if (nc > 0)
+            st->word_floor = rw->w[nc - 1].end;
+        if (all)
+            wkv__aa_flush(st);
+        else
+            keep = wkv__aa_cut(st, st->so.step_ms / 1000.0);
+        trim = st->word_floor - base_s;
+        trim = trim > 0 ? (trim < rs->duration ? trim : rs->duration) : 0;
+    } else if (nc > 0) {
         if (wkv__ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
             return -1;
         wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
@@ -287,7 +329,7 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     const int64_t old_base = st->audio.base;
     wkv__samples_drop(&st->audio, keep);
     /* words commit at a word's end, not at a timestamp: a draft only when none did */
-    set_draft(st, rs, nc > 0 ? rs->r.n_tokens : 0, old_base);
+    set_draft(st, rs, nc > 0 || aa ? rs->r.n_tokens : 0, old_base);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
