@@ -12,6 +12,46 @@
 
 #define REWIND_FRAMES 200 /* 4 s: attention jumping back this far is a rewind */
 
+void wkv__alignatt_scan(const float *a, int n_text, int frames, int skip, int threshold,
+                        wkv__alignatt *out)
+{
+    out->stop = n_text;
+    out->rewind = 0;
+    out->last_frame = -1;
+    /* row i is the attention of the step that chose text[i] */
+    int prev = -1;
+    for (int i = skip; i < n_text; i++) {
+        const float *row = a + (size_t)i * frames;
+        int best = 0;
+        for (int f = 1; f < frames; f++)
+            if (row[f] > row[best])
+                best = f;
+        out->last_frame = best;
+        if (prev >= 0 && best < prev - REWIND_FRAMES) {
+            out->rewind = 1;
+            out->stop = skip;
+            return;
+        }
+        if (frames - best <= threshold) {
+            out->stop = i;
+            return;
+        }
+        prev = best;
+    }
+}
+
+int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa, int at_end)
+{
+    if (aa->rewind)
+        return 0;
+    int n = 0;
+    /* the word holding the stop token may go on in the audio still to come: it waits
+     * (at the end, nothing more comes) */
+    while (n < n_words && (tok_off[n + 1] <= aa->stop || (at_end && tok_off[n] < aa->stop)))
+        n++;
+    return n;
+}
+
 int wkv__alignatt_stop(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot, int n_sot,
                        const int *text, int n_text, int skip, int frames, int threshold,
                        wkv__alignatt *out)
@@ -37,26 +77,7 @@ int wkv__alignatt_stop(wkv_context *ctx, const int *pairs, int n_pairs, const in
     if (wkv__align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, frames, a, probs) != 0)
         goto out;
     rc = 0;
-    /* row i is the attention of the step that chose text[i] */
-    int prev = -1;
-    for (int i = skip; i < n_text; i++) {
-        const float *row = a + (size_t)i * frames;
-        int best = 0;
-        for (int f = 1; f < frames; f++)
-            if (row[f] > row[best])
-                best = f;
-        out->last_frame = best;
-        if (prev >= 0 && best < prev - REWIND_FRAMES) {
-            out->rewind = 1;
-            out->stop = skip;
-            break;
-        }
-        if (frames - best <= threshold) {
-            out->stop = i;
-            break;
-        }
-        prev = best;
-    }
+    wkv__alignatt_scan(a, n_text, frames, skip, threshold, out);
 out:
     wkv__free(seq);
     wkv__free(a);

@@ -18,4 +18,16 @@ int wkv__alignatt_stop(wkv_context *ctx, const int *pairs, int n_pairs, const in
                        const int *text, int n_text, int skip, int frames, int threshold,
                        wkv__alignatt *out);
 
+/* The scan alone, over a (n_text + 1) x frames matrix (align.c's, row i the attention
+ * of the step that chose text token i): the first token from `skip` on whose most
+ * attended frame f has frames - f <= threshold stops; a frame more than 200 (4 s)
+ * before the previous token's is a rewind. */
+void wkv__alignatt_scan(const float *a, int n_text, int frames, int skip, int threshold,
+                        wkv__alignatt *out);
+
+/* The words to commit: those before the word holding the stop token (words k's tokens
+ * are [tok_off[k], tok_off[k + 1]), counted from the first token after the prefix; at
+ * the end the stop's word too; none after a rewind. */
+int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa, int at_end);
+
 #endif

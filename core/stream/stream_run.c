@@ -103,10 +103,7 @@ static int align_stop(wkv_stream *st, wkv__run_state *rs, int size, char **error
     }
     wkv__free(text);
     aa.stop -= np;
-    int n = 0;
-    while (n < rw->n && (rw->tok_off[n + 1] <= aa.stop || (rs->at_end && rw->tok_off[n] < aa.stop)))
-        n++;
-    rs->nw_align = aa.rewind ? 0 : n;
+    rs->nw_align = wkv__alignatt_words(rw->tok_off, rw->n, &aa, rs->at_end);
     return 0;
 }
 
