@@ -6,6 +6,7 @@
  * commits everything; segment mode commits the same text; agreement, the default, is
  * untouched by the new options; bad options are refused.  Usage: test_stream_alignatt
  * MODEL.bin (the generated micro model); the recording comes from shared/. */
+#include "decode/search.h"
 #include "stream/stream_alignatt.h"
 #include "testutil.h"
 #include "wav.h"
@@ -79,18 +80,72 @@ static void test_words(void)
     }
 }
 
+/* The decoder's forced prefix (search.c wkv__decode_window_prefix): greedy after a
+ * prefix of a window's own tokens gives the rest of them; a prefix that does not fit,
+ * or a bad token, is an error. */
+static void test_prefix(wkv_context *ctx, const wav_data *w)
+{
+    const wkv_model *m = wkv_context_model(ctx);
+    float *win = malloc((size_t)wkv_model_hparams(m)->n_mels * WKV_N_FRAMES * sizeof *win);
+    wkv_mel *mel = wkv_mel_compute(m, w->samples, w->n, 1, NULL);
+    wkv_mel_window(mel, 0, (int)mel->content_frames, WKV_MEL_GLOBAL, win);
+    wkv_mel_free(mel);
+    CHECK(wkv_encode(ctx, win) == 0, "encode");
+    free(win);
+    wkv_options o;
+    wkv_options_default(&o);
+    o.sample_len = 16;
+    o.timestamps = 0;
+    wkv_window_result a, b;
+    CHECK(wkv_decode_window(ctx, NULL, 0, &o, &a, NULL) == 0 && a.n_tokens > 8, "decode");
+    for (int k = 1; k <= 5; k += 4) {
+        CHECK(wkv__decode_window_prefix(ctx, NULL, 0, a.tokens, k, NULL, 0, &o, &b, NULL) == 0,
+              "decode after a prefix of %d", k);
+        int same = b.n_tokens >= a.n_tokens - k;
+        for (int i = 0; same && i < a.n_tokens - k; i++)
+            same = b.tokens[i] == a.tokens[k + i];
+        CHECK(same, "after a prefix of %d tokens: %d tokens, not the window's rest", k,
+              b.n_tokens);
+        wkv_window_result_clear(&b);
+    }
+    int bad = -3;
+    char *err = NULL;
+    CHECK(wkv__decode_window_prefix(ctx, NULL, 0, &bad, 1, NULL, 0, &o, &b, &err) != 0 && err,
+          "a bad prefix token was taken");
+    free(err);
+    err = NULL;
+    int *many = calloc(1000, sizeof *many);
+    CHECK(wkv__decode_window_prefix(ctx, NULL, 0, many, 1000, NULL, 0, &o, &b, &err) != 0 && err,
+          "a prefix longer than the context was taken");
+    free(err);
+    free(many);
+    wkv_window_result_clear(&a);
+}
+
 /* ------------------------------------------------------------------ a stream */
 
 typedef struct {
     char text[8192];
     int finals, forced, words, runs, bad_runs, trimmed_runs, end_all, unordered, at_end;
     double last_end;
+    int ftok[4096], n_ftok; /* the finals' tokens */
+    /* the last run on audio from the start after a commit: its samples, the tokens
+     * committed before it (its forced prefix), its hypothesis */
+    int64_t probe_n;
+    int probe_prefix, probe_tok[64], probe_ntok;
 } log_t;
 
 static void on_run(const wkv_stream_run *r, void *user)
 {
     log_t *l = user;
     l->runs++;
+    if (r->base == 0 && !r->at_end && l->n_ftok > 0 && r->n_pieces == 1 &&
+        r->pieces[0].n_tokens <= 64) {
+        l->probe_n = r->n;
+        l->probe_prefix = l->n_ftok;
+        l->probe_ntok = r->pieces[0].n_tokens;
+        memcpy(l->probe_tok, r->pieces[0].tokens, (size_t)l->probe_ntok * sizeof(int));
+    }
     if (r->at_end) {
         l->at_end = 1; /* its words after the stop are forced */
         l->end_all = r->n_words_committed == r->n_words;
@@ -117,6 +172,8 @@ static void on_seg(const wkv_stream_segment *s, void *user)
         l->unordered++;
     l->last_end = s->end;
     strncat(l->text, s->text, sizeof l->text - strlen(l->text) - 1);
+    for (int i = 0; i < s->n_tokens && l->n_ftok < 4096; i++)
+        l->ftok[l->n_ftok++] = s->tokens[i];
 }
 
 static wkv_stream *open_stream(wkv_context *ctx, const wkv_options *o, int policy, int thr,
@@ -177,6 +234,31 @@ static void test_stream(wkv_context *ctx, wkv_options o, const wav_data *w)
     CHECK(a.unordered == 0, "%d finals start before the one before ends (text said twice?)",
           a.unordered);
     CHECK(a.end_all, "the last run at finish did not commit all its words");
+    /* the run decoded after the committed tokens: the same decoding by hand */
+    CHECK(a.probe_prefix > 0, "no run after a commit on audio from the start");
+    if (a.probe_prefix > 0) {
+        const wkv_model *m = wkv_context_model(ctx);
+        int size = (int)(a.probe_n / WKV_HOP);
+        float *win = malloc((size_t)wkv_model_hparams(m)->n_mels * WKV_N_FRAMES * sizeof *win);
+        wkv_mel *mel = wkv_mel_compute_range(m, w->samples, (size_t)a.probe_n, 0, a.probe_n, 0,
+                                             size, 1, NULL);
+        wkv_mel_window(mel, 0, size, WKV_MEL_WINDOW, win);
+        wkv_mel_free(mel);
+        wkv_options p = o;
+        p.timestamps = 0;
+        wkv_window_result r;
+        CHECK(wkv_encode(ctx, win) == 0 &&
+                  wkv__decode_window_prefix(ctx, NULL, 0, a.ftok, a.probe_prefix, NULL, 0, &p,
+                                            &r, NULL) == 0,
+              "decode by hand");
+        int same = r.n_tokens == a.probe_ntok;
+        for (int i = 0; same && i < r.n_tokens; i++)
+            same = r.tokens[i] == a.probe_tok[i];
+        CHECK(same, "the run's %d tokens are not the decoding after its %d committed tokens "
+              "(%d tokens)", a.probe_ntok, a.probe_prefix, r.n_tokens);
+        wkv_window_result_clear(&r);
+        free(win);
+    }
     /* segment mode: the same decisions, finals without words */
     o.word_timestamps = 0;
     run_clip(ctx, &o, WKV_COMMIT_ALIGNATT, -1, w, &s);
@@ -230,6 +312,7 @@ int main(int argc, char **argv)
     wkv_options o;
     wkv_options_default(&o);
     o.sample_len = 32; /* the generated model never says end-of-text */
+    test_prefix(ctx, &w);
     test_bad_options(ctx, &o);
     test_stream(ctx, o, &w);
     wav_free(&w);
