@@ -142,8 +142,9 @@ typedef struct {
      * finals, without words).  A run whose attention jumps back more than 4 s from one
      * token to the next commits nothing.  The audio is trimmed at the last committed
      * word's end, as word mode does; latency forcing stays as the safety net.  At
-     * wkv_stream_finish the threshold is 80 ms and the word at the stop is committed
-     * too (everything after it forced, as before).  The stream times words itself in
+     * wkv_stream_finish the threshold is 80 ms, the word holding the stop token is
+     * committed too and the tokens after it are dropped (what looks at the last 80 ms
+     * of the audio is a continuation past it); all audio is consumed.  The stream times words itself in
      * this mode (the alignment heads and punctuation options of wkv_options apply). */
     int commit_policy;
     int frame_threshold_ms;  /* alignatt's threshold (ms, >= 0), default 500 */

@@ -205,6 +205,10 @@ static void decide_words(const wkv_stream *st, wkv__run_state *rs, double margin
                          (margin_ms - st->so.latency_ms) / 1000.0;
         int due = rs->at_end || rs->n >= MAX_SAMPLES ? rw->n
                                                        : wkv__words_due(rw->w, rw->n, horizon);
+        /* alignatt's end: what looks at the last 80 ms is no speech (a continuation
+         * the model makes up past the audio), dropped as AlignAtt does */
+        if (st->so.commit_policy == WKV_COMMIT_ALIGNATT && rs->at_end)
+            due = n;
         n = due > n ? due : n;
     }
     rs->nw_commit = n;
