@@ -36,6 +36,9 @@ typedef struct {
     const GArray *arrivals;  /* a copy of the stretch's */
     GArray *batches;         /* LiveBatch, one per run */
     gboolean failed;         /* an allocation failed (ERROR posted): the stream ends */
+    GstClockTime close_hold; /* at a close: the open cue's start (its buffer goes out in
+                              * the last run's batch; the runs before, the finish's
+                              * earlier runs, must not GAP past it) */
 } LiveCall;
 
 static void batch_clear(gpointer p)
@@ -284,6 +287,8 @@ static void live_pieces(GstWhisper *self, LiveCall *c, GstWhisperDecoded *out)
         LiveBatch *b = &g_array_index(c->batches, LiveBatch, i);
         GstClockTime until = c->t0 + gst_whisper_samples_to_ns(b->new_base - c->offset) +
                              c->lateness * GST_MSECOND;
+        if (i + 1 < c->batches->len && GST_CLOCK_TIME_IS_VALID(c->close_hold))
+            until = MIN(until, c->close_hold);
         gst_whisper_decoded_add(out, g_ptr_array_ref(b->segs), MIN(until, hold));
     }
 }
@@ -324,7 +329,7 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it, GstWhisperDecoded *ou
     memcpy(pcm, it->pcm + (from - it->base), (gsize)n * sizeof(float));
     LiveCall c = {self, l->offset, it->t0, gst_whisper_props_lateness(self),
                   it->arrivals ? g_array_copy(it->arrivals) : NULL,
-                  g_array_new(FALSE, FALSE, sizeof(LiveBatch)), FALSE};
+                  g_array_new(FALSE, FALSE, sizeof(LiveBatch)), FALSE, GST_CLOCK_TIME_NONE};
     g_array_set_clear_func(c.batches, batch_clear);
     l->pushed = it->len;
     g_mutex_unlock(&self->q.lock);
@@ -345,6 +350,9 @@ gboolean gst_whisper_live_run(GstWhisper *self, WItem *it, GstWhisperDecoded *ou
                            wkv_stream_length(st)};
             g_array_append_val(c.batches, b);
         }
+        double open_s;
+        if (cue_cutter_pending(l->cut, &open_s))
+            c.close_hold = gst_whisper_secs_to_ns(open_s);
         live_cut_finish(self, g_array_index(c.batches, LiveBatch, c.batches->len - 1).segs);
     }
     l->call = NULL;

@@ -21,9 +21,14 @@ extern "C" {
  * forced (the latest hypothesis's complete segments, or all of it when none is
  * complete) when the oldest waiting audio would be older than `latency_ms` at the
  * end of the next run (estimated from this run's compute time), when 30 s are
- * buffered, and at wkv_stream_finish.  The audio is then dropped up to the end of
- * the last committed segment (all of it when the whole hypothesis was committed by
- * force or the run was silent).
+ * buffered, and at wkv_stream_finish (a segment closed within 0.1 s of the run's end,
+ * where the audio was cut, counts as complete only when none other is).  The audio is
+ * then dropped up to the end of the committed text and no further: a committed
+ * segment's closing timestamp, or, for one unclosed or closed at the cut, its last
+ * word's end by the alignment heads (the final ends there); all of it only when the
+ * run was silent and forced.  wkv_stream_finish runs again on what its last run left
+ * while runs commit text (a bounded number of times; once without the prompt when a
+ * run over speech gives no text), then drops the rest.
  *
  * Word mode (wkv_options.word_timestamps given to wkv_stream_new): each run also
  * times its hypothesis's words with the long form's alignment pass (on the cross-KV
@@ -34,11 +39,12 @@ extern "C" {
  * takes, beyond the agreed words, every word up to the last one whose start would
  * be older than `latency_ms` once the next run is done (every word at the 30-s cap
  * and at wkv_stream_finish).  The audio is dropped up to the end of the last
- * committed word (all of it after a forced run that was silent or had no word, and
- * at the end); the committed words' tokens join the prompt.  Live word times are the
- * run's offline words except that they never go back: a word starts no earlier than
- * the one before it ends (nor than the last committed word's end) and ends within the
- * run.  Tokens that make no word (an incomplete UTF-8 character at the end, which the
+ * committed word (all of it only after a forced run that was silent; at the end
+ * wkv_stream_finish runs again as above); the committed words' tokens join the
+ * prompt.  Live word times are the run's offline words except that they never go
+ * back: a word starts no earlier than the one before it ends (nor than the last
+ * committed word's end) and ends within the run, and lasts at least 10 ms (words
+ * squeezed at the run's end are moved back into the room before them).  Tokens that make no word (an incomplete UTF-8 character at the end, which the
  * alignment leaves out) are never committed.
  *
  * Times are seconds of stream time: sample i of the stream (counted from the first

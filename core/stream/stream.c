@@ -109,6 +109,12 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
+    if (!wkv__stream_wordy(st) && words_begin(st, opts, NULL) != 0) {
+        /* segment mode aligns only to find where a forced piece's text ends
+         * (stream_run.c); without heads it trims as before, at the run's end */
+        wkv__free(st->words.pairs);
+        st->words.pairs = NULL;
+    }
     st->opts.alignment_heads = NULL;
     st->opts.prepend_punctuations = st->opts.append_punctuations = NULL;
     st->word_floor = -INFINITY;
@@ -183,6 +189,7 @@ static int kept_replay(wkv_stream *st, int64_t quiet, double now)
     rs->at_end = rs->forced = 1;
     rs->n_commit = rs->np; /* every piece, and in word mode every word */
     rs->nw_commit = rs->rw.n;
+    rs->drop_all = 1; /* its hypothesis covers the audio up to the quiet, dropped after */
     rs->busy_ms = 0; /* no compute */
     rs->pending = st->audio.n;
     wkv__free((char *)rs->seg[rs->np].text); /* its partial went out already */
@@ -276,8 +283,10 @@ static int gate_idle(wkv_stream *st)
 }
 
 /* One run on the audio held; `closing`: no more audio will come before it is all
- * committed.  0 or -1. */
-static int stream_run(wkv_stream *st, double now, int closing, char **error)
+ * committed.  *committed, *silent (when not NULL): whether it committed any text,
+ * whether its audio was silent.  0 or -1. */
+static int stream_run(wkv_stream *st, double now, int closing, int *committed, int *silent,
+                      char **error)
 {
     wkv__run_state rs;
     memset(&rs, 0, sizeof rs);
@@ -310,8 +319,15 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
             rc = -1;
         }
     }
-    if (rc == 0 && rs.n >= MAX_SAMPLES && st->audio.base == base)
-        wkv_stream_drop(st, base + rs.n); /* a full window must make room (never hang) */
+    if (rc == 0 && committed)
+        *committed = rs.text_committed > 0;
+    if (rc == 0 && silent)
+        *silent = rs.silent;
+    if (rc == 0 && rs.n >= MAX_SAMPLES && st->audio.base == base) {
+        /* a full window that committed nothing must make room (never hang): the
+         * oldest audio goes, the latest half window stays for the next run to hear */
+        wkv_stream_drop(st, st->audio.base + st->audio.n - MAX_SAMPLES / 2);
+    }
     if (rc == 0)
         wkv__stream_report_run(st, &rs, now, base);
     if (!(rc == 0 && kept_keep(st, &rs, base)))
@@ -319,14 +335,36 @@ static int stream_run(wkv_stream *st, double now, int closing, char **error)
     return rc;
 }
 
-/* Runs until no audio is held, the last run committing all (wkv_stream_finish). */
+/* Runs until no audio is held (wkv_stream_finish).  A closing run commits all its
+ * text but keeps the audio after it: a text that stops early (a word cut at the run's
+ * start skipped, the decoder ending before the audio does) leaves words there, so the
+ * rest runs again, while runs commit text, FINISH_RERUNS more at most; then what is
+ * left goes unheard.  A run over speech (not silent) that gives no text is tried once
+ * more without the prompt: a decoder can stop at once after a long prompt (the
+ * trained model, docs/trained-model.md; the reference drops the prompt after a
+ * failed window too), and this is the audio's last chance. */
+#define FINISH_RERUNS 4
 static int finish_runs(wkv_stream *st, double now, char **error)
 {
-    int runs = 0;
+    int runs = 0, again = 0, bare = 0;
     while (st->audio.n > 0) {
-        if (stream_run(st, now, 1, error) != 0)
+        int64_t before = st->audio.base + st->audio.n;
+        int committed = 0, silent = 0;
+        st->no_prompt = bare == 1;
+        int rc = stream_run(st, now, 1, &committed, &silent, error);
+        st->no_prompt = 0;
+        if (rc != 0)
             return -1;
         runs++;
+        if (st->audio.n == 0)
+            break;
+        if (!committed && !silent && !bare) {
+            bare = 1; /* the retry without the prompt */
+            continue;
+        }
+        bare += bare == 1;
+        if (!committed || ++again > FINISH_RERUNS)
+            wkv_stream_drop(st, before);
     }
     return runs;
 }
@@ -347,7 +385,7 @@ int wkv_stream_push(wkv_stream *st, const float *pcm, size_t n, double now, char
     if ((st->gate.vs && gate_idle(st)) || st->audio.n == 0 ||
         st->audio.base + st->audio.n - st->last_run < step)
         return (int)(st->stats.runs - runs0);
-    return stream_run(st, now, 0, error) == 0 ? (int)(st->stats.runs - runs0) : -1;
+    return stream_run(st, now, 0, NULL, NULL, error) == 0 ? (int)(st->stats.runs - runs0) : -1;
 }
 
 int wkv_stream_finish(wkv_stream *st, double now, char **error)

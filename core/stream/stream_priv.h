@@ -50,6 +50,7 @@ struct wkv_stream {
     char **prev_words;   /* texts of the previous run's uncommitted words */
     int n_prev_words;
     double word_floor;   /* stream seconds where the last committed word ended */
+    int no_prompt;       /* the next run decodes without the committed text (finish_runs) */
     /* alignatt (stream_alignatt.c): the committed tokens whose audio is still held, the
      * next run's forced prefix (committed holds the text before it), and their words */
     wkv__ivec prefix;
@@ -69,6 +70,8 @@ typedef struct {
     wkv__piece *pc;
     wkv_stream_segment *seg; /* one per piece */
     int np, n_commit, agreed, forced, silent, at_end;
+    int drop_all;        /* the commit drops all the run's audio (a kept run at a speech end) */
+    int text_committed;  /* text tokens (word mode: words) the commit took */
     int64_t base, n, pending;
     double duration, busy_ms, done_at;
     /* word mode: the words, how many agreed and were committed, the finals */

@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A piece closed within this of the run's end (seconds) was closed where the audio
+ * was cut: its words may go on after it. */
+#define EDGE_S 0.1
+
 void wkv__run_forget_words(wkv_stream *st)
 {
     for (int i = 0; i < st->n_prev_words; i++)
@@ -133,6 +137,8 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
      * is committed (the element's behaviour, kept) */
     const int *prompt = st->committed.v;
     int n_prompt = st->committed.n;
+    if (st->no_prompt)
+        n_prompt = 0; /* finish_runs' retry (stream.c) */
     /* what the previous run left uncommitted, as this window's tokens (set_draft):
      * runs mostly repeat it, and a draft is checked in one pass (search.c greedy()) */
     const int draft = st->draft.n > 0 && st->draft_base == st->audio.base;
@@ -251,16 +257,25 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
     for (int i = 0; i < rs->np; i++) {
         seen += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
         int agreed = seen <= agree;
-        if (!((rs->pc[i].closed || rs->at_end) && (rs->forced || agreed)))
+        /* forcing takes complete pieces; one the decoder closed where the audio was cut
+         * may go on after it (its next words unheard yet): it waits for the next run
+         * unless nothing else is complete (below) */
+        int edge = rs->pc[i].closed && !rs->at_end && rs->seg[i].rel_end >= rs->duration - EDGE_S;
+        if (!((rs->pc[i].closed || rs->at_end) && (agreed || (rs->forced && !edge))))
             break;
         rs->seg[i].forced = !(agreed && rs->pc[i].closed);
         rs->n_commit = i + 1;
     }
     if (rs->forced && rs->n_commit == 0 && rs->np > 0 && !rs->at_end) {
-        /* no complete segment yet: the whole hypothesis becomes final so that the
-         * latency promise holds */
-        rs->n_commit = rs->np;
-        for (int i = 0; i < rs->np; i++)
+        /* no complete piece but those closed at the cut: they are taken but the last
+         * (the one that may go on after the cut, as an unclosed one would); with none
+         * before it, the whole hypothesis becomes final so that the latency promise
+         * holds */
+        int closed = 0;
+        while (closed + 1 < rs->np && rs->pc[closed].closed)
+            closed++;
+        rs->n_commit = closed > 0 ? closed : rs->np;
+        for (int i = 0; i < rs->n_commit; i++)
             rs->seg[i].forced = 1;
     }
 }
@@ -292,12 +307,18 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
         rs->n_wfin = nc; /* wkv__run_state_clear frees what was written */
         return -1;
     }
+    /* the audio is done with up to the last committed word's end and no further, even
+     * when forced or at the end: a run without words over speech (cut mid-word, or
+     * stopped early) leaves it for the next run, which hears more of it; at the end
+     * finish_runs (stream.c) runs again on what is left.  Alignatt's end drops what
+     * lies past its stop (decide_words) */
     const int aa = st->so.commit_policy == WKV_COMMIT_ALIGNATT;
     int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
-    const int all = rs->at_end || (rs->forced && (rs->silent || rw->n == 0));
+    const int all = (rs->forced && rs->silent) || rs->drop_all || (aa && rs->at_end);
     if (all)
-        keep = rs->base + rs->n; /* nothing left worth waiting for */
+        keep = rs->base + rs->n; /* no speech in it: nothing left worth waiting for */
     double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
+    rs->text_committed = nc;
     if (aa) {
         /* the committed words' audio stays (their tokens the next run's prefix) until
          * the window needs room */
@@ -349,6 +370,32 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     return 0;
 }
 
+/* Segment mode: where the text of unclosed piece i ends (seconds into the run): the
+ * last word's end by the alignment pass on the cross-KV the run's decoding left in
+ * the context (a kept run's is gone: it commits with drop_all); the piece's start
+ * when it has no text; the run's end when the words cannot be had (the old trim). */
+static double unclosed_text_end(wkv_stream *st, const wkv__run_state *rs, int i)
+{
+    const double start = rs->seg[i].rel_start < rs->duration ? rs->seg[i].rel_start : rs->duration;
+    if (count_text(st->m, rs->r.tokens, rs->pc[i].tok0, rs->pc[i].tok1) == 0)
+        return start;
+    if (!st->words.pairs)
+        return rs->duration;
+    wkv__run_words rw;
+    int sot[3], unicode;
+    int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    int size = (int)(rs->n / WKV_HOP < WKV_N_FRAMES ? rs->n / WKV_HOP : WKV_N_FRAMES);
+    double end = rs->duration;
+    if (wkv__run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, i + 1, size,
+                             0.0, rs->duration, -INFINITY, &rw, NULL) == 0) {
+        for (int k = 0; k < rw.n; k++)
+            if (rw.piece[k] == i)
+                end = rw.w[k].end; /* the last word of piece i */
+    }
+    wkv__run_words_clear(&rw);
+    return end > start ? end : start;
+}
+
 /* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
  * the audio and reports.  0 or -1. */
 int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
@@ -367,10 +414,23 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
         committed_text += count_text(st->m, t, rs->pc[i].tok0, rs->pc[i].tok1);
         if (wkv__ivec_push(&st->committed, s->tokens, s->n_tokens) != 0)
             return -1;
-        trim = s->rel_end > trim ? s->rel_end : trim;
+        /* an unclosed piece (forced, or at the end), or one the decoder closed at the
+         * audio's end (where it was cut), reaches the audio's end, but its
+         * text may stop before: the decoder stops early at a cut, or skips a word cut
+         * in two.  Only the audio its words cover is done with; the rest is held for
+         * the next run, which hears those words whole */
+        const int whole = rs->pc[i].closed && s->rel_end < rs->duration - EDGE_S;
+        double done = whole ? s->rel_end : unclosed_text_end(st, rs, i);
+        if (!rs->drop_all && done < s->rel_end)
+            s->rel_end = done > s->rel_start ? done : s->rel_start; /* the final ends with
+                                                                     * its text */
+        trim = done > trim ? done : trim;
     }
-    if (rs->forced && (rs->n_commit == rs->np || rs->silent))
-        trim = rs->duration; /* nothing left worth waiting for */
+    rs->text_committed = committed_text;
+    if (rs->forced && rs->silent)
+        trim = rs->duration; /* no speech in it: nothing left worth waiting for */
+    if (rs->drop_all)
+        trim = rs->duration;
     wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
     /* the next run is compared with what is left of this one */
     st->prev_hyp.n = 0;
@@ -379,8 +439,8 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
         if (t[i] < st->m->sp.eot && k++ >= committed_text &&
             wkv__ivec_push(&st->prev_hyp, &t[i], 1) != 0)
             return -1;
-    int64_t keep = rs->at_end ? st->audio.base + st->audio.n
-                              : st->audio.base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
+    /* at the end too: what is held after the text is run again (stream.c, finish_runs) */
+    int64_t keep = st->audio.base + (int64_t)llround(trim * WKV_SAMPLE_RATE);
     const int64_t old_base = st->audio.base;
     wkv__samples_drop(&st->audio, keep);
     set_draft(st, rs, rs->n_commit < rs->np ? rs->pc[rs->n_commit].tok0 : rs->r.n_tokens,
@@ -427,7 +487,7 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
         };
         st->so.on_run(&run, st->so.run_user);
     }
-    /* word mode: the finals are the word stretches (a word may last 0 s), then the
+    /* word mode: the finals are the word stretches (every word lasts 10 ms or more), then the
      * partial; else the committed pieces that last, then the partial */
     const int words = wkv__stream_wordy(st);
     const int n_fin = words ? rs->n_wfin : rs->n_commit;

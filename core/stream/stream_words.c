@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MIN_WORD_S 0.01 /* the shortest live word (seconds) */
+
 void wkv__run_words_clear(wkv__run_words *rw)
 {
     wkv__wsegs_clear(rw->segs, rw->n_segs);
@@ -18,6 +20,33 @@ void wkv__run_words_clear(wkv__run_words *rw)
     wkv__free(rw->tok);
     wkv__free(rw->tok_off);
     memset(rw, 0, sizeof *rw);
+}
+
+/* Words squeezed at the run's end (the forward chain left them less than MIN_WORD_S):
+ * from the last word back, each ends by the next one's start and lasts MIN_WORD_S,
+ * the words before it moved earlier, when the room after `lo` allows it for all of
+ * them (else, a run of a noisy model's many words in no audio, they stay as they are). */
+static void min_durations(wkv__run_words *rw, double lo, double end_s)
+{
+    double limit = end_s;
+    int k = rw->n - 1;
+    for (; k >= 0; k--) { /* the first pass only finds how far back it reaches */
+        const wkv_word *w = &rw->w[k];
+        if (w->end <= limit && w->end - w->start >= MIN_WORD_S)
+            break; /* this one and all before it are fine */
+        double e = w->end < limit ? w->end : limit;
+        double st = w->start < e - MIN_WORD_S ? w->start : e - MIN_WORD_S;
+        if (st < lo - 1e-9)
+            return;
+        limit = st;
+    }
+    limit = end_s;
+    for (int j = rw->n - 1; j > k; j--) {
+        wkv_word *w = &rw->w[j];
+        w->end = w->end < limit ? w->end : limit;
+        w->start = w->start < w->end - MIN_WORD_S ? w->start : w->end - MIN_WORD_S;
+        limit = w->start;
+    }
 }
 
 /* The words of every piece, flattened; the times stay relative to the run.  Words
@@ -42,6 +71,7 @@ static int flatten(wkv__run_words *rw, double base_s, double duration, double fl
      * committed word's end (the same double, so that finals never overlap) */
     const double end_s = base_s + duration;
     double prev_end = floor_s > base_s ? floor_s : base_s;
+    const double prev_floor = prev_end;
     rw->tok_off[0] = 0;
     for (int i = 0; i < rw->n_segs; i++)
         for (int k = 0; k < rw->segs[i].n_words; k++) {
@@ -52,7 +82,12 @@ static int flatten(wkv__run_words *rw, double base_s, double duration, double fl
             double s = base_s + a->start > prev_end ? base_s + a->start : prev_end;
             double e = base_s + a->end < end_s ? base_s + a->end : end_s;
             s = s < end_s ? s : end_s;
-            e = e > s ? e : s;
+            /* a word said lasts: the chain can squeeze one to nothing (its DTW end
+             * before the previous word's, or at the run's end), and a text buffer of
+             * 0 s is none (docs/element.md): MIN_WORD_S, here or (at the run's end)
+             * in min_durations */
+            e = e > s + MIN_WORD_S ? e : s + MIN_WORD_S;
+            e = e < end_s ? e : end_s;
             prev_end = e;
             int j = rw->n++;
             rw->w[j] = (wkv_word){a->text, s, e, a->probability};
@@ -60,6 +95,7 @@ static int flatten(wkv__run_words *rw, double base_s, double duration, double fl
             memcpy(rw->tok + rw->tok_off[j], a->tokens, (size_t)a->n_tokens * sizeof *rw->tok);
             rw->tok_off[j + 1] = rw->tok_off[j] + a->n_tokens;
         }
+    min_durations(rw, prev_floor, end_s);
     return 0;
 }
 

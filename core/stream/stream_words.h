@@ -21,7 +21,8 @@ typedef struct {
  * `size` frames with the window's cross-KV still in ctx, then keeps the words that end
  * after `floor_s` (the last committed word's end, stream seconds) with times made
  * monotonic: a word starts no earlier than the one before it ends (nor than floor_s
- * or the run's start) and ends within the run.  base_s: the run's first sample;
+ * or the run's start) and ends within the run, yet lasts at least 10 ms (which may end
+ * a word squeezed at the run's end 10 ms past it).  base_s: the run's first sample;
  * duration: its length.  0, or -1 with a message. */
 int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int *sot, int n_sot,
                         int unicode, const wkv_stream_segment *pieces, int np, int size,
