@@ -314,15 +314,16 @@ static gboolean same_words(GPtrArray *a, GPtrArray *b)
 }
 
 /* commit-policy=alignatt and frame-threshold reach the stream: the element's words are
- * wkv_stream's with the same policy and threshold (agreement's differ: checked, so
- * that the comparison shows the policy was taken). */
+ * wkv_stream's with the same policy and threshold (100 ms); the oracle's words at the
+ * default 500 ms and with agreement differ (checked), so that the comparison shows both
+ * were taken.  The random model's attention stops most runs early: few words. */
 GST_START_TEST(test_live_alignatt_equals_stream)
 {
     const gsize n = 16000 * 8;
     float *pcm = synth_audio(n, 29);
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
     live_policy = WKV_COMMIT_ALIGNATT;
-    live_threshold = 2000;
+    live_threshold = 100;
     GPtrArray *got = element_text(pcm, n, 0, GST_WHISPER_TEXT_UNIT_WORD, spans);
     GPtrArray *want = stream_finals(pcm, n, 0, TRUE);
     live_threshold = 500; /* the default */
@@ -331,8 +332,8 @@ GST_START_TEST(test_live_alignatt_equals_stream)
     GPtrArray *agree = stream_finals(pcm, n, 0, TRUE);
     g_print("live alignatt: %u word buffers from the element, %u words from wkv_stream\n",
             got->len, want->len);
-    fail_unless(want->len >= 10, "the oracle needs words, got %u", want->len);
-    fail_unless(!same_words(want, agree) && !same_words(want, other), "alignatt at 2000 ms "
+    fail_unless(want->len >= 3, "the oracle needs words, got %u", want->len);
+    fail_unless(!same_words(want, agree) && !same_words(want, other), "alignatt at 100 ms "
                 "commits the same words as %s: the comparison cannot tell them apart",
                 same_words(want, agree) ? "agreement" : "alignatt at 500 ms");
     assert_same_segments(got, want, "live commit-policy=alignatt vs wkv_stream's words");
