@@ -34,7 +34,8 @@ static char *opt_dump_mel, *opt_dump_encoder;
 static char *opt_logits_tokens, *opt_logits_path; /* --logits TOKENS PATH */
 static char **opt_files;
 static gboolean opt_live, opt_realtime;
-static int opt_step = 2000, opt_latency = 8000, opt_run_ms;
+static int opt_step = 2000, opt_latency = 8000, opt_run_ms, opt_frame_threshold = -1;
+static char *opt_commit_policy;
 static int opt_batch_size;
 static gboolean opt_no_drafts;
 static gboolean opt_from_json;
@@ -129,6 +130,14 @@ static GOptionEntry entries[] = {
     {"latency", 0, 0, G_OPTION_ARG_INT, &opt_latency,
      "Live: text is forced final about this many ms after its audio arrived (default 8000)",
      "MS"},
+    {"commit-policy", 0, 0, G_OPTION_ARG_STRING, &opt_commit_policy,
+     "Live: when text becomes final: agreement (two consecutive runs agree, "
+     "LocalAgreement-2; default) or alignatt (one run decides: the words before the first "
+     "token whose attention reaches the last --frame-threshold ms of the audio)",
+     "agreement|alignatt"},
+    {"frame-threshold", 0, 0, G_OPTION_ARG_INT, &opt_frame_threshold,
+     "Live, alignatt: how close to the end of the audio (ms) a token may look before the "
+     "run stops there (default 500)", "MS"},
     {"run-ms", 0, 0, G_OPTION_ARG_INT, &opt_run_ms,
      "Live, virtual clock: each run takes this many ms instead of its measured compute "
      "time (a repeatable run on any machine, or a slower or faster device's; default 0: "
@@ -169,7 +178,8 @@ static const char description[] =
     "Output formats: %s.\n" /* output.c's table */
     "\n"
     "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
-    "when two runs agree or --latency forces it); json adds each segment's committed_at\n"
+    "when two runs agree or --latency forces it, or with --commit-policy alignatt when\n"
+    "one run's attention has not reached the last --frame-threshold ms); json adds each segment's committed_at\n"
     "and a `live` summary (runs, commit delays, forced commits); with --word-timestamps\n"
     "the stream commits word by word and the summary has per-word delays.\n"
     "Word timestamps and subtitle cues (--word-timestamps, ...): see --help-words.\n"
@@ -356,6 +366,17 @@ static int check_io_and_compute(cli_args *a)
         return cli_usage("--run-ms is for --live on the virtual clock, 0 to 600000 ms");
     a->step_ms = opt_step;
     a->latency_ms = opt_latency;
+    if ((opt_commit_policy || opt_frame_threshold >= 0) && !a->live)
+        return cli_usage("--commit-policy and --frame-threshold are for --live");
+    if (opt_commit_policy && strcmp(opt_commit_policy, "agreement") != 0 &&
+        strcmp(opt_commit_policy, "alignatt") != 0)
+        return cli_usage("--commit-policy must be agreement or alignatt");
+    a->alignatt = opt_commit_policy && strcmp(opt_commit_policy, "alignatt") == 0;
+    if (opt_frame_threshold >= 0 && !a->alignatt)
+        return cli_usage("--frame-threshold is for --commit-policy alignatt");
+    if (opt_frame_threshold > 30000 || opt_frame_threshold < -1)
+        return cli_usage("--frame-threshold must be between 0 and 30000 ms");
+    a->frame_threshold_ms = opt_frame_threshold;
     a->run_ms = opt_run_ms;
     if (opt_batch_size < 0 || opt_batch_size > 64)
         return cli_usage("--batch-size must be between 0 and 64");

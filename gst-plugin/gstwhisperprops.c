@@ -61,6 +61,8 @@ enum {
     PROP_MAX_COMMIT_DELAY,
     PROP_MEDIAN_COMMIT_DELAY,
     PROP_MAX_OBSERVED_DELAY,
+    PROP_COMMIT_POLICY,
+    PROP_FRAME_THRESHOLD,
     N_PROPS
 };
 
@@ -103,6 +105,8 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_VAD_SAMPLES_OVERLAP] = FIELD(vad_samples_overlap),
     [PROP_POST_VAD_MESSAGES] = FIELD(post_vad_messages),
     [PROP_BATCH_SIZE] = FIELD(batch_size),
+    [PROP_COMMIT_POLICY] = FIELD(commit_policy),
+    [PROP_FRAME_THRESHOLD] = FIELD(frame_threshold_ms),
 };
 
 /* One set per element type: [0] the filter's, [1] the transcriber's (a param spec
@@ -151,7 +155,30 @@ GType gst_whisper_cache_type_get_type(void)
     return (GType)type;
 }
 
+GType gst_whisper_commit_policy_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {WKV_COMMIT_AGREEMENT, "Final when two consecutive runs agree (LocalAgreement-2)",
+         "agreement"},
+        {WKV_COMMIT_ALIGNATT, "Final when one run's attention has not reached the last "
+         "frame-threshold ms of the audio (AlignAtt)", "alignatt"},
+        {0, NULL, NULL},
+    };
+    if (g_once_init_enter(&type))
+        g_once_init_leave(&type, g_enum_register_static("GstWhisperKvCommitPolicy", values));
+    return (GType)type;
+}
+
 /* ------------------------------------------------------------------ accessors */
+
+void gst_whisper_props_commit(GstWhisper *self, int *policy, int *threshold_ms)
+{
+    GST_OBJECT_LOCK(self);
+    *policy = self->props.commit_policy;
+    *threshold_ms = (int)MIN(self->props.frame_threshold_ms, (guint)G_MAXINT);
+    GST_OBJECT_UNLOCK(self);
+}
 
 guint gst_whisper_props_lateness(GstWhisper *self)
 {
@@ -457,6 +484,18 @@ static void make_stream_props(GParamSpec **properties)
     properties[PROP_LATENESS] = g_param_spec_uint("lateness", "Lateness",
         "Amount of ms to add to the text buffers' timestamps",
         0, G_MAXUINT, DEFAULT_LATENESS, rw_playing);
+    wkv_stream_options so;
+    wkv_stream_options_default(&so);
+    properties[PROP_COMMIT_POLICY] = g_param_spec_enum("commit-policy", "Commit policy",
+        "Live: when text becomes final: agreement (two consecutive runs agree on it; text "
+        "final about two steps after it is spoken) or alignatt (one run decides: the words "
+        "before the first token whose attention reaches the last frame-threshold ms of "
+        "the audio; the committed words' audio stays as the next runs' forced prefix)",
+        GST_TYPE_WHISPER_COMMIT_POLICY, WKV_COMMIT_AGREEMENT, rw_ready);
+    properties[PROP_FRAME_THRESHOLD] = g_param_spec_uint("frame-threshold", "Frame threshold",
+        "Live, commit-policy=alignatt: a run stops at the first token whose most attended "
+        "audio is within this many ms of the end of the audio received",
+        0, 30000, (guint)so.frame_threshold_ms, rw_ready);
     properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
         "Partial results", "Live: post each run's partial hypothesis as a whisper-segment "
         "message with final=false (a later partial or the final replaces it). Partials "

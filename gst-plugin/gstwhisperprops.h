@@ -50,7 +50,12 @@ typedef struct {
     gint vad_min_speech_ms, vad_min_silence_ms, vad_speech_pad_ms;
     gboolean post_vad_messages;
     gint batch_size;         /* offline batching: chunks per decoder batch (0, 1: off) */
+    gint commit_policy;      /* live: wkv_commit_policy */
+    guint frame_threshold_ms; /* live, alignatt */
 } GstWhisperProps;
+
+#define GST_TYPE_WHISPER_COMMIT_POLICY (gst_whisper_commit_policy_get_type())
+GType gst_whisper_commit_policy_get_type(void);
 
 /* Installs the properties and get/set (class_init); every property at its default
  * (instance init); frees their strings (finalize). */
@@ -69,6 +74,8 @@ guint gst_whisper_props_lateness(GstWhisper *self);
 guint gst_whisper_props_latency(GstWhisper *self);
 guint gst_whisper_props_step(GstWhisper *self);
 gboolean gst_whisper_props_partial_results(GstWhisper *self);
+/* commit-policy and frame-threshold, for the live stream */
+void gst_whisper_props_commit(GstWhisper *self, int *policy, int *threshold_ms);
 
 G_END_DECLS
 

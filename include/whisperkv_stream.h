@@ -16,7 +16,8 @@ extern "C" {
  * the current time; every `step_ms` of new audio the stream decodes again all the
  * audio it holds since the last commit (at most 30 s, window-normalized, a fresh
  * cross-KV cache, the committed text as prompt) and cuts the tokens at timestamp
- * pairs.  LocalAgreement-2: the leading complete segments whose text tokens this run
+ * pairs (wkv_stream_options.commit_policy: or AlignAtt, where one run decides; see
+ * there).  LocalAgreement-2: the leading complete segments whose text tokens this run
  * and the previous one agree on become final; the rest is one partial.  A commit is
  * forced (the latest hypothesis's complete segments, or all of it when none is
  * complete) when the oldest waiting audio would be older than `latency_ms` at the
@@ -136,6 +137,29 @@ typedef struct {
      * NULL. */
     void (*on_vad)(int speech, int64_t index, void *user);
     void *vad_user;
+    /* The commit policy (wkv_commit_policy), WKV_COMMIT_AGREEMENT by default.
+     * WKV_COMMIT_ALIGNATT (AlignAtt, Simul-Whisper / SimulStreaming): one run decides.
+     * It decodes the audio held once, without timestamps, the words committed since
+     * that audio begins forced after the start sequence as a decoder prefix (the text
+     * committed before it is the prompt); finds each new token's most attended frame
+     * (the alignment heads' cross-attention over the held audio's frames, as the word
+     * timestamps compute it: standardized along the tokens, median filter 7, heads
+     * averaged) and stops at the first token whose frame is within frame_threshold_ms
+     * of the end of the audio held; the word holding that token is held back and every
+     * word before it is committed at once, as agreed (not forced), in word mode as
+     * words with their times (segment mode: the same finals, without words).  A run
+     * whose attention jumps back more than 4 s from one token to the next commits
+     * nothing.  The committed words' audio stays held until the held audio and the
+     * next step would pass 24 s (or their tokens a quarter of the text context): it is
+     * then cut at the widest pause between committed words, their text moving to the
+     * prompt.  Latency forcing stays as the safety net (counting only the audio after
+     * the last committed word).  At wkv_stream_finish the threshold is 80 ms, the word
+     * holding the stop token is committed too and the tokens after it are dropped
+     * (what looks at the last 80 ms of the audio is a continuation past it); all audio
+     * is consumed.  The stream times words itself in this mode (the alignment heads
+     * and punctuation options of wkv_options apply). */
+    int commit_policy;
+    int frame_threshold_ms;  /* alignatt's threshold (ms, >= 0), default 500 */
     /* The encoder's frames per run, overriding wkv_options.audio_ctx when not 0:
      * WKV_AUDIO_CTX_AUTO sizes each run's encoder to the audio it holds (a run on up to
      * 9.6 s encodes 512 frames, on 15 s 832, not 1500: wkv_audio_ctx_auto), N > 0
@@ -143,6 +167,8 @@ typedef struct {
      * (default): wkv_options.audio_ctx's (0 there: all n_audio_ctx, as before). */
     int audio_ctx;
 } wkv_stream_options;
+
+typedef enum { WKV_COMMIT_AGREEMENT = 0, WKV_COMMIT_ALIGNATT = 1 } wkv_commit_policy;
 
 WKV_API void wkv_stream_options_default(wkv_stream_options *o);
 

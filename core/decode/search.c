@@ -468,6 +468,14 @@ int wkv__decode_window_draft(wkv_context *ctx, const int *prompt, int n_prompt,
                              const int *draft, int n_draft, const wkv_options *o,
                              wkv_window_result *res, char **error)
 {
+    return wkv__decode_window_prefix(ctx, prompt, n_prompt, NULL, 0, draft, n_draft, o, res,
+                                     error);
+}
+
+int wkv__decode_window_prefix(wkv_context *ctx, const int *prompt, int n_prompt,
+                              const int *prefix, int n_prefix, const int *draft, int n_draft,
+                              const wkv_options *o, wkv_window_result *res, char **error)
+{
     const wkv_model *m = ctx->model;
     const int n_vocab = m->hp.n_vocab, n_ctx = m->hp.n_text_ctx;
     memset(res, 0, sizeof *res);
@@ -484,6 +492,22 @@ int wkv__decode_window_draft(wkv_context *ctx, const int *prompt, int n_prompt,
     int *init = wkv__malloc((size_t)n_ctx * sizeof *init);
     int sot_index;
     int n_init = init ? wkv__initial_tokens(m, prompt, n_prompt, o, init, &sot_index, error) : -1;
+    if (n_init >= 0 && n_prefix > 0) {
+        /* the reference's prefix: forced after the start sequence, sampling after it */
+        if (n_prefix > n_ctx - 1 - n_init) {
+            wkv__set_error(error, "a prefix of %d tokens does not fit the text context", n_prefix);
+            n_init = -1;
+        }
+        for (int i = 0; n_init >= 0 && i < n_prefix; i++) {
+            if (prefix[i] < 0 || prefix[i] >= n_vocab) {
+                wkv__set_error(error, "prefix token %d out of range", prefix[i]);
+                n_init = -1;
+                break;
+            }
+            init[n_init + i] = prefix[i];
+        }
+        n_init = n_init >= 0 ? n_init + n_prefix : -1;
+    }
     int sample_len = o->sample_len > 0 ? o->sample_len : n_ctx / 2;
     res->tokens = wkv__malloc((size_t)(sample_len + 1) * sizeof *res->tokens);
     if (n_init < 0 || !res->tokens) {

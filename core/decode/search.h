@@ -18,4 +18,11 @@ int wkv__decode_window_draft(wkv_context *ctx, const int *prompt, int n_prompt,
                              const int *draft, int n_draft, const wkv_options *o,
                              wkv_window_result *res, char **error);
 
+/* wkv__decode_window_draft with a forced prefix (the reference decoder's `prefix`):
+ * tokens that follow the start sequence as given, the sampling after them (the
+ * result holds only the sampled tokens).  An error when it does not fit. */
+int wkv__decode_window_prefix(wkv_context *ctx, const int *prompt, int n_prompt,
+                              const int *prefix, int n_prefix, const int *draft, int n_draft,
+                              const wkv_options *o, wkv_window_result *res, char **error);
+
 #endif

@@ -26,6 +26,7 @@ void wkv_stream_options_default(wkv_stream_options *o)
     memset(o, 0, sizeof *o);
     o->step_ms = 2000;
     o->latency_ms = 8000;
+    o->frame_threshold_ms = 500;
     wkv_vad_params_default(&o->vad_params);
 }
 
@@ -102,11 +103,19 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
-    if (opts->word_timestamps && words_begin(st, opts, error) != 0) {
+    if (st->so.commit_policy != WKV_COMMIT_AGREEMENT &&
+        (st->so.commit_policy != WKV_COMMIT_ALIGNATT || st->so.frame_threshold_ms < 0 ||
+         st->so.frame_threshold_ms > 30000)) {
+        wkv__set_error(error, "bad stream options: commit policy %d, frame threshold %d ms",
+                      st->so.commit_policy, st->so.frame_threshold_ms);
         wkv_stream_free(st);
         return NULL;
     }
-    if (!opts->word_timestamps && words_begin(st, opts, NULL) != 0) {
+    if (wkv__stream_wordy(st) && words_begin(st, opts, error) != 0) {
+        wkv_stream_free(st);
+        return NULL;
+    }
+    if (!wkv__stream_wordy(st) && words_begin(st, opts, NULL) != 0) {
         /* segment mode aligns only to find where a forced piece's text ends
          * (stream_run.c); without heads it trims as before, at the run's end */
         wkv__free(st->words.pairs);
@@ -139,6 +148,8 @@ void wkv_stream_free(wkv_stream *st)
     wkv__free((char *)st->words.prepend);
     wkv__free((char *)st->words.append);
     wkv__run_forget_words(st);
+    wkv__free(st->prefix.v);
+    wkv__free(st->held);
     wkv__free(st);
 }
 
@@ -404,10 +415,13 @@ void wkv_stream_reset(wkv_stream *st)
     st->draft.n = 0;
     wkv__run_forget_words(st);
     st->word_floor = -INFINITY;
+    st->prefix.n = st->n_held = 0;
     wkv__gate_reset(&st->gate, st->audio.base);
 }
 
 void wkv_stream_drop(wkv_stream *st, int64_t index)
 {
+    if (index > st->audio.base)
+        wkv__aa_flush(st); /* alignatt's prefix no longer has its audio */
     wkv__samples_drop(&st->audio, index);
 }

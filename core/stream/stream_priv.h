@@ -51,6 +51,17 @@ struct wkv_stream {
     int n_prev_words;
     double word_floor;   /* stream seconds where the last committed word ended */
     int no_prompt;       /* the next run decodes without the committed text (finish_runs) */
+    /* alignatt (stream_alignatt.c): the committed tokens whose audio is still held, the
+     * next run's forced prefix (committed holds the text before it), and their words */
+    wkv__ivec prefix;
+    struct wkv__held_word *held;
+    int n_held, cap_held;
+};
+
+/* A committed word whose audio alignatt still holds: stream seconds, its tokens. */
+struct wkv__held_word {
+    double start, end;
+    int n_tokens;
 };
 
 /* One run's pieces with their texts, and what the run decided. */
@@ -67,12 +78,20 @@ typedef struct {
     wkv__run_words rw;
     int nw_agreed, nw_commit, n_wfin;
     wkv_stream_segment *wfin;
+    int nw_align; /* alignatt: the words before the stop (0 after a rewind) */
 } wkv__run_state;
+
+/* Whether runs are decided over words: word mode, and always with alignatt (which
+ * commits and trims at words; without word_timestamps its finals carry no words). */
+static inline int wkv__stream_wordy(const wkv_stream *st)
+{
+    return st->opts.word_timestamps || st->so.commit_policy == WKV_COMMIT_ALIGNATT;
+}
 
 /* Whether the run commits anything: words in word mode, else pieces. */
 static inline int wkv__run_committed(const wkv_stream *st, const wkv__run_state *rs)
 {
-    return (st->opts.word_timestamps ? rs->nw_commit : rs->n_commit) > 0;
+    return (wkv__stream_wordy(st) ? rs->nw_commit : rs->n_commit) > 0;
 }
 
 /* stream_run.c: one run's steps.  _decode: the log-mel of the first rs->n samples
@@ -88,6 +107,14 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs);
 void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int64_t base);
 void wkv__run_state_clear(wkv__run_state *rs);
 void wkv__run_forget_words(wkv_stream *st);
+
+/* stream_alignatt.c: alignatt's commit: words [0, n) of rw join the prefix (0 or -1);
+ * where to trim the audio held (a stream index; audio.base when it is kept), the text
+ * of the words dropped moving to the prompt; flush: all of the prefix to the prompt
+ * (its audio is gone).  step_s: the audio the next run adds. */
+int wkv__aa_commit(wkv_stream *st, const wkv__run_words *rw, int n);
+int64_t wkv__aa_cut(wkv_stream *st, double step_s);
+void wkv__aa_flush(wkv_stream *st);
 
 /* Counts a final's commit delay (seconds) in the stream's statistics (stream_info.c);
  * stats.finals already counts it. */

@@ -3,6 +3,7 @@
  * with the previous run (LocalAgreement-2) or forced by the latency bound; the commit,
  * which trims the audio held; and the report to the caller. */
 #include "stream/stream_priv.h"
+#include "stream/stream_alignatt.h"
 #include "decode/search.h"
 #include "model/vocab.h"
 #include "base/ivec.h"
@@ -51,7 +52,7 @@ static int cut_pieces(wkv_stream *st, wkv__run_state *rs)
         s->rel_end = p->closed ? wkv__ts_seconds(t[p->tok1 - 1], tb) : rs->duration;
         s->tokens = t + p->tok0;
         s->n_tokens = p->tok1 - p->tok0;
-        if (st->opts.word_timestamps)
+        if (wkv__stream_wordy(st))
             continue; /* the words carry the text of word mode's finals and partial */
         s->text = wkv_tokens_to_text(st->m, s->tokens, s->n_tokens, 1);
         if (!s->text)
@@ -68,9 +69,46 @@ static int run_words(wkv_stream *st, wkv__run_state *rs, int size, char **error)
         return 0;
     int sot[3], unicode;
     int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT)
+        return wkv__run_words_build_after(st->ctx, &st->words, sot, n_sot, unicode, st->prefix.v,
+                                          st->prefix.n, &rs->seg[0], size,
+                                          (double)rs->base / WKV_SAMPLE_RATE, rs->duration,
+                                          st->word_floor, &rs->rw, error);
     return wkv__run_words_build(st->ctx, &st->words, sot, n_sot, unicode, rs->seg, rs->np, size,
                                (double)rs->base / WKV_SAMPLE_RATE, rs->duration, st->word_floor,
                                &rs->rw, error);
+}
+
+/* AlignAtt: the words before the first token that looks within the threshold of the
+ * end of the audio held (rs->nw_align; the word holding that token waits, but at the
+ * end, where the threshold is 4 frames and that word goes too).  0 or -1. */
+static int align_stop(wkv_stream *st, wkv__run_state *rs, int size, char **error)
+{
+    const wkv__run_words *rw = &rs->rw;
+    rs->nw_align = 0;
+    if (rs->silent || rw->n == 0)
+        return 0;
+    int sot[3], unicode;
+    int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
+    int threshold = rs->at_end ? 4 : (st->so.frame_threshold_ms + 10) / 20;
+    /* the forced prefix's tokens, then the run's: the stop looks at the run's */
+    const int np = st->prefix.n, nt = rw->tok_off[rw->n];
+    int *text = wkv__malloc((size_t)(np + nt) * sizeof *text);
+    wkv__alignatt aa;
+    if (text) {
+        memcpy(text, st->prefix.v, (size_t)np * sizeof *text);
+        memcpy(text + np, rw->tok, (size_t)nt * sizeof *text);
+    }
+    if (!text || wkv__alignatt_stop(st->ctx, st->words.pairs, st->words.n_pairs, sot, n_sot, text,
+                                    np + nt, np, size / 2, threshold, &aa) != 0) {
+        wkv__free(text);
+        wkv__set_error(error, "alignatt: the alignment pass failed (out of memory)");
+        return -1;
+    }
+    wkv__free(text);
+    aa.stop -= np;
+    rs->nw_align = wkv__alignatt_words(rw->tok_off, rw->n, &aa, rs->at_end);
+    return 0;
 }
 
 /* Log-mel of the first n samples held, the language (once), the decoding, the pieces
@@ -104,13 +142,19 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
     /* what the previous run left uncommitted, as this window's tokens (set_draft):
      * runs mostly repeat it, and a draft is checked in one pass (search.c greedy()) */
     const int draft = st->draft.n > 0 && st->draft_base == st->audio.base;
+    /* alignatt: the committed tokens whose audio is held are forced after the start
+     * sequence, without timestamps (times come from the attention) */
+    const int aa = st->so.commit_policy == WKV_COMMIT_ALIGNATT;
+    wkv_options o = st->opts;
+    o.timestamps = aa ? 0 : o.timestamps;
     /* audio_ctx: the encoder on the frames the audio held needs (AUTO), or fixed */
     const int frames = wkv__audio_ctx_frames(st->m, st->opts.audio_ctx, size);
     if (size > 0 && (wkv_encode_frames(st->ctx, st->win, frames) != 0 ||
-                     wkv__decode_window_draft(st->ctx, prompt, n_prompt,
-                                              draft ? st->draft.v : NULL,
-                                              draft ? st->draft.n : 0, &st->opts, &rs->r,
-                                              error) != 0)) {
+                     wkv__decode_window_prefix(st->ctx, prompt, n_prompt, st->prefix.v,
+                                               aa ? st->prefix.n : 0,
+                                               draft ? st->draft.v : NULL,
+                                               draft ? st->draft.n : 0, &o, &rs->r,
+                                               error) != 0)) {
         if (error && !*error)
             wkv__set_error(error, "the encoder failed");
         return -1;
@@ -121,7 +165,9 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
         wkv__set_error(error, "out of memory");
         return -1;
     }
-    if (st->opts.word_timestamps && run_words(st, rs, size, error) != 0)
+    if (wkv__stream_wordy(st) && run_words(st, rs, size, error) != 0)
+        return -1;
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT && align_stop(st, rs, size, error) != 0)
         return -1;
     rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
     return 0;
@@ -157,7 +203,9 @@ static void set_draft(wkv_stream *st, const wkv__run_state *rs, int tok0, int64_
 static void decide_words(const wkv_stream *st, wkv__run_state *rs, double margin_ms)
 {
     const wkv__run_words *rw = &rs->rw;
-    rs->nw_agreed = wkv__words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
+    rs->nw_agreed = st->so.commit_policy == WKV_COMMIT_ALIGNATT
+                        ? rs->nw_align
+                        : wkv__words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n);
     rs->agreed = rw->n ? rw->tok_off[rs->nw_agreed] : 0;
     int n = rs->nw_agreed;
     if (rs->forced) {
@@ -165,6 +213,10 @@ static void decide_words(const wkv_stream *st, wkv__run_state *rs, double margin
                          (margin_ms - st->so.latency_ms) / 1000.0;
         int due = rs->at_end || rs->n >= MAX_SAMPLES ? rw->n
                                                        : wkv__words_due(rw->w, rw->n, horizon);
+        /* alignatt's end: what looks at the last 80 ms is no speech (a continuation
+         * the model makes up past the audio), dropped as AlignAtt does */
+        if (st->so.commit_policy == WKV_COMMIT_ALIGNATT && rs->at_end)
+            due = n;
         n = due > n ? due : n;
     }
     rs->nw_commit = n;
@@ -181,9 +233,15 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
      * this one (with a margin). */
     double step = st->so.step_ms, busy = rs->busy_ms;
     double margin = (step > busy ? step : busy) + busy * 1.25;
+    /* the audio waiting: alignatt holds committed words' audio too */
+    int64_t waiting = rs->pending;
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT) {
+        int64_t floor = (int64_t)llround(st->word_floor * WKV_SAMPLE_RATE) - rs->base;
+        waiting -= floor > 0 ? (floor < waiting ? floor : waiting) : 0;
+    }
     rs->forced = rs->at_end || rs->n >= MAX_SAMPLES ||
-                 (double)rs->pending * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
-    if (st->opts.word_timestamps) {
+                 (double)waiting * 1000.0 / WKV_SAMPLE_RATE + margin >= st->so.latency_ms;
+    if (wkv__stream_wordy(st)) {
         decide_words(st, rs, margin);
         return;
     }
@@ -254,13 +312,29 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     /* the audio is done with up to the last committed word's end and no further, even
      * when forced or at the end: a run without words over speech (cut mid-word, or
      * stopped early) leaves it for the next run, which hears more of it; at the end
-     * finish_runs (stream.c) runs again on what is left */
+     * finish_runs (stream.c) runs again on what is left.  Alignatt's end drops what
+     * lies past its stop (decide_words) */
+    const int aa = st->so.commit_policy == WKV_COMMIT_ALIGNATT;
     int64_t keep = nc > 0 ? (int64_t)llround(rw->w[nc - 1].end * WKV_SAMPLE_RATE) : rs->base;
-    if ((rs->forced && rs->silent) || rs->drop_all)
+    const int all = (rs->forced && rs->silent) || rs->drop_all || (aa && rs->at_end);
+    if (all)
         keep = rs->base + rs->n; /* no speech in it: nothing left worth waiting for */
-    const double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
+    double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
     rs->text_committed = nc;
-    if (nc > 0) {
+    if (aa) {
+        /* the committed words' audio stays (their tokens the next run's prefix) until
+         * the window needs room */
+        if (wkv__aa_commit(st, rw, nc) != 0)
+            return -1;
+        if (nc > 0)
+            st->word_floor = rw->w[nc - 1].end;
+        if (all)
+            wkv__aa_flush(st);
+        else
+            keep = wkv__aa_cut(st, st->so.step_ms / 1000.0);
+        trim = st->word_floor - base_s;
+        trim = trim > 0 ? (trim < rs->duration ? trim : rs->duration) : 0;
+    } else if (nc > 0) {
         if (wkv__ivec_push(&st->committed, rw->tok, rw->tok_off[nc]) != 0)
             return -1;
         wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
@@ -279,7 +353,7 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     const int64_t old_base = st->audio.base;
     wkv__samples_drop(&st->audio, keep);
     /* words commit at a word's end, not at a timestamp: a draft only when none did */
-    set_draft(st, rs, nc > 0 ? rs->r.n_tokens : 0, old_base);
+    set_draft(st, rs, nc > 0 || aa ? rs->r.n_tokens : 0, old_base);
     for (int i = 0; i < rs->np; i++) {
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
@@ -328,7 +402,7 @@ static double unclosed_text_end(wkv_stream *st, const wkv__run_state *rs, int i)
  * the audio and reports.  0 or -1. */
 int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
 {
-    if (st->opts.word_timestamps)
+    if (wkv__stream_wordy(st))
         return commit_words(st, rs);
     const int *t = rs->r.tokens;
     const double base_s = (double)rs->seg[0].run_base / WKV_SAMPLE_RATE;
@@ -417,7 +491,7 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
     }
     /* word mode: the finals are the word stretches (every word lasts 10 ms or more), then the
      * partial; else the committed pieces that last, then the partial */
-    const int words = st->opts.word_timestamps;
+    const int words = wkv__stream_wordy(st);
     const int n_fin = words ? rs->n_wfin : rs->n_commit;
     for (int i = 0; i <= n_fin; i++) {
         int partial = i == n_fin;
@@ -434,8 +508,14 @@ void wkv__stream_report_run(wkv_stream *st, wkv__run_state *rs, double now, int6
             s->forced_finals += seg->forced;
             wkv__stream_count_delay(st, seg->committed_at - seg->end);
         }
-        if (st->cb)
+        if (st->cb && words && !st->opts.word_timestamps) {
+            wkv_stream_segment plain = *seg; /* alignatt without word timestamps */
+            plain.words = NULL;
+            plain.n_words = 0;
+            st->cb(&plain, st->user);
+        } else if (st->cb) {
             st->cb(seg, st->user);
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 #include "stream/stream_words.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,10 @@ static void min_durations(wkv__run_words *rw, double lo, double end_s)
     }
 }
 
-/* The words of every piece, flattened; the times stay relative to the run. */
-static int flatten(wkv__run_words *rw, double base_s, double duration, double floor_s)
+/* The words of every piece, flattened; the times stay relative to the run.  Words
+ * ending at or before drop_s are left out. */
+static int flatten(wkv__run_words *rw, double base_s, double duration, double floor_s,
+                   double drop_s)
 {
     int total = 0, n_tok = 0;
     for (int i = 0; i < rw->n_segs; i++)
@@ -74,7 +77,7 @@ static int flatten(wkv__run_words *rw, double base_s, double duration, double fl
         for (int k = 0; k < rw->segs[i].n_words; k++) {
             const wkv__aword *a = &rw->segs[i].words[k];
             /* audio already committed: the word was said before the trim point */
-            if (base_s + a->end <= floor_s + 1e-9)
+            if (base_s + a->end <= drop_s + 1e-9)
                 continue;
             double s = base_s + a->start > prev_end ? base_s + a->start : prev_end;
             double e = base_s + a->end < end_s ? base_s + a->end : end_s;
@@ -116,7 +119,59 @@ int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int
     /* times relative to the run (offset 0): its audio starts at the last trim point */
     if (wkv__words_align(ctx, ws, sot, n_sot, unicode, rw->segs, np, 0.0, size, error) != 0)
         return -1;
-    if (flatten(rw, base_s, duration, floor_s) != 0) {
+    if (flatten(rw, base_s, duration, floor_s, floor_s) != 0) {
+        wkv__set_error(error, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int wkv__run_words_build_after(wkv_context *ctx, const wkv__words_state *ws, const int *sot,
+                               int n_sot, int unicode, const int *prefix, int n_prefix,
+                               const wkv_stream_segment *piece, int size, double base_s,
+                               double duration, double floor_s, wkv__run_words *rw,
+                               char **error)
+{
+    const int eot = ctx->model->sp.eot;
+    memset(rw, 0, sizeof *rw);
+    int *text = wkv__malloc((size_t)(n_prefix + piece->n_tokens + 1) * sizeof *text);
+    rw->segs = wkv__calloc(1, sizeof *rw->segs);
+    if (!text || !rw->segs) {
+        wkv__free(text);
+        wkv__set_error(error, "out of memory");
+        return -1;
+    }
+    rw->n_segs = 1;
+    memcpy(text, prefix, (size_t)n_prefix * sizeof *text);
+    int n_text = n_prefix;
+    for (int k = 0; k < piece->n_tokens; k++)
+        if (piece->tokens[k] < eot)
+            text[n_text++] = piece->tokens[k];
+    rw->segs[0] = (wkv__wseg){.start = 0, .end = duration, .tokens = piece->tokens,
+                              .n_tokens = piece->n_tokens, .n_text = n_text - n_prefix};
+    wkv__aword *aw = NULL;
+    int naw = 0, skip = 0;
+    /* the committed words are aligned with the new ones (their audio is still held),
+     * then left out: whole words, by token count */
+    int rc = n_text > n_prefix
+                 ? wkv__align_window(ctx, ws->pairs, ws->n_pairs, sot, n_sot, text, n_text, size,
+                                     unicode, &aw, &naw, error)
+                 : 0;
+    wkv__free(text);
+    if (rc != 0)
+        return -1;
+    for (int done = 0; skip < naw && done < n_prefix; skip++)
+        done += aw[skip].n_tokens;
+    for (int k = 0; k < skip; k++) {
+        wkv__free(aw[k].text);
+        wkv__free(aw[k].tokens);
+    }
+    if (aw)
+        memmove(aw, aw + skip, (size_t)(naw - skip) * sizeof *aw);
+    /* it takes the words (and frees the array) */
+    if (wkv__add_word_timestamps(rw->segs, 1, aw, naw - skip, 0.0, ws->last_speech, ws->prepend,
+                                 ws->append) != 0 ||
+        flatten(rw, base_s, duration, floor_s, -INFINITY) != 0) {
         wkv__set_error(error, "out of memory");
         return -1;
     }

@@ -28,6 +28,15 @@ int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int
                         int unicode, const wkv_stream_segment *pieces, int np, int size,
                         double base_s, double duration, double floor_s, wkv__run_words *rw,
                         char **error);
+/* The same for alignatt's one piece (no timestamps) decoded after the forced prefix
+ * (n_prefix committed tokens, whole words, whose audio is held from the run's start):
+ * prefix and piece aligned together, the prefix's words left out, no word dropped
+ * by time.  0, or -1 with a message. */
+int wkv__run_words_build_after(wkv_context *ctx, const wkv__words_state *ws, const int *sot,
+                               int n_sot, int unicode, const int *prefix, int n_prefix,
+                               const wkv_stream_segment *piece, int size, double base_s,
+                               double duration, double floor_s, wkv__run_words *rw,
+                               char **error);
 void wkv__run_words_clear(wkv__run_words *rw);
 
 /* LocalAgreement-2 over words: the number of leading words of cur whose texts are

@@ -50,6 +50,10 @@ static void oracle_segment(const wkv_stream_segment *seg, void *user)
     }
 }
 
+/* The commit policy of the element and the oracle (test_live_alignatt_equals_stream). */
+static gint live_policy = WKV_COMMIT_AGREEMENT;
+static guint live_threshold = 500;
+
 /* A clock that stands still: runs take no time. */
 static double still_clock(void *user)
 {
@@ -75,6 +79,8 @@ static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0, gboo
     so.step_ms = STEP_MS;
     so.latency_ms = LONG_LATENCY;
     so.clock_ms = still_clock;
+    so.commit_policy = live_policy;
+    so.frame_threshold_ms = (int)live_threshold;
     StreamOracle or = {t0, textseg_array_new(), words};
     wkv_stream *st = wkv_stream_new(ctx, &o, &so, oracle_segment, &or, &err);
     fail_unless(st != NULL, "core: %s", err ? err : "");
@@ -218,7 +224,8 @@ static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0,
     WhisperHarness wh;
     wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY,
              "word-timestamps", unit != GST_WHISPER_TEXT_UNIT_SEGMENT, "text-unit", unit,
-             "max-line-width", 42, "max-line-count", 2, NULL);
+             "max-line-width", 42, "max-line-count", 2, "commit-policy", live_policy,
+             "frame-threshold", live_threshold, NULL);
     for (gsize off = 0; off < n; off += STEP_SAMPLES)
         push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
                         t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
@@ -294,6 +301,51 @@ GST_START_TEST(test_live_words_equal_stream)
 }
 GST_END_TEST
 
+static gboolean same_words(GPtrArray *a, GPtrArray *b)
+{
+    if (a->len != b->len)
+        return FALSE;
+    for (guint i = 0; i < a->len; i++) {
+        const TextSeg *x = g_ptr_array_index(a, i), *y = g_ptr_array_index(b, i);
+        if (x->pts != y->pts || x->duration != y->duration || strcmp(x->text, y->text) != 0)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* commit-policy=alignatt and frame-threshold reach the stream: the element's words are
+ * wkv_stream's with the same policy and threshold (100 ms); the oracle's words at the
+ * default 500 ms and with agreement differ (checked), so that the comparison shows both
+ * were taken.  The random model's attention stops most runs early: few words. */
+GST_START_TEST(test_live_alignatt_equals_stream)
+{
+    const gsize n = 16000 * 8;
+    float *pcm = synth_audio(n, 29);
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    live_policy = WKV_COMMIT_ALIGNATT;
+    live_threshold = 100;
+    GPtrArray *got = element_text(pcm, n, 0, GST_WHISPER_TEXT_UNIT_WORD, spans);
+    GPtrArray *want = stream_finals(pcm, n, 0, TRUE);
+    live_threshold = 500; /* the default */
+    GPtrArray *other = stream_finals(pcm, n, 0, TRUE);
+    live_policy = WKV_COMMIT_AGREEMENT;
+    GPtrArray *agree = stream_finals(pcm, n, 0, TRUE);
+    g_print("live alignatt: %u word buffers from the element, %u words from wkv_stream\n",
+            got->len, want->len);
+    fail_unless(want->len >= 3, "the oracle needs words, got %u", want->len);
+    fail_unless(!same_words(want, agree) && !same_words(want, other), "alignatt at 100 ms "
+                "commits the same words as %s: the comparison cannot tell them apart",
+                same_words(want, agree) ? "agreement" : "alignatt at 500 ms");
+    assert_same_segments(got, want, "live commit-policy=alignatt vs wkv_stream's words");
+    g_array_unref(spans);
+    g_ptr_array_unref(got);
+    g_ptr_array_unref(want);
+    g_ptr_array_unref(other);
+    g_ptr_array_unref(agree);
+    g_free(pcm);
+}
+GST_END_TEST
+
 static void oracle_cue(const cue_word *w, guint n, void *user)
 {
     gchar *text = cue_text(w, n, FALSE, -1);
@@ -358,6 +410,7 @@ static Suite *live_suite(void)
     tcase_add_test(tc, test_live_equals_stream);
     tcase_add_test(tc, test_live_jitter);
     tcase_add_test(tc, test_live_words_equal_stream);
+    tcase_add_test(tc, test_live_alignatt_equals_stream);
     tcase_add_test(tc, test_live_cues_equal_stream);
     return s;
 }

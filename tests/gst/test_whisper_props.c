@@ -711,6 +711,42 @@ GST_START_TEST(test_on_time_no_warning)
 }
 GST_END_TEST
 
+/* commit-policy (an enum, agreement by default) and frame-threshold (the core's default)
+ * on both elements; alignatt set by its nick reads back, an unknown nick changes
+ * nothing. */
+GST_START_TEST(test_commit_policy)
+{
+    wkv_stream_options so;
+    wkv_stream_options_default(&so);
+    const gchar *factories[] = {"whisperkv", "whisperkvtranscriber"};
+    for (guint f = 0; f < G_N_ELEMENTS(factories); f++) {
+        GstElement *e = gst_element_factory_make(factories[f], NULL);
+        fail_unless(e != NULL);
+        GParamSpec *ps = find_pspec(e, "commit-policy");
+        fail_unless(G_IS_PARAM_SPEC_ENUM(ps), "commit-policy is not an enum");
+        GParamSpecEnum *pe = G_PARAM_SPEC_ENUM(ps);
+        fail_unless_equals_int(pe->default_value, WKV_COMMIT_AGREEMENT);
+        fail_unless_equals_string(g_enum_get_value(pe->enum_class, WKV_COMMIT_AGREEMENT)->value_nick,
+                                  "agreement");
+        fail_unless_equals_string(g_enum_get_value(pe->enum_class, WKV_COMMIT_ALIGNATT)->value_nick,
+                                  "alignatt");
+        gint policy = -1;
+        guint thr = 0;
+        g_object_get(e, "commit-policy", &policy, "frame-threshold", &thr, NULL);
+        fail_unless_equals_int(policy, WKV_COMMIT_AGREEMENT);
+        fail_unless_equals_int(thr, so.frame_threshold_ms);
+        fail_unless_equals_int(G_PARAM_SPEC_UINT(find_pspec(e, "frame-threshold"))->default_value,
+                               so.frame_threshold_ms);
+        gst_util_set_object_arg(G_OBJECT(e), "commit-policy", "alignatt");
+        g_object_set(e, "frame-threshold", 250, NULL);
+        g_object_get(e, "commit-policy", &policy, "frame-threshold", &thr, NULL);
+        fail_unless_equals_int(policy, WKV_COMMIT_ALIGNATT);
+        fail_unless_equals_int(thr, 250);
+        gst_object_unref(e);
+    }
+}
+GST_END_TEST
+
 static Suite *props_suite(void)
 {
     Suite *s = suite_create("whisper-props");
@@ -730,6 +766,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_text_refused_tags_end_text);
     tcase_add_test(tc, test_late_commits_warn);
     tcase_add_test(tc, test_on_time_no_warning);
+    tcase_add_test(tc, test_commit_policy);
     return s;
 }
 

@@ -1,0 +1,165 @@
+/* The live stream's AlignAtt stop rule (whisperkv_stream.h commit_policy; after
+ * Simul-Whisper, arXiv 2406.10052): where each token of a run's hypothesis looks in
+ * the audio, from the same alignment-heads attention the word timestamps use
+ * (align.c's matrix: standardized along tokens, median filter 7, heads averaged). */
+#include "stream/stream_alignatt.h"
+#include "stream/stream_priv.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REWIND_FRAMES 200 /* 4 s: attention jumping back this far is a rewind */
+
+void wkv__alignatt_scan(const float *a, int n_text, int frames, int skip, int threshold,
+                        wkv__alignatt *out)
+{
+    out->stop = n_text;
+    out->rewind = 0;
+    out->last_frame = -1;
+    /* row i is the attention of the step that chose text[i] */
+    int prev = -1;
+    for (int i = skip; i < n_text; i++) {
+        const float *row = a + (size_t)i * frames;
+        int best = 0;
+        for (int f = 1; f < frames; f++)
+            if (row[f] > row[best])
+                best = f;
+        out->last_frame = best;
+        if (prev >= 0 && best < prev - REWIND_FRAMES) {
+            out->rewind = 1;
+            out->stop = skip;
+            return;
+        }
+        if (frames - best <= threshold) {
+            out->stop = i;
+            return;
+        }
+        prev = best;
+    }
+}
+
+int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa, int at_end)
+{
+    if (aa->rewind)
+        return 0;
+    int n = 0;
+    /* the word holding the stop token may go on in the audio still to come: it waits
+     * (at the end, nothing more comes) */
+    while (n < n_words && (tok_off[n + 1] <= aa->stop || (at_end && tok_off[n] < aa->stop)))
+        n++;
+    return n;
+}
+
+int wkv__alignatt_stop(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot, int n_sot,
+                       const int *text, int n_text, int skip, int frames, int threshold,
+                       wkv__alignatt *out)
+{
+    const wkv_model *m = ctx->model;
+    const int L = n_sot + n_text + 2, N = n_text + 1;
+    memset(out, 0, sizeof *out);
+    out->stop = n_text;
+    out->last_frame = -1;
+    /* nothing to look at, or more tokens than one pass holds: nothing stops */
+    if (n_text <= 0 || frames <= 0 || L > m->hp.n_text_ctx)
+        return 0;
+    int *seq = wkv__malloc((size_t)L * sizeof *seq);
+    float *a = wkv__malloc((size_t)N * frames * sizeof *a);
+    float *probs = wkv__malloc((size_t)n_text * sizeof *probs);
+    int rc = -1;
+    if (!seq || !a || !probs)
+        goto out;
+    memcpy(seq, sot, (size_t)n_sot * sizeof *seq);
+    seq[n_sot] = m->sp.notimestamps;
+    memcpy(seq + n_sot + 1, text, (size_t)n_text * sizeof *seq);
+    seq[L - 1] = m->sp.eot;
+    if (wkv__align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, frames, a, probs) != 0)
+        goto out;
+    rc = 0;
+    wkv__alignatt_scan(a, n_text, frames, skip, threshold, out);
+out:
+    wkv__free(seq);
+    wkv__free(a);
+    wkv__free(probs);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the forced prefix */
+
+/* The audio alignatt holds at most, with the next step's: the window is 30 s.  Its
+ * committed words stay in it (SimulStreaming keeps them: a cut right before
+ * uncommitted words loses or garbles the first of them). */
+#define HOLD_S 24.0
+
+int wkv__aa_commit(wkv_stream *st, const wkv__run_words *rw, int n)
+{
+    if (n <= 0)
+        return 0;
+    if (st->n_held + n > st->cap_held) {
+        int cap = st->cap_held * 2 > st->n_held + n ? st->cap_held * 2 : st->n_held + n + 16;
+        struct wkv__held_word *h = wkv__realloc(st->held, (size_t)cap * sizeof *h);
+        if (!h)
+            return -1;
+        st->held = h;
+        st->cap_held = cap;
+    }
+    if (wkv__ivec_push(&st->prefix, rw->tok, rw->tok_off[n]) != 0)
+        return -1;
+    for (int k = 0; k < n; k++)
+        st->held[st->n_held++] = (struct wkv__held_word){
+            rw->w[k].start, rw->w[k].end, rw->tok_off[k + 1] - rw->tok_off[k]};
+    return 0;
+}
+
+/* Moves the first n held words' tokens from the prefix to the prompt. */
+static void release(wkv_stream *st, int n)
+{
+    int t = 0;
+    for (int k = 0; k < n; k++)
+        t += st->held[k].n_tokens;
+    t = t < st->prefix.n ? t : st->prefix.n;
+    /* fits or not, the prompt only keeps its last PROMPT_KEEP tokens */
+    if (wkv__ivec_push(&st->committed, st->prefix.v, t) == 0)
+        wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
+    memmove(st->prefix.v, st->prefix.v + t, (size_t)(st->prefix.n - t) * sizeof *st->prefix.v);
+    st->prefix.n -= t;
+    memmove(st->held, st->held + n, (size_t)(st->n_held - n) * sizeof *st->held);
+    st->n_held -= n;
+}
+
+void wkv__aa_flush(wkv_stream *st)
+{
+    release(st, st->n_held);
+    st->prefix.n = 0;
+}
+
+int64_t wkv__aa_cut(wkv_stream *st, double step_s)
+{
+    const double base_s = (double)st->audio.base / WKV_SAMPLE_RATE;
+    const double end_s = base_s + (double)st->audio.n / WKV_SAMPLE_RATE;
+    const int max_prefix = st->m->hp.n_text_ctx / 4;
+    if (st->n_held == 0 || (end_s - base_s + step_s <= HOLD_S && st->prefix.n <= max_prefix))
+        return st->audio.base;
+    /* at a pause between committed words: the widest among the cuts that are enough
+     * (the last committed word's end when none is) */
+    int best = st->n_held - 1, tok = 0;
+    double best_gap = -1;
+    for (int j = 0; j < st->n_held; j++) {
+        tok += st->held[j].n_tokens;
+        const int last = j + 1 == st->n_held;
+        double cut = last ? st->held[j].end : (st->held[j].end + st->held[j + 1].start) / 2;
+        double gap = last ? 0 : st->held[j + 1].start - st->held[j].end;
+        if (end_s - cut + step_s <= HOLD_S && st->prefix.n - tok <= max_prefix &&
+            gap > best_gap) {
+            best = j;
+            best_gap = gap;
+        }
+    }
+    const int last = best + 1 == st->n_held;
+    double cut = last ? st->held[best].end
+                      : (st->held[best].end + st->held[best + 1].start) / 2;
+    release(st, best + 1);
+    int64_t at = (int64_t)llround(cut * WKV_SAMPLE_RATE);
+    return at > st->audio.base ? at : st->audio.base;
+}
