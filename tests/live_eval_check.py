@@ -7,10 +7,11 @@
    offline run and of a live run that drops a word the offline run got right, commits
    one word with a zero duration, one 5 s late and one utterance by force.  Each metric
    must come out as counted by hand.
+   The same live text without words (a run without --word-timestamps) scores too.
 2. A real run: a short stream (tests/trained_model.py's held-out sentences, espeak-ng's
-   en-us, <= 16 s), one step, the fixed clock (--run-ms: the same runs on any machine),
-   through the harness's --check: live must keep >= MIN_KEPT of the words offline gets
-   right, and write no zero-duration word.
+   en-us, 17.3 s), step 1000, the fixed clock (--run-ms: the same runs on any machine),
+   segment mode (--mode segments), through the harness's --check: live must keep
+   >= MIN_KEPT of the words offline gets right.
 
 Needs espeak-ng's library and gst-launch-1.0 (resampling), as CI has them. Exit 0 pass.
 """
@@ -73,6 +74,16 @@ def check_scoring(le):
     got = le.misses([{"encoder": "e", "policy": "p", "step": 1, "clock": "c", "metrics": r}], T)
     if len(got) != 2 or "kept" not in got[0] or "median" not in got[1]:
         fail(f"--check's misses: {got}")
+    # segment mode: no words, each word's commit time its segment's
+    live = {"live": {}, "segments": [
+        {"text": " The cat sat down.", "committed_at": 3.0, "forced": False},
+        {"text": " A dog ran.", "committed_at": 7.0, "forced": True}]}
+    r = le.summarize([le.score_stream(truth, offline, live)])
+    want = {"kept_words": 6, "kept": 1.0, "zero": 0, "forced": 0.4286, "delay_words": 6,
+            "delay": {"median": 1.35, "p90": 1.8, "worst": 1.8}, "live_wer": 0.0}
+    bad = {k: (r.get(k), v) for k, v in want.items() if r.get(k) != v}
+    if bad:
+        fail("segment mode: " + ", ".join(f"{k} {got} (want {v})" for k, (got, v) in bad.items()))
     print("scoring on hand-made input: as counted by hand")
 
 
@@ -85,8 +96,8 @@ def check_run(cli, model, tools, min_kept, tmp):
     cmd = [sys.executable, os.path.join(tools, "live_eval.py"), "--cli", cli, "--model", model,
            "--streams", "1", "--seconds", "12", "--seed", "3", "--voice", "en-us",
            "--sentences", sents, "--steps", "1000", "--clocks", "fixed", "--run-ms", "500",
-           "--args", "-t 2", "--work", tmp, "--check", "--min-kept", str(min_kept),
-           "--max-zero", "0"]
+           "--args", "-t 2", "--mode", "segments", "--work", tmp, "--check",
+           "--min-kept", str(min_kept)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     print(r.stdout + r.stderr)
     if r.returncode != 0 or "check: PASS (1 rows)" not in r.stdout:

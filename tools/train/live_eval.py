@@ -74,12 +74,18 @@ def truth_words(truth):
 
 
 def hyp_words(doc):
-    """[(normalized word, start, end, committed_at, forced)] of a CLI JSON document."""
+    """[(normalized word, start, end, committed_at, forced)] of a CLI JSON document; a
+    segment without words (a run without --word-timestamps) gives its text's words,
+    with no times but its commit time."""
     out = []
     for seg in doc["segments"]:
-        for w in seg.get("words", []):
+        words = seg.get("words")
+        if words is None:
+            words = [{"word": seg["text"], "start": None, "end": None}]
+        for w in words:
             for p in wer.normalize(w["word"]):
-                out.append((p, w["start"], w["end"], w.get("committed_at"), seg.get("forced")))
+                out.append((p, w["start"], w["end"], w.get("committed_at", seg.get("committed_at")),
+                            seg.get("forced")))
     return out
 
 
@@ -97,7 +103,7 @@ def score_stream(truth, offline, live):
     return {
         "seconds": truth["seconds"], "truth_words": len(tw), "live_words": len(lw),
         "offline_right": len(off_right), "kept": len(set(off_right) & set(live_right)),
-        "zero": sum(1 for h in lw if h[2] <= h[1]),
+        "zero": sum(1 for h in lw if h[1] is not None and h[2] <= h[1]),
         "forced": sum(1 for h in lw if h[4]),
         "delays": [round(lw[j][3] - tw[i][1], 3) for i, j in live_right.items()
                    if tw[i][1] is not None and lw[j][3] is not None],
@@ -220,6 +226,9 @@ def parse(argv):
     ap.add_argument("--clocks", default="virtual,fixed", help="virtual and/or fixed")
     ap.add_argument("--run-ms", type=int, default=300, help="a run's time on the fixed clock")
     ap.add_argument("--args", default="-t 2", help="extra arguments of every run")
+    ap.add_argument("--mode", choices=["words", "segments"], default="words",
+                    help="live runs with --word-timestamps (words commit one by one) or "
+                         "without (segments commit whole; no zero-duration count)")
     ap.add_argument("--streams", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=120.0, help="each stream at least")
     ap.add_argument("--seed", type=int, default=1, help="stream i's seed is SEED + i")
@@ -278,18 +287,21 @@ def streams(a):
 
 def main(argv=None):
     a = parse(argv)
-    common = [a.cli, "-m", a.model, "-o", "json", "--word-timestamps", *shlex.split(a.args)]
+    base, args = [a.cli, "-m", a.model, "-o", "json"], shlex.split(a.args)
+    words = ["--word-timestamps"]
     strs = streams(a)
     jobs = {}  # key -> command
     for enc, eargs in a.encoder:
         for si, (path, _) in enumerate(strs):
-            jobs[("offline", enc, si)] = common + eargs + [path + ".wav"]
+            jobs[("offline", enc, si)] = base + words + args + eargs + [path + ".wav"]
             for pol, pargs in a.policy:
                 for step in a.steps:
                     for clock in a.clocks:
                         live = ["--live", "--step", str(step)]
                         live += ["--run-ms", str(a.run_ms)] if clock == "fixed" else []
-                        jobs[(enc, pol, step, clock, si)] = common + eargs + pargs + live + [path + ".wav"]
+                        jobs[(enc, pol, step, clock, si)] = (
+                            base + (words if a.mode == "words" else []) + args + eargs + pargs +
+                            live + [path + ".wav"])
     done, keep = {}, os.path.join(a.work, "runs")
     os.makedirs(keep, exist_ok=True)
     # everything that does not measure its own time first, --jobs at a time
@@ -311,7 +323,8 @@ def main(argv=None):
                         raws.append(score_stream(truth, done[("offline", enc, si)][0], doc))
                         wall += w
                     m = summarize(raws, wall)
-                    rows.append({"encoder": enc, "policy": pol, "step": step, "clock": clock,
+                    label = pol if a.mode == "words" else f"{pol} (segments)"
+                    rows.append({"encoder": enc, "policy": label, "step": step, "clock": clock,
                                  "command": shlex.join(jobs[(enc, pol, step, clock, 0)]),
                                  "metrics": m, "per_stream": [
                                      {k: v for k, v in r.items() if k not in ("ref",)}
