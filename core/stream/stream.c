@@ -354,7 +354,7 @@ static int finish_runs(wkv_stream *st, double now, char **error)
 {
     int runs = 0, again = 0, bare = 0;
     while (st->audio.n > 0) {
-        int64_t before = st->audio.base + st->audio.n;
+        int64_t before = st->audio.base + st->audio.n, from = st->audio.base;
         int committed = 0, silent = 0;
         st->no_prompt = bare == 1;
         int rc = stream_run(st, now, 1, &committed, &silent, error);
@@ -369,7 +369,9 @@ static int finish_runs(wkv_stream *st, double now, char **error)
             continue;
         }
         bare += bare == 1;
-        if (!committed || ++again > FINISH_RERUNS)
+        /* a run that committed nothing but dropped a quiet start (commit_words) made
+         * room: the rest runs again */
+        if ((!committed && st->audio.base == from) || ++again > FINISH_RERUNS)
             wkv_stream_drop(st, before);
     }
     return runs;

@@ -319,6 +319,12 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
     const int all = (rs->forced && rs->silent) || rs->drop_all || (aa && rs->at_end);
     if (all)
         keep = rs->base + rs->n; /* no speech in it: nothing left worth waiting for */
+    else if (!aa && rs->forced && rw->n == 0 && rs->n > WKV_SAMPLE_RATE)
+        /* forced, and not one word in audio that is not silent: a decoder can hear
+         * nothing in a window that opens on a long quiet (the trained model after 3.4 s
+         * of it, though it hears the speech from 1.7 s later), so keeping it all would
+         * leave every later run, and the finish, the same window: its older half goes */
+        keep = rs->base + rs->n / 2;
     double trim = (double)(keep - rs->base) / WKV_SAMPLE_RATE;
     rs->text_committed = nc;
     if (aa) {
