@@ -63,6 +63,7 @@ enum {
     PROP_MAX_OBSERVED_DELAY,
     PROP_COMMIT_POLICY,
     PROP_FRAME_THRESHOLD,
+    PROP_AUDIO_CTX,
     N_PROPS
 };
 
@@ -107,6 +108,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_BATCH_SIZE] = FIELD(batch_size),
     [PROP_COMMIT_POLICY] = FIELD(commit_policy),
     [PROP_FRAME_THRESHOLD] = FIELD(frame_threshold_ms),
+    [PROP_AUDIO_CTX] = FIELD(audio_ctx),
 };
 
 /* One set per element type: [0] the filter's, [1] the transcriber's (a param spec
@@ -241,6 +243,7 @@ void gst_whisper_props_snapshot(GstWhisper *self, gchar **path, gchar **language
     o->beam_size = p->beam_size;
     o->best_of = p->best_of;
     o->sample_len = p->sample_len;
+    o->audio_ctx = p->audio_ctx;
     if (!p->temperature_fallback)
         o->temperature_increment = 0.0f;
     o->compression_ratio_threshold = p->compression_ratio_threshold;
@@ -496,6 +499,14 @@ static void make_stream_props(GParamSpec **properties)
         "Live, commit-policy=alignatt: a run stops at the first token whose most attended "
         "audio is within this many ms of the end of the audio received",
         0, 30000, (guint)so.frame_threshold_ms, rw_ready);
+    properties[PROP_AUDIO_CTX] = g_param_spec_int("audio-ctx", "Audio context",
+        "Encoder frames (20 ms each) a window is encoded on, as the CLI's --audio-ctx and "
+        "whisper.cpp's audio_ctx: 0 all the model's (1500: 30 s), N the window's first N, "
+        "-1 (auto) each window sized to the audio it holds (its frames + 32, up to a "
+        "multiple of 64, at least 512): every live run, and offline windows under 30 s. "
+        "Live, auto needs 3.7x less encoder time per second of audio on the trained model "
+        "(docs/performance.md); below 512 frames that model's text degrades",
+        WKV_AUDIO_CTX_AUTO, 1500, 0, rw_ready);
     properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
         "Partial results", "Live: post each run's partial hypothesis as a whisper-segment "
         "message with final=false (a later partial or the final replaces it). Partials "

@@ -52,6 +52,7 @@ typedef struct {
     gint batch_size;         /* offline batching: chunks per decoder batch (0, 1: off) */
     gint commit_policy;      /* live: wkv_commit_policy */
     guint frame_threshold_ms; /* live, alignatt */
+    gint audio_ctx;          /* wkv_options.audio_ctx */
 } GstWhisperProps;
 
 #define GST_TYPE_WHISPER_COMMIT_POLICY (gst_whisper_commit_policy_get_type())

@@ -747,6 +747,39 @@ GST_START_TEST(test_commit_policy)
 }
 GST_END_TEST
 
+/* audio-ctx reaches the core on both paths of a window: 1500 (all the micro model's
+ * frames) gives the default's segments exactly; 200 encodes each window's first 4 s
+ * only, so its text is another (the core's test audio_ctx checks the numbers). */
+GST_START_TEST(test_audio_ctx)
+{
+    const gsize n = 16000 * 12;
+    float *pcm = synth_audio(n, 7);
+    const gint frames[3] = {0, 1500, 200};
+    GPtrArray *segs[3];
+    for (int i = 0; i < 3; i++) {
+        WhisperHarness wh;
+        wh_setup(&wh, test_model, FALSE, "audio-ctx", frames[i], "temperature-fallback", FALSE,
+                 "no-speech-threshold", 1.0f, NULL);
+        gint got = -2;
+        g_object_get(wh.element, "audio-ctx", &got, NULL);
+        fail_unless_equals_int(got, frames[i]);
+        wh_push_pcm(&wh, pcm, n, 1600, 0, FALSE, FALSE);
+        segs[i] = wh_finish(&wh);
+        wh_teardown(&wh);
+    }
+    assert_same_segments(segs[1], segs[0], "audio-ctx 1500 against the default");
+    gboolean same = segs[2]->len == segs[0]->len;
+    for (guint i = 0; same && i < segs[0]->len; i++) {
+        const TextSeg *a = g_ptr_array_index(segs[0], i), *b = g_ptr_array_index(segs[2], i);
+        same = g_strcmp0(a->text, b->text) == 0;
+    }
+    fail_if(same, "audio-ctx 200 gave the default's text: the property does not reach the core");
+    for (int i = 0; i < 3; i++)
+        g_ptr_array_unref(segs[i]);
+    g_free(pcm);
+}
+GST_END_TEST
+
 static Suite *props_suite(void)
 {
     Suite *s = suite_create("whisper-props");
@@ -767,6 +800,7 @@ static Suite *props_suite(void)
     tcase_add_test(tc, test_late_commits_warn);
     tcase_add_test(tc, test_on_time_no_warning);
     tcase_add_test(tc, test_commit_policy);
+    tcase_add_test(tc, test_audio_ctx);
     return s;
 }
 
