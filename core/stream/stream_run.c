@@ -429,9 +429,14 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
          * the next run, which hears those words whole */
         const int whole = rs->pc[i].closed && s->rel_end < rs->duration - EDGE_S;
         double done = whole ? s->rel_end : unclosed_text_end(st, rs, i);
+        /* no word timed in it (its words end at or before its start): it ends where
+         * it did, and its audio is done with there, as before the words decided; a
+         * final of no duration is not reported, and its text, committed, would be
+         * lost (a random model's pieces) */
+        if (done <= s->rel_start)
+            done = s->rel_end;
         if (!rs->drop_all && done < s->rel_end)
-            s->rel_end = done > s->rel_start ? done : s->rel_start; /* the final ends with
-                                                                     * its text */
+            s->rel_end = done; /* the final ends with its text */
         trim = done > trim ? done : trim;
     }
     rs->text_committed = committed_text;
