@@ -122,9 +122,13 @@ static void release(wkv_stream *st, int n)
     /* fits or not, the prompt only keeps its last PROMPT_KEEP tokens */
     if (wkv__ivec_push(&st->committed, st->prefix.v, t) == 0)
         wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
-    memmove(st->prefix.v, st->prefix.v + t, (size_t)(st->prefix.n - t) * sizeof *st->prefix.v);
+    /* nothing held (buffers never allocated: NULL) moves nothing; memmove wants a
+     * pointer even for 0 bytes */
+    if (t > 0 && st->prefix.n > t)
+        memmove(st->prefix.v, st->prefix.v + t, (size_t)(st->prefix.n - t) * sizeof *st->prefix.v);
     st->prefix.n -= t;
-    memmove(st->held, st->held + n, (size_t)(st->n_held - n) * sizeof *st->held);
+    if (n > 0 && st->n_held > n)
+        memmove(st->held, st->held + n, (size_t)(st->n_held - n) * sizeof *st->held);
     st->n_held -= n;
 }
 

@@ -96,8 +96,10 @@ static int align_stop(wkv_stream *st, wkv__run_state *rs, int size, char **error
     int *text = wkv__malloc((size_t)(np + nt) * sizeof *text);
     wkv__alignatt aa;
     if (text) {
-        memcpy(text, st->prefix.v, (size_t)np * sizeof *text);
-        memcpy(text + np, rw->tok, (size_t)nt * sizeof *text);
+        if (np > 0) /* an empty prefix's buffer may be NULL */
+            memcpy(text, st->prefix.v, (size_t)np * sizeof *text);
+        if (nt > 0)
+            memcpy(text + np, rw->tok, (size_t)nt * sizeof *text);
     }
     if (!text || wkv__alignatt_stop(st->ctx, st->words.pairs, st->words.n_pairs, sot, n_sot, text,
                                     np + nt, np, size / 2, threshold, &aa) != 0) {

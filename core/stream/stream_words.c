@@ -142,7 +142,8 @@ int wkv__run_words_build_after(wkv_context *ctx, const wkv__words_state *ws, con
         return -1;
     }
     rw->n_segs = 1;
-    memcpy(text, prefix, (size_t)n_prefix * sizeof *text);
+    if (n_prefix > 0) /* an empty prefix may be NULL */
+        memcpy(text, prefix, (size_t)n_prefix * sizeof *text);
     int n_text = n_prefix;
     for (int k = 0; k < piece->n_tokens; k++)
         if (piece->tokens[k] < eot)
