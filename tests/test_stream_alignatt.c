@@ -73,7 +73,7 @@ static void test_words(void)
         {0, 1, 0, 0, "a rewind: nothing"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        wkv__alignatt aa = {cases[c].stop, cases[c].rewind, 0};
+        wkv__alignatt aa = {cases[c].stop, cases[c].rewind};
         int got = wkv__alignatt_words(off, 4, &aa, cases[c].at_end);
         CHECK(got == cases[c].want, "words, %s: %d, expected %d", cases[c].what, got,
               cases[c].want);
@@ -225,7 +225,12 @@ static void test_stream(wkv_context *ctx, wkv_options o, const wav_data *w)
 {
     log_t a, s, g1, g2;
     o.word_timestamps = 1;
+    const int64_t passes0 = wkv_context_stats(ctx)->align_passes;
     run_clip(ctx, &o, WKV_COMMIT_ALIGNATT, -1, w, &a);
+    /* the stop rule reads the word pass's matrix: one alignment pass a run at most */
+    const int64_t passes = wkv_context_stats(ctx)->align_passes - passes0;
+    CHECK(passes > 0 && passes <= a.runs, "%lld alignment passes for %d runs",
+          (long long)passes, a.runs);
     CHECK(a.finals > 1 && a.words > 5, "alignatt committed %d finals, %d words", a.finals,
           a.words);
     CHECK(a.bad_runs == 0, "%d runs committed other than the words before the stop, or forced",

@@ -57,10 +57,15 @@ static void test_matrix(void)
 
         /* the window's words before the heuristics */
         wkv__aword *w;
-        int nw;
+        int nw, mf = 0;
+        float *am = NULL;
         rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1, L - n_sot - 2,
                               (int)json_object_get_int_member(win, "num_frames"), 0, &w, &nw,
-                              NULL);
+                              &am, &mf, NULL);
+        /* the matrix it hands back (alignatt's stop rule reads it) is the pass's */
+        CHECK(rc == 0 && am && mf == cols && memcmp(am, a, n_want * sizeof *a) == 0,
+              "the window's matrix (%d frames) is not wkv__align_matrix's", mf);
+        free(am);
         JsonArray *raw = json_object_get_array_member(win, "raw_words");
         CHECK(rc == 0 && nw == (int)json_array_get_length(raw), "raw words: %d", nw);
         for (int i = 0; rc == 0 && i < nw && i < (int)json_array_get_length(raw); i++) {
@@ -80,7 +85,7 @@ static void test_matrix(void)
          * 1 frame (none): every word at -0.02 s, as the reference's DTW gives */
         for (int frames = 1; frames <= 2; frames++) {
             rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, seq + n_sot + 1,
-                                  L - n_sot - 2, frames, 0, &w, &nw, NULL);
+                                  L - n_sot - 2, frames, 0, &w, &nw, NULL, NULL, NULL);
             int all = rc == 0 && nw == (int)json_array_get_length(raw);
             for (int i = 0; all && i < nw; i++)
                 all = w[i].start == -0.02 && w[i].end == -0.02;
@@ -91,7 +96,7 @@ static void test_matrix(void)
         int *longer = calloc(500, sizeof *longer);
         for (int i = 0; i < 500; i++)
             longer[i] = seq[n_sot + 1 + i % (L - n_sot - 2)];
-        rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, longer, 500, 3000, 0, &w, &nw, NULL);
+        rc = wkv__align_window(ctx, pairs, n_pairs, seq, n_sot, longer, 500, 3000, 0, &w, &nw, NULL, NULL, NULL);
         CHECK(rc == 0 && nw == 0, "500 text tokens: rc %d, %d words", rc, nw);
         wkv__awords_free(w, nw);
         free(longer);

@@ -17,7 +17,6 @@ void wkv__alignatt_scan(const float *a, int n_text, int frames, int skip, int th
 {
     out->stop = n_text;
     out->rewind = 0;
-    out->last_frame = -1;
     /* row i is the attention of the step that chose text[i] */
     int prev = -1;
     for (int i = skip; i < n_text; i++) {
@@ -26,7 +25,6 @@ void wkv__alignatt_scan(const float *a, int n_text, int frames, int skip, int th
         for (int f = 1; f < frames; f++)
             if (row[f] > row[best])
                 best = f;
-        out->last_frame = best;
         if (prev >= 0 && best < prev - REWIND_FRAMES) {
             out->rewind = 1;
             out->stop = skip;
@@ -50,39 +48,6 @@ int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa
     while (n < n_words && (tok_off[n + 1] <= aa->stop || (at_end && tok_off[n] < aa->stop)))
         n++;
     return n;
-}
-
-int wkv__alignatt_stop(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot, int n_sot,
-                       const int *text, int n_text, int skip, int frames, int threshold,
-                       wkv__alignatt *out)
-{
-    const wkv_model *m = ctx->model;
-    const int L = n_sot + n_text + 2, N = n_text + 1;
-    memset(out, 0, sizeof *out);
-    out->stop = n_text;
-    out->last_frame = -1;
-    /* nothing to look at, or more tokens than one pass holds: nothing stops */
-    if (n_text <= 0 || frames <= 0 || L > m->hp.n_text_ctx)
-        return 0;
-    int *seq = wkv__malloc((size_t)L * sizeof *seq);
-    float *a = wkv__malloc((size_t)N * frames * sizeof *a);
-    float *probs = wkv__malloc((size_t)n_text * sizeof *probs);
-    int rc = -1;
-    if (!seq || !a || !probs)
-        goto out;
-    memcpy(seq, sot, (size_t)n_sot * sizeof *seq);
-    seq[n_sot] = m->sp.notimestamps;
-    memcpy(seq + n_sot + 1, text, (size_t)n_text * sizeof *seq);
-    seq[L - 1] = m->sp.eot;
-    if (wkv__align_matrix(ctx, pairs, n_pairs, seq, L, n_sot, frames, a, probs) != 0)
-        goto out;
-    rc = 0;
-    wkv__alignatt_scan(a, n_text, frames, skip, threshold, out);
-out:
-    wkv__free(seq);
-    wkv__free(a);
-    wkv__free(probs);
-    return rc;
 }
 
 /* ------------------------------------------------------------ the forced prefix */
@@ -122,11 +87,9 @@ static void release(wkv_stream *st, int n)
     /* fits or not, the prompt only keeps its last PROMPT_KEEP tokens */
     if (wkv__ivec_push(&st->committed, st->prefix.v, t) == 0)
         wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
-    /* nothing held (buffers never allocated: NULL) moves nothing; memmove wants a
-     * pointer even for 0 bytes */
-    if (t > 0 && st->prefix.n > t)
-        memmove(st->prefix.v, st->prefix.v + t, (size_t)(st->prefix.n - t) * sizeof *st->prefix.v);
-    st->prefix.n -= t;
+    wkv__ivec_keep_last(&st->prefix, st->prefix.n - t);
+    /* nothing held (never allocated: NULL) moves nothing; memmove wants a pointer even
+     * for 0 bytes */
     if (n > 0 && st->n_held > n)
         memmove(st->held, st->held + n, (size_t)(st->n_held - n) * sizeof *st->held);
     st->n_held -= n;
@@ -148,7 +111,7 @@ int64_t wkv__aa_cut(wkv_stream *st, double step_s)
     /* at a pause between committed words: the widest among the cuts that are enough
      * (the last committed word's end when none is) */
     int best = st->n_held - 1, tok = 0;
-    double best_gap = -1;
+    double best_gap = -1, best_cut = st->held[best].end;
     for (int j = 0; j < st->n_held; j++) {
         tok += st->held[j].n_tokens;
         const int last = j + 1 == st->n_held;
@@ -158,11 +121,10 @@ int64_t wkv__aa_cut(wkv_stream *st, double step_s)
             gap > best_gap) {
             best = j;
             best_gap = gap;
+            best_cut = cut;
         }
     }
-    const int last = best + 1 == st->n_held;
-    double cut = last ? st->held[best].end
-                      : (st->held[best].end + st->held[best + 1].start) / 2;
+    const double cut = best_cut;
     release(st, best + 1);
     int64_t at = (int64_t)llround(cut * WKV_SAMPLE_RATE);
     return at > st->audio.base ? at : st->audio.base;

@@ -81,36 +81,22 @@ static int run_words(wkv_stream *st, wkv__run_state *rs, int size, char **error)
 
 /* AlignAtt: the words before the first token that looks within the threshold of the
  * end of the audio held (rs->nw_align; the word holding that token waits, but at the
- * end, where the threshold is 4 frames and that word goes too).  0 or -1. */
-static int align_stop(wkv_stream *st, wkv__run_state *rs, int size, char **error)
+ * end, where the threshold is 4 frames and that word goes too), from the matrix the
+ * word pass left (run_words: prefix and run aligned in one pass; the stop looks at the
+ * run's tokens).  No matrix (more tokens than one pass holds): nothing stops. */
+static void align_stop(const wkv_stream *st, wkv__run_state *rs)
 {
     const wkv__run_words *rw = &rs->rw;
     rs->nw_align = 0;
     if (rs->silent || rw->n == 0)
-        return 0;
-    int sot[3], unicode;
-    int n_sot = wkv__words_sot(st->m, st->language, st->opts.translate, sot, &unicode);
-    int threshold = rs->at_end ? 4 : (st->so.frame_threshold_ms + 10) / 20;
-    /* the forced prefix's tokens, then the run's: the stop looks at the run's */
+        return;
     const int np = st->prefix.n, nt = rw->tok_off[rw->n];
-    int *text = wkv__malloc((size_t)(np + nt) * sizeof *text);
-    wkv__alignatt aa;
-    if (text) {
-        if (np > 0) /* an empty prefix's buffer may be NULL */
-            memcpy(text, st->prefix.v, (size_t)np * sizeof *text);
-        if (nt > 0)
-            memcpy(text + np, rw->tok, (size_t)nt * sizeof *text);
-    }
-    if (!text || wkv__alignatt_stop(st->ctx, st->words.pairs, st->words.n_pairs, sot, n_sot, text,
-                                    np + nt, np, size / 2, threshold, &aa) != 0) {
-        wkv__free(text);
-        wkv__set_error(error, "alignatt: the alignment pass failed (out of memory)");
-        return -1;
-    }
-    wkv__free(text);
+    wkv__alignatt aa = {.stop = np + nt};
+    if (rw->attn)
+        wkv__alignatt_scan(rw->attn, np + nt, rw->attn_frames, np,
+                           rs->at_end ? 4 : (st->so.frame_threshold_ms + 10) / 20, &aa);
     aa.stop -= np;
     rs->nw_align = wkv__alignatt_words(rw->tok_off, rw->n, &aa, rs->at_end);
-    return 0;
 }
 
 /* Log-mel of the first n samples held, the language (once), the decoding, the pieces
@@ -169,8 +155,8 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
     }
     if (wkv__stream_wordy(st) && run_words(st, rs, size, error) != 0)
         return -1;
-    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT && align_stop(st, rs, size, error) != 0)
-        return -1;
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT)
+        align_stop(st, rs);
     rs->busy_ms = st->so.clock_ms(st->so.clock_user) - t0;
     return 0;
 }
@@ -383,7 +369,9 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
 /* Segment mode: where the text of unclosed piece i ends (seconds into the run): the
  * last word's end by the alignment pass on the cross-KV the run's decoding left in
  * the context (a kept run's is gone: it commits with drop_all); the piece's start
- * when it has no text; the run's end when the words cannot be had (the old trim). */
+ * when it has no text; the run's end when the words cannot be had (the old trim);
+ * its own end when no word is timed after its start (ending a piece with text at its
+ * start made a final of no duration, which is not reported: its text was lost). */
 static double unclosed_text_end(wkv_stream *st, const wkv__run_state *rs, int i)
 {
     const double start = rs->seg[i].rel_start < rs->duration ? rs->seg[i].rel_start : rs->duration;
@@ -403,7 +391,8 @@ static double unclosed_text_end(wkv_stream *st, const wkv__run_state *rs, int i)
                 end = rw.w[k].end; /* the last word of piece i */
     }
     wkv__run_words_clear(&rw);
-    return end > start ? end : start;
+    /* none timed after its start: its own end, at most the run's */
+    return end > start ? end : rs->seg[i].rel_end < rs->duration ? rs->seg[i].rel_end : rs->duration;
 }
 
 /* Commits pieces [0, n_commit), keeps the rest as the next run's comparison, trims
@@ -431,12 +420,6 @@ int wkv__stream_commit_run(wkv_stream *st, wkv__run_state *rs)
          * the next run, which hears those words whole */
         const int whole = rs->pc[i].closed && s->rel_end < rs->duration - EDGE_S;
         double done = whole ? s->rel_end : unclosed_text_end(st, rs, i);
-        /* no word timed in it (its words end at or before its start): it ends where
-         * it did, and its audio is done with there, as before the words decided; a
-         * final of no duration is not reported, and its text, committed, would be
-         * lost (a random model's pieces) */
-        if (done <= s->rel_start)
-            done = s->rel_end;
         if (!rs->drop_all && done < s->rel_end)
             s->rel_end = done; /* the final ends with its text */
         trim = done > trim ? done : trim;

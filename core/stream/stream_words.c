@@ -19,6 +19,7 @@ void wkv__run_words_clear(wkv__run_words *rw)
     wkv__free(rw->piece);
     wkv__free(rw->tok);
     wkv__free(rw->tok_off);
+    wkv__free(rw->attn);
     memset(rw, 0, sizeof *rw);
 }
 
@@ -156,7 +157,7 @@ int wkv__run_words_build_after(wkv_context *ctx, const wkv__words_state *ws, con
      * then left out: whole words, by token count */
     int rc = n_text > n_prefix
                  ? wkv__align_window(ctx, ws->pairs, ws->n_pairs, sot, n_sot, text, n_text, size,
-                                     unicode, &aw, &naw, error)
+                                     unicode, &aw, &naw, &rw->attn, &rw->attn_frames, error)
                  : 0;
     wkv__free(text);
     if (rc != 0)

@@ -15,6 +15,10 @@ typedef struct {
     int *tok;        /* all their tokens, word after word */
     int *tok_off;    /* word k's tokens: tok[tok_off[k] .. tok_off[k + 1]) */
     int n;
+    /* wkv__run_words_build_after: the alignment pass's matrix, a row per token of
+     * prefix + piece (align.c), attn_frames columns; NULL when no pass ran */
+    float *attn;
+    int attn_frames;
 } wkv__run_words;
 
 /* Aligns the run's pieces (tokens, n_tokens, rel_start, rel_end of pieces[0..np)) over
@@ -31,7 +35,8 @@ int wkv__run_words_build(wkv_context *ctx, const wkv__words_state *ws, const int
 /* The same for alignatt's one piece (no timestamps) decoded after the forced prefix
  * (n_prefix committed tokens, whole words, whose audio is held from the run's start):
  * prefix and piece aligned together, the prefix's words left out, no word dropped
- * by time.  0, or -1 with a message. */
+ * by time; the pass's matrix kept in rw->attn for alignatt's stop rule.  0, or -1
+ * with a message. */
 int wkv__run_words_build_after(wkv_context *ctx, const wkv__words_state *ws, const int *sot,
                                int n_sot, int unicode, const int *prefix, int n_prefix,
                                const wkv_stream_segment *piece, int size, double base_s,

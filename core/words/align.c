@@ -416,6 +416,7 @@ int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int
     int rc = wkv__decoder_pass(ctx, seq, L);
     ctx->cross_hook = NULL;
     ctx->cross_hook_user = NULL;
+    ctx->stats.align_passes++;
     if (rc == 0)
         rc = token_probs(ctx, n_sot, seq + n_sot + 1, n_text, probs);
     if (rc == 0 && F > 0)
@@ -426,7 +427,8 @@ int wkv__align_matrix(wkv_context *ctx, const int *pairs, int n_pairs, const int
 
 int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
                      int n_sot, const int *text, int n_text, int num_frames,
-                     int unicode_split, wkv__aword **words, int *n_words, char **error)
+                     int unicode_split, wkv__aword **words, int *n_words, float **matrix,
+                     int *n_frames, char **error)
 {
     const wkv_model *m = ctx->model;
     /* the frames the encoder saw (audio_ctx): the cross-attention has no more */
@@ -434,6 +436,10 @@ int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int
               F = num_frames / 2 < ctx->cross.n_frames ? num_frames / 2 : ctx->cross.n_frames;
     *words = NULL;
     *n_words = 0;
+    if (matrix) {
+        *matrix = NULL;
+        *n_frames = F;
+    }
     /* more tokens than the decoder holds (a sample_len past n_text_ctx / 2): the
      * window keeps its text without words rather than failing */
     if (n_text <= 0 || L > m->hp.n_text_ctx)
@@ -485,6 +491,10 @@ int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int
         pieces = NULL;
     }
 out:
+    if (rc == 0 && matrix && n_times > 0) { /* the caller's now (DTW only read it) */
+        *matrix = a;
+        a = NULL;
+    }
     if (rc != 0 && error && !*error)
         wkv__set_error(error, "word alignment failed (out of memory or bad tokens)");
     wkv__awords_free(pieces, n_pieces);
@@ -492,6 +502,5 @@ out:
     wkv__free(a);
     wkv__free(probs);
     wkv__free(times);
-    ctx->stats.align_passes++;
     return rc;
 }

@@ -16,10 +16,14 @@ int wkv__heads_resolve(const wkv_model *m, const char *spec, int **pairs, int *n
  * sot_seq + <|notimestamps|> + text + eot with the window's cross K/V, DTW, and the
  * words of text with times relative to the window.  unicode_split: the language
  * splits words by unicode units.  No words (*n_words 0) for fewer than two pieces.
+ * matrix, when not NULL, gets the pass's (n_text + 1) x *n_frames matrix
+ * (wkv__align_matrix's; malloc'd, NULL when no pass ran), so that a caller needing
+ * where each token looks (the live stream's alignatt) does not run the pass again.
  * 0, or -1 (out of memory, bad tokens) with a message. */
 int wkv__align_window(wkv_context *ctx, const int *pairs, int n_pairs, const int *sot_seq,
                      int n_sot, const int *text, int n_text, int num_frames,
-                     int unicode_split, wkv__aword **words, int *n_words, char **error);
+                     int unicode_split, wkv__aword **words, int *n_words, float **matrix,
+                     int *n_frames, char **error);
 
 /* align.c: the pass and the matrix alone: seq (L tokens: n_sot, notimestamps, text,
  * eot) through the decoder; matrix gets the (L - n_sot - 1) x F DTW input before

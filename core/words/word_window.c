@@ -158,7 +158,7 @@ int wkv__words_align(wkv_context *ctx, const wkv__words_state *st, const int *so
     int n_words;
     double t0 = wkv__now_ms();
     int rc = wkv__align_window(ctx, st->pairs, st->n_pairs, sot_seq, n_sot, text, n_text, size,
-                              unicode_split, &words, &n_words, error);
+                              unicode_split, &words, &n_words, NULL, NULL, error);
     wkv__free(text);
     if (rc != 0)
         return -1;
