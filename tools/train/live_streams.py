@@ -8,7 +8,7 @@ mono WAV plus a truth JSON ({"seconds", "utterances": [{text, start, end, voice,
 engine, words: [{word, start, end}]}]}: every word of the text, start and end null
 where the synthesizer's times are not to be had).  The same seed gives the same files.
 
-Word times.  espeak-ng (its C library through ctypes, as speech.py): each word starts
+Word times.  espeak-ng (its C library through ctypes: espeak_lib.py, as speech.py): each word starts
 where espeakEVENT_WORD says and ends where the next starts, the last where the audio
 does (trimmed).  flite prints no word times, but prints its segments with their end
 times (-psdur); each word's segments are counted by asking flite for the word's phones
@@ -16,8 +16,6 @@ alone (-ps), and the utterance's segments, pauses left out, are cut into words b
 counts.  An utterance whose counts do not add up (flite's post-lexical rules changed
 one) keeps its text for WER and no word times.
 """
-import ast
-import ctypes
 import json
 import os
 import random
@@ -26,98 +24,29 @@ import tempfile
 import wave
 from array import array
 
+import espeak_lib
+
 RATE = 16000
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _speech_lists():
-    """speech.py's voice lists, read from its source (importing it needs numpy)."""
-    with open(os.path.join(HERE, "speech.py")) as f:
-        tree = ast.parse(f.read())
-    out = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            name = getattr(node.targets[0], "id", "")
-            if name.isupper() and ("VOICE" in name or "VARIANT" in name or "HELDOUT" in name):
-                out[name] = ast.literal_eval(node.value)
-    return out
-
-
-VOICES = _speech_lists()
 
 
 def random_spec(rng, heldout, flite=True):
     """speech.random_spec's draw on a random.Random: a held-out voice (espeak-ng's
     HELDOUT_ESPEAK, flite's HELDOUT_FLITE) or a training one (flite a fifth of them)."""
-    v = VOICES
+    v = espeak_lib  # the voice lists speech.py trains with
     if heldout:
-        pool = [("espeak", a + b) for a, b in v["HELDOUT_ESPEAK"]]
-        pool += [("flite", x) for x in v["HELDOUT_FLITE"]] if flite else []
+        pool = [("espeak", a + b) for a, b in v.HELDOUT_ESPEAK]
+        pool += [("flite", x) for x in v.HELDOUT_FLITE] if flite else []
         engine, voice = pool[rng.randrange(len(pool))]
     elif flite and rng.random() < 0.2:
-        engine, voice = "flite", v["FLITE_VOICES"][rng.randrange(len(v["FLITE_VOICES"]))]
+        engine, voice = "flite", v.FLITE_VOICES[rng.randrange(len(v.FLITE_VOICES))]
     else:
         engine = "espeak"
-        voice = (v["ESPEAK_VOICES"][rng.randrange(len(v["ESPEAK_VOICES"]))] +
-                 v["ESPEAK_VARIANTS"][rng.randrange(len(v["ESPEAK_VARIANTS"]))])
+        voice = (v.ESPEAK_VOICES[rng.randrange(len(v.ESPEAK_VOICES))] +
+                 v.ESPEAK_VARIANTS[rng.randrange(len(v.ESPEAK_VARIANTS))])
     return {"engine": engine, "voice": voice, "rate": rng.randint(130, 229),
             "pitch": rng.randint(25, 79), "range": rng.randint(20, 89), "gap": rng.randint(0, 2),
             "stretch": rng.uniform(0.8, 1.25), "gain": 10 ** rng.uniform(-1.0, 0.0)}
-
-
-class _Event(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint),
-                ("text_position", ctypes.c_int), ("length", ctypes.c_int),
-                ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
-                ("user_data", ctypes.c_void_p), ("id", ctypes.c_char * 8)]
-
-
-_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
-                             ctypes.POINTER(_Event))
-
-
-class Espeak:
-    """speech.Espeak without numpy: (int16 samples, rate, [(char0, char1, start_s)])."""
-
-    def __init__(self):
-        try:
-            self.lib = ctypes.CDLL("libespeak-ng.so.1")
-        except OSError as e:
-            raise SystemExit(f"espeak-ng's library is missing ({e}): apt-get install espeak-ng")
-        self.rate = self.lib.espeak_Initialize(2, 0, None, 0)  # AUDIO_OUTPUT_SYNCHRONOUS
-        if self.rate <= 0:
-            raise SystemExit("espeak-ng failed to initialize")
-        self._cb = _CALLBACK(self._callback)  # kept alive: the library holds the pointer
-        self.lib.espeak_SetSynthCallback(self._cb)
-        self.lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint,
-                                          ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
-                                          ctypes.c_void_p, ctypes.c_void_p]
-        self._pcm, self._words = array("h"), []
-
-    def _callback(self, wav, n, events):
-        if n > 0:
-            self._pcm.frombytes(ctypes.string_at(wav, 2 * n))
-        i = 0
-        while events[i].type != 0:  # espeakEVENT_LIST_TERMINATED
-            e = events[i]
-            if e.type == 1:  # espeakEVENT_WORD: 1-based characters, ms
-                self._words.append((e.text_position - 1, e.text_position - 1 + e.length,
-                                    e.audio_position / 1000.0))
-            i += 1
-        return 0
-
-    def say(self, text, spec):
-        if self.lib.espeak_SetVoiceByName(spec["voice"].encode()) != 0:
-            raise SystemExit(f"espeak-ng has no voice {spec['voice']}")
-        for p, val in ((1, spec["rate"]), (3, spec["pitch"]), (4, spec["range"]),
-                       (7, spec["gap"]), (2, 100)):
-            self.lib.espeak_SetParameter(p, int(val), 0)
-        self._pcm, self._words = array("h"), []
-        data = text.encode()
-        if self.lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 1, None, None) != 0:
-            raise SystemExit("espeak_Synth failed")
-        self.lib.espeak_Synchronize()
-        return self._pcm, self.rate, list(self._words)
 
 
 def read_wav(path):
@@ -225,7 +154,8 @@ def utterance(esp, text, spec, tmp, phones_cache):
     """16-kHz int16 PCM (trimmed, gain applied) and [(char0, char1, start, end)] from
     its first sample, [] when the word times are not to be had."""
     if spec["engine"] == "espeak":
-        pcm, rate, events = esp.say(text, spec)
+        pcm, rate, events = esp.say(text, spec["voice"], spec["rate"], spec["pitch"],
+                                    spec["range"], spec["gap"])
     else:
         pcm, rate, timed = flite_say(text, spec, tmp, phones_cache)
     pcm = to_16k(pcm, rate, tmp)
@@ -257,7 +187,7 @@ def build(sentences, seconds, seed, flite=True, noise_db=None, voice=None):
     rng.shuffle(order)
     if noise_db is None:
         noise_db = rng.uniform(-70.0, -50.0)
-    esp, cache = Espeak(), {}
+    esp, cache = espeak_lib.Espeak(), {}
     out = array("h", bytes(2 * int(rng.uniform(0.5, 1.0) * RATE)))
     utts = []
     with tempfile.TemporaryDirectory() as tmp:
