@@ -97,7 +97,8 @@ static GOptionEntry entries[] = {
     {"no-timestamps", 0, 0, G_OPTION_ARG_NONE, &opt_no_timestamps,
      "Decode without timestamp tokens (one segment per 30-s window)", NULL},
     {"no-condition", 0, 0, G_OPTION_ARG_NONE, &opt_no_condition,
-     "Do not give the previous text as a prompt to the next window", NULL},
+     "Do not give the previous text as a prompt to the next window (live: to the next "
+     "run; --prompt stays the prompt of every run)", NULL},
     {"temperature-fallback", 0, 0, G_OPTION_ARG_NONE, &opt_fallback,
      "Retry at temperatures 0.2, 0.4, ... 1.0 when a window's text is too repetitive or "
      "improbable (the default)", NULL},

@@ -535,7 +535,8 @@ static void make_decoding_props(GParamSpec **properties, const wkv_options *d)
         "live)", d->initial_prompt, rw_ready);
     properties[PROP_CONDITION] = g_param_spec_boolean("condition-on-previous-text",
         "Condition on previous text", "Give the text decoded so far as the prompt of the "
-        "next window", d->condition_on_previous_text != 0, rw_ready);
+        "next window (live: of the next run; off, initial-prompt stays the prompt of every "
+        "run)", d->condition_on_previous_text != 0, rw_ready);
     properties[PROP_NO_SPEECH_THRESHOLD] = g_param_spec_float("no-speech-threshold",
         "No-speech threshold", "Skip a window as silence above this no-speech probability "
         "(when the text is also unlikely); 1 never skips", 0.0f, 1.0f,

@@ -188,8 +188,8 @@ typedef struct {
  * models), translate, timestamps, initial_prompt (the first prompt), the no-speech and
  * log-prob thresholds (the silence test), beam_size/patience/length_penalty and the
  * first temperature (each run is decoded once: no temperature fallback), sample_len.
- * condition_on_previous_text has no effect: the committed text is always the prompt
- * (as the element has always done); word_timestamps (word mode, above) with
+ * condition_on_previous_text (the committed text is each run's prompt; off: the
+ * initial prompt alone, every run); word_timestamps (word mode, above) with
  * alignment_heads, prepend_punctuations and append_punctuations (copied);
  * hallucination_silence_threshold and clip_timestamps are offline-only.  `cb` gets
  * every segment.  NULL on error (a bad alignment-heads spec among them). */

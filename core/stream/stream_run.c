@@ -121,10 +121,12 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
             return -1;
         st->detect = 0;
     }
-    /* the committed text is the prompt: conditioning off changes nothing once text
-     * is committed (the element's behaviour, kept) */
-    const int *prompt = st->committed.v;
-    int n_prompt = st->committed.n;
+    /* the prompt: the committed text (condition_on_previous_text), or the initial
+     * prompt alone (a model that never learned long prompts decodes better without:
+     * docs/trained-model.md) */
+    const int cond = st->opts.condition_on_previous_text;
+    const int *prompt = cond ? st->committed.v : st->seed;
+    int n_prompt = cond ? st->committed.n : st->n_seed;
     if (st->no_prompt)
         n_prompt = 0; /* finish_runs' retry (stream.c) */
     /* what the previous run left uncommitted, as this window's tokens (set_draft):
