@@ -60,21 +60,24 @@ static void test_words(void)
     /* 4 words: tokens [0,1) [1,3) [3,4) [4,6) */
     static const int off[5] = {0, 1, 3, 4, 6};
     static const struct {
-        int stop, rewind, at_end, want;
+        int stop, rewind, at_end, seen, want;
         const char *what;
     } cases[] = {
-        {3, 0, 0, 2, "a stop on a word's first token: the words before it"},
-        {2, 0, 0, 1, "a stop inside a word: that word waits"},
-        {5, 0, 0, 3, "a stop inside the last word"},
-        {0, 0, 0, 0, "a stop on the first token: nothing"},
-        {6, 0, 0, 4, "no stop: every word"},
-        {2, 0, 1, 2, "at the end the stop's word goes too"},
-        {0, 0, 1, 0, "at the end, a stop on the first token: nothing"},
-        {0, 1, 0, 0, "a rewind: nothing"},
+        {3, 0, 0, 0, 2, "a stop on a word's first token: the words before it"},
+        {2, 0, 0, 0, 1, "a stop inside a word: that word waits"},
+        {5, 0, 0, 0, 3, "a stop inside the last word"},
+        {5, 0, 0, 1, 3, "a stop inside the last word, seen before: it waits"},
+        {0, 0, 0, 0, 0, "a stop on the first token: nothing"},
+        {6, 0, 0, 0, 3, "no stop: every word but the last, not seen before"},
+        {6, 0, 0, 1, 4, "no stop, the previous run ended on the same words: every word"},
+        {6, 0, 1, 0, 4, "no stop, at the end: every word"},
+        {2, 0, 1, 0, 2, "at the end the stop's word goes too"},
+        {0, 0, 1, 0, 0, "at the end, a stop on the first token: nothing"},
+        {0, 1, 0, 1, 0, "a rewind: nothing"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         wkv__alignatt aa = {cases[c].stop, cases[c].rewind};
-        int got = wkv__alignatt_words(off, 4, &aa, cases[c].at_end);
+        int got = wkv__alignatt_words(off, 4, &aa, cases[c].at_end, cases[c].seen);
         CHECK(got == cases[c].want, "words, %s: %d, expected %d", cases[c].what, got,
               cases[c].want);
     }

@@ -17,7 +17,10 @@ void wkv__alignatt_scan(const float *a, int n_text, int frames, int skip, int th
 
 /* The words to commit: those before the word holding the stop token (words k's tokens
  * are [tok_off[k], tok_off[k + 1]), counted from the first token after the prefix; at
- * the end the stop's word too; none after a rewind. */
-int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa, int at_end);
+ * the end the stop's word too; none after a rewind.  When nothing stops before the
+ * last word (the decoder ended the text), that word waits unless `last_seen` (the
+ * previous run left the same words uncommitted, through it) or at the end. */
+int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa, int at_end,
+                        int last_seen);
 
 #endif

@@ -81,7 +81,8 @@ static int run_words(wkv_stream *st, wkv__run_state *rs, int size, char **error)
 
 /* AlignAtt: the words before the first token that looks within the threshold of the
  * end of the audio held (rs->nw_align; the word holding that token waits, but at the
- * end, where the threshold is 4 frames and that word goes too), from the matrix the
+ * end, where the threshold is 4 frames and that word goes too; with no stop, the last
+ * word waits until the previous run ended on the same words), from the matrix the
  * word pass left (run_words: prefix and run aligned in one pass; the stop looks at the
  * run's tokens).  No matrix (more tokens than one pass holds): nothing stops. */
 static void align_stop(const wkv_stream *st, wkv__run_state *rs)
@@ -96,7 +97,8 @@ static void align_stop(const wkv_stream *st, wkv__run_state *rs)
         wkv__alignatt_scan(rw->attn, np + nt, rw->attn_frames, np,
                            rs->at_end ? 4 : (st->so.frame_threshold_ms + 10) / 20, &aa);
     aa.stop -= np;
-    rs->nw_align = wkv__alignatt_words(rw->tok_off, rw->n, &aa, rs->at_end);
+    const int seen = wkv__words_agree(st->prev_words, st->n_prev_words, rw->w, rw->n) == rw->n;
+    rs->nw_align = wkv__alignatt_words(rw->tok_off, rw->n, &aa, rs->at_end, seen);
 }
 
 /* Log-mel of the first n samples held, the language (once), the decoding, the pieces
