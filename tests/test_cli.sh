@@ -661,13 +661,18 @@ if spans=$("$VCHECK" pauses "$JFK" "$LDC" "$tmp/pauses.wav" 2>"$tmp/err"); then
     else
         bad "--live pauses.wav without VAD: no text in the zeros (status $rc), the next check proves nothing" "$tmp/err"
     fi
-    run -m "$MODEL" -t 1 --live --mel-norm window -o json $NF --vad-model "$VAD_MODEL" "$tmp/pauses.wav"
-    # shellcheck disable=SC2086
-    if [ "$rc" -eq 0 ] && "$VCHECK" quiet "$tmp/out" $spans 2>>"$tmp/err"; then
-        ok "--live --vad-model on pauses.wav: no final in the zero stretches, live summary ($(grep "live:" "$tmp/err"))"
-    else
-        bad "--live --vad-model pauses.wav (status $rc)" "$tmp/err" "$tmp/out"
-    fi
+    # both policies: alignatt's end (a speech end) once left its dropped words as text
+    # uncommitted, and the gate ran on through the silence, timing words in it
+    for policy in alignatt agreement; do
+        run -m "$MODEL" -t 1 --live --mel-norm window -o json $NF --commit-policy $policy \
+            --vad-model "$VAD_MODEL" "$tmp/pauses.wav"
+        # shellcheck disable=SC2086
+        if [ "$rc" -eq 0 ] && "$VCHECK" quiet "$tmp/out" $spans 2>>"$tmp/err"; then
+            ok "--live --vad-model --commit-policy $policy on pauses.wav: no final in the zero stretches, live summary ($(grep "live:" "$tmp/err"))"
+        else
+            bad "--live --vad-model --commit-policy $policy pauses.wav (status $rc)" "$tmp/err" "$tmp/out"
+        fi
+    done
 else
     bad "cannot make pauses.wav" "$tmp/err"
 fi

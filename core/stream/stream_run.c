@@ -338,15 +338,19 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
         wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
         st->word_floor = rw->w[nc - 1].end;
     }
+    /* the words left for the next run: none after alignatt's end, which drops them
+     * with their audio (kept, they were text uncommitted: the VAD gate ran on through
+     * the silence after a speech end, and the next runs timed words in it) */
+    const int rest = aa && rs->at_end ? nc : rw->n;
     wkv__run_forget_words(st);
     st->prev_hyp.n = 0;
-    if (rw->n > nc && !(st->prev_words = wkv__calloc((size_t)(rw->n - nc), sizeof(char *))))
+    if (rest > nc && !(st->prev_words = wkv__calloc((size_t)(rest - nc), sizeof(char *))))
         return -1;
-    for (int k = nc; k < rw->n; k++)
+    for (int k = nc; k < rest; k++)
         if (!(st->prev_words[st->n_prev_words++] = wkv__strdup(rw->w[k].word)))
             return -1;
-    if (rw->n > nc && wkv__ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
-                                    rw->tok_off[rw->n] - rw->tok_off[nc]) != 0)
+    if (rest > nc && wkv__ivec_push(&st->prev_hyp, rw->tok + rw->tok_off[nc],
+                                    rw->tok_off[rest] - rw->tok_off[nc]) != 0)
         return -1;
     const int64_t old_base = st->audio.base;
     wkv__samples_drop(&st->audio, keep);
@@ -356,7 +360,7 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
         rs->seg[i].start = base_s + rs->seg[i].rel_start;
         rs->seg[i].end = base_s + rs->seg[i].rel_end;
     }
-    if (rw->n > nc) {
+    if (rest > nc) {
         /* the uncommitted words: one partial over all the audio since the last final */
         wkv_stream_segment *p = &rs->seg[rs->np];
         if (wkv__run_words_segment(rw, nc, rw->n, base_s, &rs->seg[0], p) != 0)
