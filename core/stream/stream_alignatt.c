@@ -59,10 +59,9 @@ int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa
 
 /* ------------------------------------------------------------ the forced prefix */
 
-/* The audio alignatt holds at most, with the next step's: the window is 30 s.  Its
- * committed words stay in it (SimulStreaming keeps them: a cut right before
- * uncommitted words loses or garbles the first of them). */
-#define HOLD_S 24.0
+/* Alignatt holds at most 4/5 of the model's window with the next step's audio (24 s
+ * of 30).  Its committed words stay in it (SimulStreaming keeps them: a cut right
+ * before uncommitted words loses or garbles the first of them). */
 
 int wkv__aa_commit(wkv_stream *st, const wkv__run_words *rw, int n)
 {
@@ -113,7 +112,9 @@ int64_t wkv__aa_cut(wkv_stream *st, double step_s)
     const double base_s = (double)st->audio.base / WKV_SAMPLE_RATE;
     const double end_s = base_s + (double)st->audio.n / WKV_SAMPLE_RATE;
     const int max_prefix = st->m->hp.n_text_ctx / 4;
-    if (st->n_held == 0 || (end_s - base_s + step_s <= HOLD_S && st->prefix.n <= max_prefix))
+    /* n_audio_ctx frames of 20 ms (a model with a short one sees less than 30 s) */
+    const double hold_s = 4.0 * st->m->hp.n_audio_ctx / 250.0;
+    if (st->n_held == 0 || (end_s - base_s + step_s <= hold_s && st->prefix.n <= max_prefix))
         return st->audio.base;
     /* at a pause between committed words: the widest among the cuts that are enough
      * (the last committed word's end when none is) */
@@ -124,7 +125,7 @@ int64_t wkv__aa_cut(wkv_stream *st, double step_s)
         const int last = j + 1 == st->n_held;
         double cut = last ? st->held[j].end : (st->held[j].end + st->held[j + 1].start) / 2;
         double gap = last ? 0 : st->held[j + 1].start - st->held[j].end;
-        if (end_s - cut + step_s <= HOLD_S && st->prefix.n - tok <= max_prefix &&
+        if (end_s - cut + step_s <= hold_s && st->prefix.n - tok <= max_prefix &&
             gap > best_gap) {
             best = j;
             best_gap = gap;
