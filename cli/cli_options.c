@@ -132,9 +132,9 @@ static GOptionEntry entries[] = {
      "Live: text is forced final about this many ms after its audio arrived (default 8000)",
      "MS"},
     {"commit-policy", 0, 0, G_OPTION_ARG_STRING, &opt_commit_policy,
-     "Live: when text becomes final: agreement (two consecutive runs agree, "
-     "LocalAgreement-2; default) or alignatt (one run decides: the words before the first "
-     "token whose attention reaches the last --frame-threshold ms of the audio)",
+     "Live: when text becomes final: alignatt (one run decides: the words before the "
+     "first token whose attention reaches the last --frame-threshold ms of the audio; "
+     "default) or agreement (two consecutive runs agree, LocalAgreement-2)",
      "agreement|alignatt"},
     {"frame-threshold", 0, 0, G_OPTION_ARG_INT, &opt_frame_threshold,
      "Live, alignatt: how close to the end of the audio (ms) a token may look before the "
@@ -179,8 +179,8 @@ static const char description[] =
     "Output formats: %s.\n" /* output.c's table */
     "\n"
     "--live: the whole file through the live stream (re-runs every --step ms, text final\n"
-    "when two runs agree or --latency forces it, or with --commit-policy alignatt when\n"
-    "one run's attention has not reached the last --frame-threshold ms); json adds each segment's committed_at\n"
+    "when one run's attention has not reached the last --frame-threshold ms, or with\n"
+    "--commit-policy agreement when two runs agree; --latency forces it); json adds each segment's committed_at\n"
     "and a `live` summary (runs, commit delays, forced commits); with --word-timestamps\n"
     "the stream commits word by word and the summary has per-word delays.\n"
     "Word timestamps and subtitle cues (--word-timestamps, ...): see --help-words.\n"
@@ -372,7 +372,7 @@ static int check_io_and_compute(cli_args *a)
     if (opt_commit_policy && strcmp(opt_commit_policy, "agreement") != 0 &&
         strcmp(opt_commit_policy, "alignatt") != 0)
         return cli_usage("--commit-policy must be agreement or alignatt");
-    a->alignatt = opt_commit_policy && strcmp(opt_commit_policy, "alignatt") == 0;
+    a->alignatt = !opt_commit_policy || strcmp(opt_commit_policy, "alignatt") == 0;
     if (opt_frame_threshold >= 0 && !a->alignatt)
         return cli_usage("--frame-threshold is for --commit-policy alignatt");
     if (opt_frame_threshold > 30000 || opt_frame_threshold < -1)

@@ -490,11 +490,11 @@ static void make_stream_props(GParamSpec **properties)
     wkv_stream_options so;
     wkv_stream_options_default(&so);
     properties[PROP_COMMIT_POLICY] = g_param_spec_enum("commit-policy", "Commit policy",
-        "Live: when text becomes final: agreement (two consecutive runs agree on it; text "
-        "final about two steps after it is spoken) or alignatt (one run decides: the words "
-        "before the first token whose attention reaches the last frame-threshold ms of "
-        "the audio; the committed words' audio stays as the next runs' forced prefix)",
-        GST_TYPE_WHISPER_COMMIT_POLICY, WKV_COMMIT_AGREEMENT, rw_ready);
+        "Live: when text becomes final: alignatt (one run decides: the words before the "
+        "first token whose attention reaches the last frame-threshold ms of the audio; "
+        "the committed words' audio stays as the next runs' forced prefix) or agreement "
+        "(two consecutive runs agree on it; text final about two steps after it is "
+        "spoken)", GST_TYPE_WHISPER_COMMIT_POLICY, so.commit_policy, rw_ready);
     properties[PROP_FRAME_THRESHOLD] = g_param_spec_uint("frame-threshold", "Frame threshold",
         "Live, commit-policy=alignatt: a run stops at the first token whose most attended "
         "audio is within this many ms of the end of the audio received",

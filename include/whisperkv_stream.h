@@ -137,7 +137,8 @@ typedef struct {
      * NULL. */
     void (*on_vad)(int speech, int64_t index, void *user);
     void *vad_user;
-    /* The commit policy (wkv_commit_policy), WKV_COMMIT_AGREEMENT by default.
+    /* The commit policy (wkv_commit_policy), WKV_COMMIT_ALIGNATT by default (0, what a
+     * zeroed struct holds, is WKV_COMMIT_AGREEMENT).
      * WKV_COMMIT_ALIGNATT (AlignAtt, Simul-Whisper / SimulStreaming): one run decides.
      * It decodes the audio held once, without timestamps, the words committed since
      * that audio begins forced after the start sequence as a decoder prefix (the text
@@ -147,10 +148,12 @@ typedef struct {
      * averaged) and stops at the first token whose frame is within frame_threshold_ms
      * of the end of the audio held; the word holding that token is held back and every
      * word before it is committed at once, as agreed (not forced), in word mode as
-     * words with their times (segment mode: the same finals, without words).  A run
+     * words with their times (segment mode: the same finals, without words); when no
+     * token stops the run, its last word waits until a second run ends on it.  A run
      * whose attention jumps back more than 4 s from one token to the next commits
      * nothing.  The committed words' audio stays held until the held audio and the
-     * next step would pass 24 s (or their tokens a quarter of the text context): it is
+     * next step would pass 24 s (4/5 of the model's window; or their tokens a quarter of
+     * the text context): it is
      * then cut at the widest pause between committed words, their text moving to the
      * prompt.  Latency forcing stays as the safety net (counting only the audio after
      * the last committed word).  At wkv_stream_finish the threshold is 80 ms, the word

@@ -496,7 +496,7 @@ fi
 for args in "--no-such-option" "-o xml" "--mel-norm local" "-t 0" "-t -1" "--beam-size -1" \
     "--best-of 0" "--sample-len 449" "--sample-len -1" "--logits 1,2" "--logits 1,x PATH" "--live --step 0" \
     "--realtime --latency -1" "--run-ms 500" "--live --run-ms -1" "--realtime --run-ms 500" "--batch-size 65" "--batch-size -1" "--live --batch-size 2" \
-    "--commit-policy alignatt" "--live --commit-policy agree" "--live --frame-threshold 300" \
+    "--commit-policy alignatt" "--live --commit-policy agree" "--live --commit-policy agreement --frame-threshold 300" \
     "--live --commit-policy alignatt --frame-threshold 30001" \
     "--live --commit-policy alignatt --frame-threshold -5" \
     "--audio-ctx -1" "--audio-ctx 1501" "--audio-ctx 12x" "--audio-ctx" ""; do

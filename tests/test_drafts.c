@@ -108,6 +108,7 @@ static void run_stream(const wkv_model *m, const float *pcm, size_t n, int draft
     o.sample_len = 40;
     wkv_stream_options so;
     wkv_stream_options_default(&so);
+    so.commit_policy = WKV_COMMIT_AGREEMENT; /* drafts are agreement's (alignatt forces a prefix) */
     so.step_ms = 1000;
     so.latency_ms = 6000;
     so.clock_ms = tu_still_clock;

@@ -158,6 +158,7 @@ static void on_segment(const wkv_stream_segment *s, void *user)
 static void recording_options(wkv_stream_options *so, int step, int latency, rec *r)
 {
     wkv_stream_options_default(so);
+    so->commit_policy = WKV_COMMIT_AGREEMENT; /* what this test holds (stream-alignatt: the other) */
     so->step_ms = step;
     so->latency_ms = latency;
     so->clock_ms = fake_clock;

@@ -56,6 +56,7 @@ static void run_clip(wkv_context *ctx, const wkv_options *o, const wav_data *w, 
     memset(l, 0, sizeof *l);
     wkv_stream_options so;
     wkv_stream_options_default(&so);
+    so.commit_policy = WKV_COMMIT_AGREEMENT; /* it drops committed audio: runs after a commit */
     so.step_ms = 1000;
     so.latency_ms = 2500; /* the random model rarely agrees: forced commits early */
     so.clock_ms = tu_still_clock;

@@ -27,6 +27,7 @@ void wkv_stream_options_default(wkv_stream_options *o)
     o->step_ms = 2000;
     o->latency_ms = 8000;
     o->frame_threshold_ms = 500;
+    o->commit_policy = WKV_COMMIT_ALIGNATT; /* measured: docs/trained-model.md */
     wkv_vad_params_default(&o->vad_params);
 }
 

@@ -711,9 +711,9 @@ GST_START_TEST(test_on_time_no_warning)
 }
 GST_END_TEST
 
-/* commit-policy (an enum, agreement by default) and frame-threshold (the core's default)
- * on both elements; alignatt set by its nick reads back, an unknown nick changes
- * nothing. */
+/* commit-policy (an enum, alignatt by default, as the core's) and frame-threshold (the
+ * core's default) on both elements; agreement set by its nick reads back, an unknown
+ * nick changes nothing. */
 GST_START_TEST(test_commit_policy)
 {
     wkv_stream_options so;
@@ -725,7 +725,8 @@ GST_START_TEST(test_commit_policy)
         GParamSpec *ps = find_pspec(e, "commit-policy");
         fail_unless(G_IS_PARAM_SPEC_ENUM(ps), "commit-policy is not an enum");
         GParamSpecEnum *pe = G_PARAM_SPEC_ENUM(ps);
-        fail_unless_equals_int(pe->default_value, WKV_COMMIT_AGREEMENT);
+        fail_unless_equals_int(pe->default_value, so.commit_policy);
+        fail_unless_equals_int(so.commit_policy, WKV_COMMIT_ALIGNATT);
         fail_unless_equals_string(g_enum_get_value(pe->enum_class, WKV_COMMIT_AGREEMENT)->value_nick,
                                   "agreement");
         fail_unless_equals_string(g_enum_get_value(pe->enum_class, WKV_COMMIT_ALIGNATT)->value_nick,
@@ -733,14 +734,14 @@ GST_START_TEST(test_commit_policy)
         gint policy = -1;
         guint thr = 0;
         g_object_get(e, "commit-policy", &policy, "frame-threshold", &thr, NULL);
-        fail_unless_equals_int(policy, WKV_COMMIT_AGREEMENT);
+        fail_unless_equals_int(policy, WKV_COMMIT_ALIGNATT);
         fail_unless_equals_int(thr, so.frame_threshold_ms);
         fail_unless_equals_int(G_PARAM_SPEC_UINT(find_pspec(e, "frame-threshold"))->default_value,
                                so.frame_threshold_ms);
-        gst_util_set_object_arg(G_OBJECT(e), "commit-policy", "alignatt");
+        gst_util_set_object_arg(G_OBJECT(e), "commit-policy", "agreement");
         g_object_set(e, "frame-threshold", 250, NULL);
         g_object_get(e, "commit-policy", &policy, "frame-threshold", &thr, NULL);
-        fail_unless_equals_int(policy, WKV_COMMIT_ALIGNATT);
+        fail_unless_equals_int(policy, WKV_COMMIT_AGREEMENT);
         fail_unless_equals_int(thr, 250);
         gst_object_unref(e);
     }

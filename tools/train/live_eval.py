@@ -246,7 +246,7 @@ def parse(argv):
         ap.add_argument("--" + t, type=float)
     ap.add_argument("--max-zero", type=int)
     a = ap.parse_args(argv)
-    a.policy = a.policy or [("agreement", [])]
+    a.policy = a.policy or [("agreement", ["--commit-policy", "agreement"])]
     a.encoder = a.encoder or [("full", [])]
     try:
         a.steps = [int(s) for s in a.steps.split(",")]
