@@ -304,20 +304,11 @@ int main(int argc, char **argv)
     }
     test_scan();
     test_words();
-    tu_require_shared("a recording for the live stream");
     wav_data w;
-    char werr[256];
-    if (wav_read(tu_shared_path("speech/jfk/jfk.wav"), &w, werr, sizeof werr) != 0) {
-        fprintf(stderr, "jfk.wav: %s\n", werr);
+    wkv_model *model;
+    wkv_context *ctx;
+    if (tu_open_clip_model("speech/jfk/jfk.wav", argv[1], 1, &w, &model, &ctx) != 0)
         return 1;
-    }
-    char *err = NULL;
-    wkv_model *model = wkv_model_load(argv[1], &err);
-    wkv_context *ctx = model ? wkv_context_new(model, 1, &err) : NULL;
-    if (!ctx) {
-        fprintf(stderr, "%s\n", err ? err : "cannot load the model");
-        return 1;
-    }
     wkv_options o;
     wkv_options_default(&o);
     o.sample_len = 32; /* the generated model never says end-of-text */

@@ -32,6 +32,28 @@ const char *tu_require_shared(const char *what)
     exit(TU_SKIP);
 }
 
+int tu_open_clip_model(const char *rel, const char *model_path, int threads, wav_data *w,
+                       wkv_model **model, wkv_context **ctx)
+{
+    tu_require_shared("a recording for the live stream");
+    char werr[256];
+    if (wav_read(tu_shared_path(rel), w, werr, sizeof werr) != 0) {
+        fprintf(stderr, "%s: %s\n", rel, werr);
+        return -1;
+    }
+    char *err = NULL;
+    *model = wkv_model_load(model_path, &err);
+    *ctx = *model ? wkv_context_new(*model, threads, &err) : NULL;
+    if (!*ctx) {
+        fprintf(stderr, "%s\n", err ? err : "cannot load the model");
+        free(err);
+        wkv_model_free(*model);
+        wav_free(w);
+        return -1;
+    }
+    return 0;
+}
+
 char *tu_shared_path(const char *rel)
 {
     static char buf[4096];

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "wav.h"
 #include "whisperkv.h"
 
 extern int tu_failures;
@@ -34,6 +35,13 @@ const char *tu_shared_dir(void);
 const char *tu_require_shared(const char *what);
 /* "<shared>/<rel>" in a static buffer (one at a time). */
 char *tu_shared_path(const char *rel);
+
+/* A stream test's start: the recording shared/<rel> (skipped or failed as
+ * tu_require_shared says when shared/ is missing) and the model at model_path on a
+ * context of `threads` threads.  0, or -1 with the reason on stderr (nothing left to
+ * free). */
+int tu_open_clip_model(const char *rel, const char *model_path, int threads, wav_data *w,
+                       wkv_model **model, wkv_context **ctx);
 
 /* Reads a whole file; *bytes gets its size.  NULL if missing. */
 void *tu_read_file(const char *path, size_t *bytes);
