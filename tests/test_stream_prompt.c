@@ -121,7 +121,8 @@ static void test_case(wkv_context *ctx, wkv_options o, const wav_data *w, int co
     int n_seed = wkv__initial_prompt_tokens(wkv_context_model(ctx), initial, &seed, NULL);
     /* the committed text: the initial prompt and every final's tokens */
     int *all = malloc((size_t)(n_seed + l.prompt_n + 1) * sizeof *all);
-    memcpy(all, seed, (size_t)n_seed * sizeof *all);
+    if (n_seed > 0) /* no initial prompt: seed is NULL */
+        memcpy(all, seed, (size_t)n_seed * sizeof *all);
     memcpy(all + n_seed, l.ftok, (size_t)l.prompt_n * sizeof *all);
     const int with_text = same_as_run(ctx, &o, w, &l, all, n_seed + l.prompt_n);
     const int seed_only = same_as_run(ctx, &o, w, &l, seed, n_seed);

@@ -227,7 +227,8 @@ void wkv__run_split(wkv_stream *st, wkv__run_state *rs)
     double margin = (step > busy ? step : busy) + busy * 1.25;
     /* the audio waiting: alignatt holds committed words' audio too */
     int64_t waiting = rs->pending;
-    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT) {
+    if (st->so.commit_policy == WKV_COMMIT_ALIGNATT && isfinite(st->word_floor)) {
+        /* (no word committed since a reset: -inf, nothing to take off) */
         int64_t floor = (int64_t)llround(st->word_floor * WKV_SAMPLE_RATE) - rs->base;
         waiting -= floor > 0 ? (floor < waiting ? floor : waiting) : 0;
     }
