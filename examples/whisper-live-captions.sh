@@ -1,11 +1,12 @@
 #!/bin/sh
 # Live captions from the microphone, printed to the terminal.
 #   examples/whisper-live-captions.sh MODEL [words]
-# Every 2 s the audio since the last committed text is transcribed again; text that
-# two runs agree on is final (one line each), the rest shows as partial messages.
+# Every 2 s the audio held is transcribed once; the words before the first one the
+# model hears at the very end of the audio are final (commit-policy=alignatt, the
+# default; one line each), the rest shows as partial messages.
 # With `words`, the element commits word by word (word-timestamps, text-unit=word):
-# each word is printed as soon as two runs agree on it (or the latency forces it),
-# one buffer per word as the gst-plugins-rs transcribers push them.
+# each word is printed as soon as it is final (or the latency forces it), one buffer
+# per word as the gst-plugins-rs transcribers push them.
 # The queues keep the audio and the text flowing while the sinks wait out the
 # element's latency (the pipeline's latency is the `latency` property).
 # Without the plugin installed: GST_PLUGIN_PATH=build/gst-plugin.
