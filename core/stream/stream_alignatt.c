@@ -59,10 +59,6 @@ int wkv__alignatt_words(const int *tok_off, int n_words, const wkv__alignatt *aa
 
 /* ------------------------------------------------------------ the forced prefix */
 
-/* Alignatt holds at most 4/5 of the model's window with the next step's audio (24 s
- * of 30).  Its committed words stay in it (SimulStreaming keeps them: a cut right
- * before uncommitted words loses or garbles the first of them). */
-
 int wkv__aa_commit(wkv_stream *st, const wkv__run_words *rw, int n)
 {
     if (n <= 0)
@@ -112,8 +108,10 @@ int64_t wkv__aa_cut(wkv_stream *st, double step_s)
     const double base_s = (double)st->audio.base / WKV_SAMPLE_RATE;
     const double end_s = base_s + (double)st->audio.n / WKV_SAMPLE_RATE;
     const int max_prefix = st->m->hp.n_text_ctx / 4;
-    /* n_audio_ctx frames of 20 ms (a model with a short one sees less than 30 s) */
-    const double hold_s = 4.0 * st->m->hp.n_audio_ctx / 250.0;
+    /* at most 4/5 of the model's window (n_audio_ctx frames of 20 ms: 24 s of 30) with
+     * the next step's audio.  The committed words stay in it (SimulStreaming keeps
+     * them: a cut right before uncommitted words loses or garbles the first of them) */
+    const double hold_s = 0.8 * st->m->hp.n_audio_ctx / 50.0;
     if (st->n_held == 0 || (end_s - base_s + step_s <= hold_s && st->prefix.n <= max_prefix))
         return st->audio.base;
     /* at a pause between committed words: the widest among the cuts that are enough

@@ -339,10 +339,10 @@ static int commit_words(wkv_stream *st, wkv__run_state *rs)
         wkv__ivec_keep_last(&st->committed, PROMPT_KEEP);
         st->word_floor = rw->w[nc - 1].end;
     }
-    /* the words left for the next run: none after alignatt's end, which drops them
-     * with their audio (kept, they were text uncommitted: the VAD gate ran on through
-     * the silence after a speech end, and the next runs timed words in it) */
-    const int rest = aa && rs->at_end ? nc : rw->n;
+    /* the words left for the next run: none when all the audio goes (alignatt's end
+     * drops what lies past its stop; kept, they were text uncommitted over no audio,
+     * and the VAD gate ran on through the silence after a speech end) */
+    const int rest = all ? nc : rw->n;
     wkv__run_forget_words(st);
     st->prev_hyp.n = 0;
     if (rest > nc && !(st->prev_words = wkv__calloc((size_t)(rest - nc), sizeof(char *))))

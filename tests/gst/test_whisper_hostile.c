@@ -774,7 +774,7 @@ GST_START_TEST(test_live_properties_while_playing)
     /* agreement: latency 1000 forcing a commit at every run is its behaviour; with
      * alignatt this check ran past 11 minutes under memcheck (89 s with agreement) */
     wh_setup(&fx.wh, test_model, FALSE, "temperature-fallback", FALSE, "step", 500,
-             "latency", 4000, "commit-policy", 0, NULL);
+             "latency", 4000, "commit-policy", WKV_COMMIT_AGREEMENT, NULL);
     fx_attach(&fx);
     GstClockTime min1 = text_latency(fx.wh.element);
     g_object_set(fx.wh.element, "latency", 1000, NULL);
