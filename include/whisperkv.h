@@ -377,9 +377,12 @@ typedef struct {
      * wkv_encode_frames): 0 (default): the model's n_audio_ctx (1500: 30 s); N > 0:
      * the first N only (at most n_audio_ctx), which costs about N / n_audio_ctx of the
      * encoder and loses some accuracy (docs/performance.md; too few frames and the
-     * decoder may loop); WKV_AUDIO_CTX_AUTO: each window sized to the audio it holds
+     * decoder may loop), and the timestamps stop at the frames' end;
+     * WKV_AUDIO_CTX_AUTO: each window's encoder sized to the audio it holds
      * (wkv_audio_ctx_auto; offline: a window of less than 30 s, i.e. the last; a
-     * stream: every run).  The timestamps stop at the frames' end.  The log-mel's
+     * stream: every run), while the decoder attends over the whole window as ever,
+     * the frames past those encoded holding the cross K/V of a window of padding,
+     * computed once per context (docs/architecture.md, "Audio context").  The log-mel's
      * normalization is the whole window's as ever (under AUTO the same as the
      * frames': the padding's log-mel of zeros never raises the maximum).  Language
      * detection always sees all n_audio_ctx. */

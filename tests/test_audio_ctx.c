@@ -10,7 +10,11 @@
  *  - decoding with timestamps on N frames never gives a time past N x 0.02 s (also
  *    batched), and with words aligns within them;
  *  - WKV_AUDIO_CTX_AUTO: wkv_audio_ctx_auto's rounding; a live stream's runs encode the
- *    frames their audio needs, and offline a short file's single window;
+ *    frames their audio needs, and offline a short file's single window; the decoder
+ *    attends over all n_audio_ctx frames, those past the encoded ones holding, bit for
+ *    bit, the cross K/V of a window of padding alone (padding.c; f32 and half caches,
+ *    the padding's made again after a cache type change), and the logits are those of
+ *    that cache assembled by hand; a window not padded with 0.0 is encoded whole;
  *  - bad values are refused with an error. */
 #include "net/context.h"
 #include "genlib.h"
@@ -122,6 +126,93 @@ static void check_exact(const wkv_model *full, const wkv_model *shrt, const floa
     wkv_context_free(b);
 }
 
+/* The bytes of rows [r0, r1) of every layer's cross K and V, in the cache's type. */
+static size_t cross_rows(const wkv__cross_kv *c, int r0, int r1, unsigned char *out)
+{
+    const size_t es = wkv__cross_half(c) ? 2 : 4, row = (size_t)c->n_state * es;
+    size_t at = 0;
+    for (int l = 0; l < c->n_layer; l++) {
+        const unsigned char *k = wkv__cross_half(c) ? (const void *)wkv__cross_k16(c, l)
+                                                    : (const void *)wkv__cross_k(c, l);
+        const unsigned char *v = wkv__cross_half(c) ? (const void *)wkv__cross_v16(c, l)
+                                                    : (const void *)wkv__cross_v(c, l);
+        memcpy(out + at, k + (size_t)r0 * row, (size_t)(r1 - r0) * row);
+        at += (size_t)(r1 - r0) * row;
+        memcpy(out + at, v + (size_t)r0 * row, (size_t)(r1 - r0) * row);
+        at += (size_t)(r1 - r0) * row;
+    }
+    return at;
+}
+
+/* Writes rows [r0, r1) of every layer back from cross_rows' bytes. */
+static void cross_put(wkv__cross_kv *c, int r0, int r1, const unsigned char *in)
+{
+    const size_t es = wkv__cross_half(c) ? 2 : 4, row = (size_t)c->n_state * es;
+    size_t at = 0;
+    for (int l = 0; l < c->n_layer; l++) {
+        unsigned char *k = wkv__cross_half(c) ? (void *)wkv__cross_k16(c, l) : (void *)wkv__cross_k(c, l);
+        unsigned char *v = wkv__cross_half(c) ? (void *)wkv__cross_v16(c, l) : (void *)wkv__cross_v(c, l);
+        memcpy(k + (size_t)r0 * row, in + at, (size_t)(r1 - r0) * row);
+        at += (size_t)(r1 - r0) * row;
+        memcpy(v + (size_t)r0 * row, in + at, (size_t)(r1 - r0) * row);
+        at += (size_t)(r1 - r0) * row;
+    }
+}
+
+/* AUTO: the encoder on the audio's frames, the padding's K/V after them. */
+static void check_padded(const wkv_model *m, const float *random)
+{
+    const wkv_hparams *hp = wkv_model_hparams(m);
+    const int full = hp->n_audio_ctx, mel_frames = 300; /* 3 s of audio */
+    const int n = wkv_audio_ctx_auto(m, mel_frames / 2);
+    const size_t V = (size_t)hp->n_vocab, nm = (size_t)hp->n_mels * WKV_N_FRAMES;
+    float *mel = calloc(nm, sizeof *mel), *zeros = calloc(nm, sizeof *zeros);
+    for (int b = 0; b < hp->n_mels; b++)
+        memcpy(mel + (size_t)b * WKV_N_FRAMES, random + (size_t)b * WKV_N_FRAMES,
+               mel_frames * sizeof *mel);
+    const size_t bytes = 2 * (size_t)hp->n_text_layer * full * hp->n_text_state * sizeof(float);
+    unsigned char *got = malloc(bytes), *want = malloc(bytes), *pad = malloc(bytes);
+    float *la = malloc(V * sizeof *la), *lb = malloc(V * sizeof *lb);
+    wkv_context *a = wkv_context_new(m, 2, NULL), *b = wkv_context_new(m, 2, NULL);
+    for (int half = 0; half < 2; half++) {
+        wkv_cache_type t = half ? WKV_CACHE_F16 : WKV_CACHE_F32;
+        /* a's padding was made in the other type on the first pass: made again */
+        CHECK(wkv_context_set_cache_type(a, t, NULL) == 0 &&
+              wkv_context_set_cache_type(b, t, NULL) == 0, "cache type");
+        CHECK(wkv__encode_window(a, mel, WKV_AUDIO_CTX_AUTO, mel_frames) == 0, "padded encode");
+        CHECK(a->enc_frames == n && a->cross.n_frames == full,
+              "half %d: encoded %d frames (want %d), attends over %d (want %d)", half,
+              a->enc_frames, n, a->cross.n_frames, full);
+        decode_logits(a, la);
+        /* by hand: the padding alone, then the audio's n frames */
+        CHECK(wkv_encode_frames(b, zeros, full) == 0, "encode the padding");
+        size_t np = cross_rows(&b->cross, n, full, pad);
+        CHECK(wkv_encode_frames(b, mel, n) == 0, "encode %d", n);
+        size_t na = cross_rows(&b->cross, 0, n, want);
+        cross_rows(&a->cross, 0, n, got);
+        CHECK(memcmp(got, want, na) == 0, "half %d: the audio's K/V differ from %d frames'", half, n);
+        cross_rows(&a->cross, n, full, got);
+        CHECK(memcmp(got, pad, np) == 0, "half %d: rows past %d are not the padding's K/V", half, n);
+        cross_put(&b->cross, n, full, pad);
+        b->cross.n_frames = full;
+        decode_logits(b, lb);
+        CHECK(memcmp(la, lb, V * sizeof *la) == 0,
+              "half %d: logits differ from the cache made by hand (max %g)", half,
+              tu_max_abs_err(la, lb, V));
+        /* whisper.cpp's audio_ctx (the decoder on n frames alone) decodes otherwise */
+        CHECK(wkv_encode_frames(b, mel, n) == 0, "encode %d", n);
+        decode_logits(b, lb);
+        CHECK(memcmp(la, lb, V * sizeof *la) != 0, "half %d: the padding changed nothing", half);
+    }
+    /* audio past mel_frames (a caller's window not padded with 0.0): the whole window */
+    CHECK(wkv__encode_window(a, random, WKV_AUDIO_CTX_AUTO, mel_frames) == 0, "encode");
+    CHECK(a->enc_frames == full && a->cross.n_frames == full, "unpadded window: %d frames",
+          a->enc_frames);
+    free(mel), free(zeros), free(got), free(want), free(pad), free(la), free(lb);
+    wkv_context_free(a);
+    wkv_context_free(b);
+}
+
 typedef struct {
     const wkv_model *m;
     int n_frames, bad, segs;
@@ -188,8 +279,9 @@ static void check_decoding(const wkv_model *m)
     o.word_timestamps = 0;
     o.timestamps = 0;
     CHECK(wkv_transcribe(ctx, pcm, 16000 * 3, &o, on_segment, NULL, &c, NULL) >= 0, "auto");
-    CHECK(ctx->cross.n_frames == wkv_audio_ctx_auto(m, 150), "auto offline: %d frames",
-          ctx->cross.n_frames);
+    CHECK(ctx->enc_frames == wkv_audio_ctx_auto(m, 150) &&
+              ctx->cross.n_frames == wkv_model_hparams(m)->n_audio_ctx,
+          "auto offline: %d frames, %d attended", ctx->enc_frames, ctx->cross.n_frames);
     free(pcm);
     wkv_context_free(ctx);
 }
@@ -202,9 +294,10 @@ static void on_run(const wkv_stream_run *run, void *user)
     int mel_frames = (int)(run->n / WKV_HOP < WKV_N_FRAMES ? run->n / WKV_HOP : WKV_N_FRAMES);
     int want = wkv_audio_ctx_auto(ctx->model, (mel_frames + 1) / 2);
     if (!run->silent || run->n > 0)
-        CHECK(ctx->cross.n_frames == want, "run on %lld samples: %d frames, not %d",
-              (long long)run->n, ctx->cross.n_frames, want);
-    max_frames = ctx->cross.n_frames > max_frames ? ctx->cross.n_frames : max_frames;
+        CHECK(ctx->enc_frames == want && ctx->cross.n_frames == ctx->model->hp.n_audio_ctx,
+              "run on %lld samples: %d frames, not %d (%d attended)", (long long)run->n,
+              ctx->enc_frames, want, ctx->cross.n_frames);
+    max_frames = ctx->enc_frames > max_frames ? ctx->enc_frames : max_frames;
 }
 
 static void on_seg(const wkv_stream_segment *s, void *user)
@@ -261,6 +354,7 @@ int main(void)
     CHECK(wkv_audio_ctx_auto(shrt, 480) == N_SHORT, "auto on a short model");
     float *mel = random_mel(wkv_model_hparams(full));
     check_exact(full, shrt, mel);
+    check_padded(full, mel);
     check_decoding(full);
     check_stream(full);
     free(mel);

@@ -59,9 +59,11 @@ SENTENCES = [
 ]
 START_BOUND, END_BOUND = 1.0, 0.5
 # The 20 sentences' WER with --audio-ctx auto at most (measured 2026-11-29: all 1500
-# frames 31.6 %, 512 (auto) 30.9, 256 33.6, 192 37.5, 128 53.9): fewer frames than auto's
-# minimum fail it.
-AUDIOCTX_BOUND = 35.0
+# frames 31.6 %, 512 (auto) 30.9, 256 33.6, 192 37.5, 128 53.9, the decoder on those
+# frames alone; auto since the padding's K/V (docs/architecture.md, "Audio context"),
+# 512 frames and the padding's 988: 35.5, 6 words more on these 152, where live it
+# took 80 % WER down to 57 %): fewer frames than auto's minimum fail it.
+AUDIOCTX_BOUND = 37.0
 # A training voice and a voice + variant never used in training (tools/train/speech.py).
 VOICES = ["en-us", "en-gb-x-gbcwmd+m6"]
 

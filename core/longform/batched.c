@@ -131,7 +131,7 @@ static int encode_chunk(batcher *bt, const float *pcm, wkv_chunk c, int i, char 
     wkv_mel_free(mel);
     if (size <= 0)
         return 0;
-    if (wkv_encode_frames(ctx, bt->win, wkv__audio_ctx_frames(bt->m, bt->o.audio_ctx, size)) != 0) {
+    if (wkv__encode_window(ctx, bt->win, bt->o.audio_ctx, size) != 0) {
         wkv__set_error(error, "the encoder failed on the chunk at sample %lld",
                       (long long)c.start);
         return -1;

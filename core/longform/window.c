@@ -175,7 +175,7 @@ int64_t wkv_longform_window(wkv_longform *lf, int64_t seek, int size, const floa
     wkv__ivec *history = &lf->history;
     wkv_window_result r;
     int use_prompt = o->condition_on_previous_text;
-    if (wkv_encode_frames(ctx, mel, wkv__audio_ctx_frames(m, o->audio_ctx, size)) != 0 ||
+    if (wkv__encode_window(ctx, mel, o->audio_ctx, size) != 0 ||
         wkv__decode_fallback(ctx, o, use_prompt ? history->v + lf->prompt_reset : NULL,
                              use_prompt ? history->n - lf->prompt_reset : 0, 0, &r,
                              error) != 0) {

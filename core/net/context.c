@@ -19,6 +19,7 @@ void wkv_context_free(wkv_context *ctx)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         wkv__free(bufs[i]);
     wkv__cross_kv_free(&ctx->cross);
+    wkv__cross_kv_free(&ctx->pad);
     wkv__self_kv_free(&ctx->self);
     wkv__pool_free(ctx->pool);
     wkv__backend_free(ctx->encoder);
@@ -50,6 +51,7 @@ static int set_caches(wkv_context *ctx, int approx, wkv_cache_type type)
         wkv__cross_kv_set_f16(&ctx->cross, was); /* back, if it can */
         return -1;
     }
+    ctx->pad.valid = 0; /* made again, in the new type, when next needed */
     return 0;
 }
 
@@ -133,6 +135,7 @@ int wkv_context_set_compute_type(wkv_context *ctx, wkv_compute_type type, char *
     wkv__backend_free(ctx->encoder);
     ctx->encoder = e;
     ctx->compute_type = type;
+    ctx->pad.valid = 0; /* the padding's K/V on the new type, when next needed */
     return 0;
 }
 
@@ -171,6 +174,10 @@ void wkv_context_memory(const wkv_context *ctx, size_t *cache_bytes, size_t *act
     const wkv__self_kv *sk = &ctx->self;
     size_t cross = 2 * (size_t)c->n_layer * c->n_ctx * c->n_state *
                    (wkv__cross_half(c) ? sizeof(uint16_t) : sizeof(float));
+    const wkv__cross_kv *p = &ctx->pad;
+    if (p->k || p->k16) /* audio_ctx AUTO's padding (padding.c) */
+        cross += 2 * (size_t)p->n_layer * p->n_ctx * p->n_state *
+                 (wkv__cross_half(p) ? sizeof(uint16_t) : sizeof(float));
     size_t self = (size_t)sk->n_slots *
                   (2 * wkv__self_offset(sk, 1, 0) * (wkv__self_half(sk) ? sizeof(uint16_t) : sizeof(float)) +
                    ((size_t)sk->n_ctx + 1) * sizeof(int));

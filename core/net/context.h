@@ -43,6 +43,10 @@ struct wkv_context {
 
     /* the caches */
     wkv__cross_kv cross;
+    /* the cross K/V of a window of padding alone (padding.c), made at the first window
+     * encoded under audio_ctx AUTO; stale (valid 0) when the compute or cache type
+     * changes */
+    wkv__cross_kv pad;
     wkv__self_kv self;
 
     /* decoder activations for up to n_text_ctx rows */
@@ -87,6 +91,12 @@ size_t wkv__backend_bytes(const wkv__encoder *e);
 int wkv__audio_ctx_frames(const wkv_model *m, int audio_ctx, int mel_frames);
 /* 0 when audio_ctx is valid (>= 0 or AUTO), else -1 with *error set. */
 int wkv__audio_ctx_check(int audio_ctx, char **error);
+/* padding.c: the encoder on one window's mel (n_mels x 3000, frames from mel_frames
+ * on 0.0) under wkv_options.audio_ctx, then the cross K/V (and a reset sequence), as
+ * wkv_encode_frames.  AUTO: the encoder on wkv_audio_ctx_auto's frames, the cross K/V
+ * past them the padding's, and the decoder attends over all n_audio_ctx (a window
+ * whose frames past mel_frames are not all 0.0 is encoded whole).  0 or -1. */
+int wkv__encode_window(wkv_context *ctx, const float *mel, int audio_ctx, int mel_frames);
 /* The encoder on the context's backend on the first n_frames (1 .. n_audio_ctx)
  * encoder frames: mel -> ctx->enc_out's first n_frames rows.  0 or -1. */
 int wkv__encoder_run(wkv_context *ctx, const float *mel, int n_frames);

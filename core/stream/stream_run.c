@@ -140,8 +140,7 @@ int wkv__run_decode(wkv_stream *st, wkv__run_state *rs, char **error)
     wkv_options o = st->opts;
     o.timestamps = aa ? 0 : o.timestamps;
     /* audio_ctx: the encoder on the frames the audio held needs (AUTO), or fixed */
-    const int frames = wkv__audio_ctx_frames(st->m, st->opts.audio_ctx, size);
-    if (size > 0 && (wkv_encode_frames(st->ctx, st->win, frames) != 0 ||
+    if (size > 0 && (wkv__encode_window(st->ctx, st->win, st->opts.audio_ctx, size) != 0 ||
                      wkv__decode_window_prefix(st->ctx, prompt, n_prompt, st->prefix.v,
                                                aa ? st->prefix.n : 0,
                                                draft ? st->draft.v : NULL,
