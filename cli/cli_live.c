@@ -60,6 +60,7 @@ int cli_run_live(wkv_context *ctx, const float *pcm, size_t n, const wkv_options
     so.commit_policy = args->alignatt ? WKV_COMMIT_ALIGNATT : WKV_COMMIT_AGREEMENT;
     if (args->frame_threshold_ms >= 0)
         so.frame_threshold_ms = args->frame_threshold_ms;
+    so.max_held_ms = args->max_held_ms;
     run_clock clock = {args->run_ms, 0};
     if (args->run_ms > 0) {
         so.clock_ms = run_clock_ms;

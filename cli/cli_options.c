@@ -35,6 +35,7 @@ static char *opt_logits_tokens, *opt_logits_path; /* --logits TOKENS PATH */
 static char **opt_files;
 static gboolean opt_live, opt_realtime;
 static int opt_step = 2000, opt_latency = 8000, opt_run_ms, opt_frame_threshold = -1;
+static int opt_max_held;
 static char *opt_commit_policy;
 static int opt_batch_size;
 static gboolean opt_no_drafts;
@@ -139,6 +140,10 @@ static GOptionEntry entries[] = {
     {"frame-threshold", 0, 0, G_OPTION_ARG_INT, &opt_frame_threshold,
      "Live, alignatt: how close to the end of the audio (ms) a token may look before the "
      "run stops there (default 500)", "MS"},
+    {"max-held", 0, 0, G_OPTION_ARG_INT, &opt_max_held,
+     "Live, alignatt: the most audio a run holds, committed words' included (ms; default "
+     "0: 24 s); with --audio-ctx auto it bounds the encoder's work (10000: 512 - 576 "
+     "frames a run)", "MS"},
     {"run-ms", 0, 0, G_OPTION_ARG_INT, &opt_run_ms,
      "Live, virtual clock: each run takes this many ms instead of its measured compute "
      "time (a repeatable run on any machine, or a slower or faster device's; default 0: "
@@ -378,6 +383,11 @@ static int check_io_and_compute(cli_args *a)
     if (opt_frame_threshold > 30000 || opt_frame_threshold < -1)
         return cli_usage("--frame-threshold must be between 0 and 30000 ms");
     a->frame_threshold_ms = opt_frame_threshold;
+    if (opt_max_held && (!a->live || !a->alignatt))
+        return cli_usage("--max-held is for --live with --commit-policy alignatt");
+    if (opt_max_held && (opt_max_held < 1000 || opt_max_held > 30000))
+        return cli_usage("--max-held must be 0, or between 1000 and 30000 ms");
+    a->max_held_ms = opt_max_held;
     a->run_ms = opt_run_ms;
     if (opt_batch_size < 0 || opt_batch_size > 64)
         return cli_usage("--batch-size must be between 0 and 64");

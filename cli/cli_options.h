@@ -24,6 +24,7 @@ typedef struct {
     gboolean live, realtime;  /* --realtime implies live */
     int step_ms, latency_ms;  /* live */
     int alignatt, frame_threshold_ms; /* live: --commit-policy (alignatt by default); -1: default */
+    int max_held_ms;                  /* live, alignatt: --max-held; 0: the default */
     int run_ms;               /* live, virtual clock: a run's time (0: measured) */
     int batch_size;           /* --batch-size: 0, the long form; N, chunks N at a time */
     gboolean no_drafts;       /* --no-drafts: greedy steps without a draft */

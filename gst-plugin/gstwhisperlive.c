@@ -227,7 +227,8 @@ gboolean gst_whisper_live_begin(GstWhisper *self)
         wkv_stream_options_default(&so);
         so.step_ms = live_ms(live_step_ms(self));
         so.latency_ms = live_ms(gst_whisper_props_latency(self));
-        gst_whisper_props_commit(self, &so.commit_policy, &so.frame_threshold_ms);
+        gst_whisper_props_commit(self, &so.commit_policy, &so.frame_threshold_ms,
+                                 &so.max_held_ms);
         so.on_run = live_on_run;
         so.run_user = &l->call;
         so.vad_model = gst_whisper_vad_model_get(self->w.vad); /* NULL: off */

@@ -64,6 +64,7 @@ enum {
     PROP_COMMIT_POLICY,
     PROP_FRAME_THRESHOLD,
     PROP_AUDIO_CTX,
+    PROP_MAX_HELD,
     N_PROPS
 };
 
@@ -109,6 +110,7 @@ static const gsize prop_field[N_PROPS] = {
     [PROP_COMMIT_POLICY] = FIELD(commit_policy),
     [PROP_FRAME_THRESHOLD] = FIELD(frame_threshold_ms),
     [PROP_AUDIO_CTX] = FIELD(audio_ctx),
+    [PROP_MAX_HELD] = FIELD(max_held_ms),
 };
 
 /* One set per element type: [0] the filter's, [1] the transcriber's (a param spec
@@ -174,11 +176,15 @@ GType gst_whisper_commit_policy_get_type(void)
 
 /* ------------------------------------------------------------------ accessors */
 
-void gst_whisper_props_commit(GstWhisper *self, int *policy, int *threshold_ms)
+void gst_whisper_props_commit(GstWhisper *self, int *policy, int *threshold_ms,
+                              int *max_held_ms)
 {
     GST_OBJECT_LOCK(self);
     *policy = self->props.commit_policy;
     *threshold_ms = (int)MIN(self->props.frame_threshold_ms, (guint)G_MAXINT);
+    /* 1 .. 999 count as 1000, the core's least (the param spec has one range) */
+    guint held = self->props.max_held_ms;
+    *max_held_ms = held == 0 ? 0 : (int)MAX(held, 1000u);
     GST_OBJECT_UNLOCK(self);
 }
 
@@ -502,11 +508,18 @@ static void make_stream_props(GParamSpec **properties)
     properties[PROP_AUDIO_CTX] = g_param_spec_int("audio-ctx", "Audio context",
         "Encoder frames (20 ms each) a window is encoded on, as the CLI's --audio-ctx and "
         "whisper.cpp's audio_ctx: 0 all the model's (1500: 30 s), N the window's first N, "
-        "-1 (auto) each window sized to the audio it holds (its frames + 32, up to a "
-        "multiple of 64, at least 512): every live run, and offline windows under 30 s. "
-        "Live, auto needs 3.7x less encoder time per second of audio on the trained model "
-        "(docs/performance.md); below 512 frames that model's text degrades",
+        "-1 (auto) each window's encoder sized to the audio it holds (its frames + 32, "
+        "up to a multiple of 64, at least 512; the decoder still attends over a whole "
+        "window, the frames past them the padding's, computed once): every live run, and "
+        "offline windows under 30 s. Live with max-held=10000, auto needs 4.5-5x less "
+        "encoder time per second of audio on the trained model (docs/trained-model.md)",
         WKV_AUDIO_CTX_AUTO, 1500, 0, rw_ready);
+    properties[PROP_MAX_HELD] = g_param_spec_uint("max-held", "Most audio held",
+        "Live, commit-policy=alignatt: the most audio (ms) a run holds, the committed "
+        "words' included (they stay as the next runs' forced prefix until then); 0: 4/5 "
+        "of the model's window (24 s); 1 - 999 count as 1000. With audio-ctx=-1 it bounds "
+        "the encoder's work a run (10000: 512 - 576 frames of 1500)",
+        0, 30000, 0, rw_ready);
     properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
         "Partial results", "Live: post each run's partial hypothesis as a whisper-segment "
         "message with final=false (a later partial or the final replaces it). Partials "

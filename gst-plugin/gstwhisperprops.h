@@ -52,6 +52,7 @@ typedef struct {
     gint batch_size;         /* offline batching: chunks per decoder batch (0, 1: off) */
     gint commit_policy;      /* live: wkv_commit_policy */
     guint frame_threshold_ms; /* live, alignatt */
+    guint max_held_ms;        /* live, alignatt: wkv_stream_options.max_held_ms */
     gint audio_ctx;          /* wkv_options.audio_ctx */
 } GstWhisperProps;
 
@@ -76,7 +77,8 @@ guint gst_whisper_props_latency(GstWhisper *self);
 guint gst_whisper_props_step(GstWhisper *self);
 gboolean gst_whisper_props_partial_results(GstWhisper *self);
 /* commit-policy and frame-threshold, for the live stream */
-void gst_whisper_props_commit(GstWhisper *self, int *policy, int *threshold_ms);
+void gst_whisper_props_commit(GstWhisper *self, int *policy, int *threshold_ms,
+                              int *max_held_ms);
 
 G_END_DECLS
 

@@ -152,8 +152,8 @@ typedef struct {
      * token stops the run, its last word waits until a second run ends on it.  A run
      * whose attention jumps back more than 4 s from one token to the next commits
      * nothing.  The committed words' audio stays held until the held audio and the
-     * next step would pass 24 s (4/5 of the model's window; or their tokens a quarter of
-     * the text context): it is
+     * next step would pass max_held_ms (default 24 s, 4/5 of the model's window; or
+     * their tokens a quarter of the text context): it is
      * then cut at the widest pause between committed words, their text moving to the
      * prompt.  Latency forcing stays as the safety net (counting only the audio after
      * the last committed word).  At wkv_stream_finish the threshold is 80 ms, the word
@@ -169,6 +169,12 @@ typedef struct {
      * fixes it at N.  0
      * (default): wkv_options.audio_ctx's (0 there: all n_audio_ctx, as before). */
     int audio_ctx;
+    /* Alignatt: the most audio (ms) a run holds with the next step's, the committed
+     * words' included (SimulStreaming's audio_max_len); 0 (default): 4/5 of the
+     * model's window (24 s), else 1000 .. 30000.  With audio_ctx AUTO it bounds the
+     * encoder's frames: 10000 keeps every run at 512 - 576 of 1500 (docs/trained-model.md,
+     * "The padding's K/V"). */
+    int max_held_ms;
 } wkv_stream_options;
 
 typedef enum { WKV_COMMIT_AGREEMENT = 0, WKV_COMMIT_ALIGNATT = 1 } wkv_commit_policy;

@@ -130,6 +130,7 @@ static void test_prefix(wkv_context *ctx, const wav_data *w)
 typedef struct {
     char text[8192];
     int finals, forced, words, runs, bad_runs, trimmed_runs, end_all, unordered, at_end;
+    int64_t max_held; /* the most audio a run held (samples) */
     double last_end;
     int ftok[4096], n_ftok; /* the finals' tokens */
     /* the last run on audio from the start after a commit: its samples, the tokens
@@ -155,6 +156,7 @@ static void on_run(const wkv_stream_run *r, void *user)
         l->end_all = r->n_words_committed == r->n_words_agreed && r->forced;
         return;
     }
+    l->max_held = r->n > l->max_held ? r->n : l->max_held;
     /* one run decides: the words before the stop, all of them unforced (no forcing here) */
     if (r->forced || r->n_words_committed != r->n_words_agreed ||
         r->n_words_committed > r->n_words)
@@ -180,6 +182,8 @@ static void on_seg(const wkv_stream_segment *s, void *user)
         l->ftok[l->n_ftok++] = s->tokens[i];
 }
 
+static int max_held_ms; /* wkv_stream_options.max_held_ms of the next open_stream */
+
 static wkv_stream *open_stream(wkv_context *ctx, const wkv_options *o, int policy, int thr,
                                log_t *l, char **err)
 {
@@ -195,6 +199,7 @@ static wkv_stream *open_stream(wkv_context *ctx, const wkv_options *o, int polic
     so.commit_policy = policy;
     if (thr != -1) /* -1: the default */
         so.frame_threshold_ms = thr;
+    so.max_held_ms = max_held_ms;
     return wkv_stream_new(ctx, o, &so, on_seg, l, err);
 }
 
@@ -268,6 +273,20 @@ static void test_stream(wkv_context *ctx, wkv_options o, const wav_data *w)
         wkv_window_result_clear(&r);
         free(win);
     }
+    /* max_held_ms: the committed words' audio goes once the held audio and the next
+     * step would pass it, long before 20 s; the runs still decide alone, in order */
+    log_t h;
+    max_held_ms = 4000;
+    run_clip(ctx, &o, WKV_COMMIT_ALIGNATT, -1, w, &h);
+    max_held_ms = 0;
+    CHECK(h.trimmed_runs > 0 && h.max_held <= 4 * WKV_SAMPLE_RATE + 2 * WKV_SAMPLE_RATE,
+          "max_held_ms 4000: %d runs trimmed under 20 s, a run held %.2f s", h.trimmed_runs,
+          (double)h.max_held / WKV_SAMPLE_RATE);
+    CHECK(h.bad_runs == 0 && h.forced == 0 && h.unordered == 0 && h.end_all,
+          "max_held_ms 4000: %d bad runs, %d forced, %d unordered", h.bad_runs, h.forced,
+          h.unordered);
+    CHECK(a.max_held > 6 * WKV_SAMPLE_RATE, "by default a run held only %.2f s",
+          (double)a.max_held / WKV_SAMPLE_RATE);
     /* segment mode: the same decisions, finals without words */
     o.word_timestamps = 0;
     run_clip(ctx, &o, WKV_COMMIT_ALIGNATT, -1, w, &s);
@@ -294,6 +313,18 @@ static void test_bad_options(wkv_context *ctx, const wkv_options *o)
         wkv_stream_free(st);
         free(err);
     }
+    static const int bad_held[] = {-1, 999, 30001};
+    for (size_t c = 0; c < sizeof bad_held / sizeof *bad_held; c++) {
+        log_t l;
+        char *err = NULL;
+        max_held_ms = bad_held[c];
+        wkv_stream *st = open_stream(ctx, o, WKV_COMMIT_ALIGNATT, -1, &l, &err);
+        CHECK(!st && err && strstr(err, "max_held_ms"), "max_held_ms %d accepted (%s)",
+              bad_held[c], err ? err : "");
+        wkv_stream_free(st);
+        free(err);
+    }
+    max_held_ms = 0;
 }
 
 int main(int argc, char **argv)

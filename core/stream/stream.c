@@ -104,6 +104,12 @@ wkv_stream *wkv_stream_new(wkv_context *ctx, const wkv_options *opts,
         wkv_stream_free(st);
         return NULL;
     }
+    if (st->so.max_held_ms != 0 && (st->so.max_held_ms < 1000 || st->so.max_held_ms > 30000)) {
+        wkv__set_error(error, "bad stream options: max_held_ms %d: 0, or 1000 .. 30000",
+                      st->so.max_held_ms);
+        wkv_stream_free(st);
+        return NULL;
+    }
     if (st->so.commit_policy != WKV_COMMIT_AGREEMENT &&
         (st->so.commit_policy != WKV_COMMIT_ALIGNATT || st->so.frame_threshold_ms < 0 ||
          st->so.frame_threshold_ms > 30000)) {

@@ -108,10 +108,13 @@ int64_t wkv__aa_cut(wkv_stream *st, double step_s)
     const double base_s = (double)st->audio.base / WKV_SAMPLE_RATE;
     const double end_s = base_s + (double)st->audio.n / WKV_SAMPLE_RATE;
     const int max_prefix = st->m->hp.n_text_ctx / 4;
-    /* at most 4/5 of the model's window (n_audio_ctx frames of 20 ms: 24 s of 30) with
-     * the next step's audio.  The committed words stay in it (SimulStreaming keeps
-     * them: a cut right before uncommitted words loses or garbles the first of them) */
-    const double hold_s = 0.8 * st->m->hp.n_audio_ctx / 50.0;
+    /* at most max_held_ms with the next step's audio, by default 4/5 of the model's
+     * window (n_audio_ctx frames of 20 ms: 24 s of 30), never more than the window.
+     * The committed words stay in it (SimulStreaming keeps them: a cut right before
+     * uncommitted words loses or garbles the first of them) */
+    const double window_s = st->m->hp.n_audio_ctx / 50.0;
+    const double asked_s = st->so.max_held_ms / 1000.0;
+    const double hold_s = asked_s <= 0 ? 0.8 * window_s : asked_s < window_s ? asked_s : window_s;
     if (st->n_held == 0 || (end_s - base_s + step_s <= hold_s && st->prefix.n <= max_prefix))
         return st->audio.base;
     /* at a pause between committed words: the widest among the cuts that are enough

@@ -53,6 +53,7 @@ static void oracle_segment(const wkv_stream_segment *seg, void *user)
 /* The commit policy of the element and the oracle (test_live_alignatt_equals_stream). */
 static gint live_policy = WKV_COMMIT_AGREEMENT;
 static guint live_threshold = 500;
+static guint live_max_held = 0; /* max-held / wkv_stream_options.max_held_ms */
 
 /* A clock that stands still: runs take no time. */
 static double still_clock(void *user)
@@ -81,6 +82,7 @@ static GPtrArray *stream_finals(const float *pcm, gsize n, GstClockTime t0, gboo
     so.clock_ms = still_clock;
     so.commit_policy = live_policy;
     so.frame_threshold_ms = (int)live_threshold;
+    so.max_held_ms = (int)live_max_held;
     StreamOracle or = {t0, textseg_array_new(), words};
     wkv_stream *st = wkv_stream_new(ctx, &o, &so, oracle_segment, &or, &err);
     fail_unless(st != NULL, "core: %s", err ? err : "");
@@ -225,7 +227,7 @@ static GPtrArray *element_text(const float *pcm, gsize n, GstClockTime t0,
     wh_setup(&wh, test_model, FALSE, "step", STEP_MS, "latency", LONG_LATENCY,
              "word-timestamps", unit != GST_WHISPER_TEXT_UNIT_SEGMENT, "text-unit", unit,
              "max-line-width", 42, "max-line-count", 2, "commit-policy", live_policy,
-             "frame-threshold", live_threshold, NULL);
+             "frame-threshold", live_threshold, "max-held", live_max_held, NULL);
     for (gsize off = 0; off < n; off += STEP_SAMPLES)
         push_step_paced(&wh, pcm + off, MIN((gsize)STEP_SAMPLES, n - off),
                         t0 + gst_util_uint64_scale_int(off, GST_SECOND, 16000), off == 0);
@@ -337,6 +339,20 @@ GST_START_TEST(test_live_alignatt_equals_stream)
                 "commits the same words as %s: the comparison cannot tell them apart",
                 same_words(want, agree) ? "agreement" : "alignatt at 500 ms");
     assert_same_segments(got, want, "live commit-policy=alignatt vs wkv_stream's words");
+    /* max-held reaches the stream too: 2 s (the committed words' audio cut early) */
+    live_policy = WKV_COMMIT_ALIGNATT;
+    live_threshold = 100;
+    live_max_held = 2000;
+    GPtrArray *got2 = element_text(pcm, n, 0, GST_WHISPER_TEXT_UNIT_WORD, spans);
+    GPtrArray *want2 = stream_finals(pcm, n, 0, TRUE);
+    live_max_held = 0;
+    live_threshold = 500;
+    live_policy = WKV_COMMIT_AGREEMENT;
+    fail_unless(!same_words(want2, want), "max_held_ms 2000 commits the same words as the "
+                "default: the comparison cannot tell them apart");
+    assert_same_segments(got2, want2, "live max-held=2000 vs wkv_stream's words");
+    g_ptr_array_unref(got2);
+    g_ptr_array_unref(want2);
     g_array_unref(spans);
     g_ptr_array_unref(got);
     g_ptr_array_unref(want);
