@@ -142,7 +142,7 @@ static GOptionEntry entries[] = {
      "run stops there (default 500)", "MS"},
     {"max-held", 0, 0, G_OPTION_ARG_INT, &opt_max_held,
      "Live, alignatt: the most audio a run holds, committed words' included (ms; default "
-     "0: 24 s); with --audio-ctx auto it bounds the encoder's work (10000: 512 - 576 "
+     "0: 24 s); with --audio-ctx auto it bounds the encoder's work (6000: 256 - 384 "
      "frames a run)", "MS"},
     {"run-ms", 0, 0, G_OPTION_ARG_INT, &opt_run_ms,
      "Live, virtual clock: each run takes this many ms instead of its measured compute "

@@ -509,16 +509,16 @@ static void make_stream_props(GParamSpec **properties)
         "Encoder frames (20 ms each) a window is encoded on, as the CLI's --audio-ctx and "
         "whisper.cpp's audio_ctx: 0 all the model's (1500: 30 s), N the window's first N, "
         "-1 (auto) each window's encoder sized to the audio it holds (its frames + 32, "
-        "up to a multiple of 64, at least 512; the decoder still attends over a whole "
+        "up to a multiple of 64, at least 256; the decoder still attends over a whole "
         "window, the frames past them the padding's, computed once): every live run, and "
-        "offline windows under 30 s. Live with max-held=10000, auto needs 4.5-5x less "
-        "encoder time per second of audio on the trained model (docs/trained-model.md)",
+        "offline windows under 30 s. Live with max-held=6000, auto needed 8x less encoder "
+        "time per second of audio on the trained model (docs/trained-model.md)",
         WKV_AUDIO_CTX_AUTO, 1500, 0, rw_ready);
     properties[PROP_MAX_HELD] = g_param_spec_uint("max-held", "Most audio held",
         "Live, commit-policy=alignatt: the most audio (ms) a run holds, the committed "
         "words' included (they stay as the next runs' forced prefix until then); 0: 4/5 "
         "of the model's window (24 s); 1 - 999 count as 1000. With audio-ctx=-1 it bounds "
-        "the encoder's work a run (10000: 512 - 576 frames of 1500)",
+        "the encoder's work a run (6000: 256 - 384 frames of 1500)",
         0, 30000, 0, rw_ready);
     properties[PROP_PARTIAL_RESULTS] = g_param_spec_boolean("partial-results",
         "Partial results", "Live: post each run's partial hypothesis as a whisper-segment "

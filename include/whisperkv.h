@@ -390,8 +390,10 @@ typedef struct {
 } wkv_options;
 
 #define WKV_AUDIO_CTX_AUTO (-1) /* wkv_options.audio_ctx: sized to the audio held */
-#define WKV_AUDIO_CTX_MIN 512   /* AUTO's fewest frames (10.24 s): fewer cost the trained
-                                  * model 5 - 10 points of WER (docs/performance.md) */
+#define WKV_AUDIO_CTX_MIN 256   /* AUTO's fewest frames (5.12 s): with the padding's K/V
+                                  * the trained model held its WER down to 128 (36.8 % on
+                                  * trained-audioctx's sentences against 53.9 % without);
+                                  * docs/trained-model.md, "The padding's K/V" */
 
 WKV_API void wkv_options_default(wkv_options *opts);
 

@@ -165,14 +165,14 @@ typedef struct {
     int frame_threshold_ms;  /* alignatt's threshold (ms, >= 0), default 500 */
     /* The encoder's frames per run, overriding wkv_options.audio_ctx when not 0:
      * WKV_AUDIO_CTX_AUTO sizes each run's encoder to the audio it holds (a run on up to
-     * 9.6 s encodes 512 frames, on 15 s 832, not 1500: wkv_audio_ctx_auto), N > 0
+     * 4.4 s encodes 256 frames, on 15 s 832, not 1500: wkv_audio_ctx_auto), N > 0
      * fixes it at N.  0
      * (default): wkv_options.audio_ctx's (0 there: all n_audio_ctx, as before). */
     int audio_ctx;
     /* Alignatt: the most audio (ms) a run holds with the next step's, the committed
      * words' included (SimulStreaming's audio_max_len); 0 (default): 4/5 of the
      * model's window (24 s), else 1000 .. 30000.  With audio_ctx AUTO it bounds the
-     * encoder's frames: 10000 keeps every run at 512 - 576 of 1500 (docs/trained-model.md,
+     * encoder's frames: 6000 keeps every run at 256 - 384 of 1500 (docs/trained-model.md,
      * "The padding's K/V"). */
     int max_held_ms;
 } wkv_stream_options;

@@ -348,7 +348,8 @@ int main(void)
     if (!full || !shrt)
         return tu_finish("audio_ctx");
     CHECK(wkv_audio_ctx_auto(full, 0) == WKV_AUDIO_CTX_MIN, "auto(0)");
-    CHECK(wkv_audio_ctx_auto(full, 250) == 512, "auto(250) %d", wkv_audio_ctx_auto(full, 250));
+    CHECK(wkv_audio_ctx_auto(full, 100) == WKV_AUDIO_CTX_MIN, "auto(100)");
+    CHECK(wkv_audio_ctx_auto(full, 250) == 320, "auto(250) %d", wkv_audio_ctx_auto(full, 250));
     CHECK(wkv_audio_ctx_auto(full, 500) == 576, "auto(500) %d", wkv_audio_ctx_auto(full, 500));
     CHECK(wkv_audio_ctx_auto(full, 1490) == 1500, "auto(1490)");
     CHECK(wkv_audio_ctx_auto(shrt, 480) == N_SHORT, "auto on a short model");
