@@ -14,7 +14,7 @@
  *    attends over all n_audio_ctx frames, those past the encoded ones holding, bit for
  *    bit, the cross K/V of a window of padding alone (padding.c; f32 and half caches,
  *    the padding's made again after a cache type change), and the logits are those of
- *    that cache assembled by hand; a window not padded with 0.0 is encoded whole;
+ *    that cache assembled by hand;
  *  - bad values are refused with an error. */
 #include "net/context.h"
 #include "genlib.h"
@@ -204,10 +204,6 @@ static void check_padded(const wkv_model *m, const float *random)
         decode_logits(b, lb);
         CHECK(memcmp(la, lb, V * sizeof *la) != 0, "half %d: the padding changed nothing", half);
     }
-    /* audio past mel_frames (a caller's window not padded with 0.0): the whole window */
-    CHECK(wkv__encode_window(a, random, WKV_AUDIO_CTX_AUTO, mel_frames) == 0, "encode");
-    CHECK(a->enc_frames == full && a->cross.n_frames == full, "unpadded window: %d frames",
-          a->enc_frames);
     free(mel), free(zeros), free(got), free(want), free(pad), free(la), free(lb);
     wkv_context_free(a);
     wkv_context_free(b);

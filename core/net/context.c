@@ -241,6 +241,12 @@ int wkv_encode(wkv_context *ctx, const float *mel)
 
 int wkv_encode_frames(wkv_context *ctx, const float *mel, int n_frames)
 {
+    return wkv__encode_padded(ctx, mel, n_frames, NULL);
+}
+
+int wkv__encode_padded(wkv_context *ctx, const float *mel, int n_frames,
+                       const wkv__cross_kv *pad)
+{
     const int full = ctx->model->hp.n_audio_ctx;
     if (n_frames < 0)
         return -1;
@@ -252,8 +258,13 @@ int wkv_encode_frames(wkv_context *ctx, const float *mel, int n_frames)
     double t1 = wkv__now_ms();
     ctx->stats.encoder_runs++;
     ctx->stats.encode_ms += t1 - t0;
-    /* a new window: its cross K/V once, and an empty sequence */
+    /* a new window: its cross K/V once (the padding's past n_frames, when given: the
+     * decoder then attends over the whole window), and an empty sequence */
     wkv__context_fill_cross(ctx);
+    if (pad && n_frames < full) {
+        wkv__cross_kv_copy_rows(&ctx->cross, pad, n_frames);
+        ctx->cross.n_frames = full;
+    }
     ctx->stats.decode_ms += wkv__now_ms() - t1;
     wkv_decode_reset(ctx);
     return 0;

@@ -92,11 +92,16 @@ int wkv__audio_ctx_frames(const wkv_model *m, int audio_ctx, int mel_frames);
 /* 0 when audio_ctx is valid (>= 0 or AUTO), else -1 with *error set. */
 int wkv__audio_ctx_check(int audio_ctx, char **error);
 /* padding.c: the encoder on one window's mel (n_mels x 3000, frames from mel_frames
- * on 0.0) under wkv_options.audio_ctx, then the cross K/V (and a reset sequence), as
- * wkv_encode_frames.  AUTO: the encoder on wkv_audio_ctx_auto's frames, the cross K/V
- * past them the padding's, and the decoder attends over all n_audio_ctx (a window
- * whose frames past mel_frames are not all 0.0 is encoded whole).  0 or -1. */
+ * on 0.0, as wkv_mel_window writes them) under wkv_options.audio_ctx, then the cross
+ * K/V (and a reset sequence), as wkv_encode_frames.  AUTO: the encoder on
+ * wkv_audio_ctx_auto's frames, the cross K/V past them the padding's, and the decoder
+ * attends over all n_audio_ctx.  0 or -1. */
 int wkv__encode_window(wkv_context *ctx, const float *mel, int audio_ctx, int mel_frames);
+/* wkv_encode_frames, and with `pad` (a cross cache of the context's shape and type)
+ * the cross K/V rows from n_frames on copied from it, the decoder attending over all
+ * n_audio_ctx.  0 or -1. */
+int wkv__encode_padded(wkv_context *ctx, const float *mel, int n_frames,
+                       const wkv__cross_kv *pad);
 /* The encoder on the context's backend on the first n_frames (1 .. n_audio_ctx)
  * encoder frames: mel -> ctx->enc_out's first n_frames rows.  0 or -1. */
 int wkv__encoder_run(wkv_context *ctx, const float *mel, int n_frames);

@@ -21,6 +21,22 @@ int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state)
     return c->k && c->v ? 0 : -1;
 }
 
+void wkv__cross_kv_copy_rows(wkv__cross_kv *dst, const wkv__cross_kv *src, int from)
+{
+    const int half = wkv__cross_half(dst);
+    const size_t off = (size_t)from * dst->n_state;
+    const size_t bytes = (size_t)(dst->n_ctx - from) * dst->n_state *
+                         (half ? sizeof(uint16_t) : sizeof(float));
+    for (int l = 0; l < dst->n_layer; l++) {
+        memcpy(half ? (void *)(wkv__cross_k16(dst, l) + off) : (void *)(wkv__cross_k(dst, l) + off),
+               half ? (const void *)(wkv__cross_k16(src, l) + off)
+                    : (const void *)(wkv__cross_k(src, l) + off), bytes);
+        memcpy(half ? (void *)(wkv__cross_v16(dst, l) + off) : (void *)(wkv__cross_v(dst, l) + off),
+               half ? (const void *)(wkv__cross_v16(src, l) + off)
+                    : (const void *)(wkv__cross_v(src, l) + off), bytes);
+    }
+}
+
 void wkv__cross_kv_free(wkv__cross_kv *c)
 {
     wkv__free(c->k);

@@ -45,6 +45,9 @@ typedef struct {
 } wkv__self_kv;
 
 int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state);
+/* Rows [from, n_ctx) of every layer's K and V from src, a cache of the same shape and
+ * element type. */
+void wkv__cross_kv_copy_rows(wkv__cross_kv *dst, const wkv__cross_kv *src, int from);
 void wkv__cross_kv_free(wkv__cross_kv *c);
 /* Switches the element type (f16: 1 = half, 0 = f32), reallocating; the cache becomes
  * invalid.  0, or -1 with the old type kept when memory runs out. */
