@@ -8,7 +8,10 @@
    one word with a zero duration, one 5 s late and one utterance by force.  Each metric
    must come out as counted by hand.
    The same live text without words (a run without --word-timestamps) scores too.
-2. A real run: a short stream (tests/trained_model.py's held-out sentences, espeak-ng's
+2. --leads on hand-made input: the stream behind a lead is the lead's zeros and then the
+   stream's samples, the truth's times moved by the lead (untimed words stay untimed),
+   and the table names each row's lead.
+3. A real run: a short stream (tests/trained_model.py's held-out sentences, espeak-ng's
    en-us, 17.3 s), step 1000, the fixed clock (--run-ms: the same runs on any machine),
    segment mode (--mode segments), through the harness's --check: live must keep
    >= MIN_KEPT of the words offline gets right; then word mode, >= WORD_MIN_KEPT.
@@ -88,6 +91,38 @@ def check_scoring(le):
     print("scoring on hand-made input: as counted by hand")
 
 
+def check_leads(le, tmp):
+    import wave
+    path = os.path.join(tmp, "lead-src")
+    samples = bytes(range(200)) * 80  # 8000 samples of 16 bits: 0.5 s at 16 kHz
+    with wave.open(path + ".wav", "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(samples)
+    truth = {"seconds": 0.5, "utterances": [{"text": "A cat.", "start": 0.1, "end": 0.4, "words": [
+        {"word": "A", "start": None, "end": None}, {"word": "cat.", "start": 0.1, "end": 0.4}]}]}
+    out, t = le.with_lead(path, truth, 0.25)
+    with wave.open(out + ".wav") as w:
+        got = w.readframes(w.getnframes())
+        rate = w.getframerate()
+    if rate != 16000 or got != bytes(8000) + samples:
+        fail(f"--leads: the stream behind 0.25 s is not 4000 zeros and the samples ({len(got)} bytes)")
+    u = t["utterances"][0]
+    if (t["seconds"], u["start"], u["end"], u["words"][0]["start"], u["words"][1]["start"],
+            u["words"][1]["end"]) != (0.75, 0.35, 0.65, None, 0.35, 0.65):
+        fail(f"--leads: the truth's times not moved by 0.25 s: {t}")
+    if truth["utterances"][0]["words"][1]["start"] != 0.1:
+        fail("--leads: the stream's own truth changed")
+    m = le.summarize([le.score_stream(truth, {"segments": []}, {"segments": []})])
+    md = le.table([{"encoder": "e", "policy": "p", "step": 1, "clock": "c", "lead": 0.0,
+                    "metrics": m}, {"encoder": "e", "policy": "p", "step": 1, "clock": "c",
+                                    "lead": 0.25, "metrics": m}])
+    if "| lead |" not in md or "| 0.25 s |" not in md or "| 0 s |" not in md:
+        fail(f"--leads: the table does not name the leads:\n{md}")
+    print("--leads on hand-made input: zeros, then the stream; times moved")
+
+
 def check_run(cli, model, tools, min_kept, tmp, mode="segments"):
     sys.path.insert(0, HERE)
     from trained_model import SENTENCES
@@ -114,6 +149,7 @@ def main():
     import live_eval
     check_scoring(live_eval)
     with tempfile.TemporaryDirectory() as tmp:
+        check_leads(live_eval, tmp)
         check_run(cli, model, tools, float(min_kept), tmp)
         # word mode on the same stream: its second and third sentences open on 3.4 s
         # and 3.5 s of quiet, where this model hears nothing, and a forced run without

@@ -29,6 +29,12 @@ Metrics (normalized words, wer.py; aligned with the truth by wer.alignment):
                           per second of audio; wall s/s the CLI's whole wall time per
                           second of audio (model load included)
 
+--leads S,...: each stream is also run behind S s of silence (digital zeros, the truth's
+times moved): the same audio cut into other 30-s windows offline and other runs live.
+Every row is repeated per lead (the table's "lead" column), and a second table gives
+each lead's offline run against lead 0's: how far the model agrees with itself when
+nothing but the cuts changes, the yardstick of "kept" and of live WER - offline WER.
+
 --check exits 1 when a row misses a threshold given (--min-kept, --max-median-delay,
 --max-p90-delay, --max-live-wer, --max-forced, --max-zero).
 """
@@ -41,6 +47,7 @@ import shlex
 import subprocess
 import sys
 import time
+import wave
 import zlib
 
 import live_streams
@@ -177,14 +184,17 @@ def fmt(x, spec="{:.2f}"):
 
 
 def table(rows):
-    head = ("| encoder | policy | step | clock | live WER | offline WER | kept | zero | "
+    leads = any(r.get("lead") for r in rows)
+    head = ("| encoder | policy | step | clock | " + ("lead | " if leads else "") +
+            "live WER | offline WER | kept | zero | "
             "delay median | p90 | worst | forced | runs/s | busy ms/s | wall s/s |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         m = r["metrics"]
         d = m["delay"]
+        lead = f"{r.get('lead', 0):g} s | " if leads else ""
         lines.append(
-            f"| {r['encoder']} | {r['policy']} | {r['step']} | {r['clock']} | "
+            f"| {r['encoder']} | {r['policy']} | {r['step']} | {r['clock']} | {lead}"
             f"{m['live_wer']:.1f} % | {m['offline_wer']:.1f} % | "
             f"{fmt(m['kept'] and 100 * m['kept'], '{:.1f} %')} ({m['kept_words']}/"
             f"{m['offline_right']}) | {m['zero']} | {fmt(d['median'], '{:.2f} s')} | "
@@ -194,11 +204,23 @@ def table(rows):
     return "\n".join(lines)
 
 
+def self_table(rows):
+    """The offline runs behind each lead against lead 0's (self_rows)."""
+    lines = ["| encoder | lead | offline WER | kept of lead 0's right words |", "|---|---|---|---|"]
+    for r in rows:
+        m = r["metrics"]
+        lines.append(f"| {r['encoder']} | {r['lead']:g} s | {m['live_wer']:.1f} % | "
+                     f"{fmt(m['kept'] and 100 * m['kept'], '{:.1f} %')} ({m['kept_words']}/"
+                     f"{m['offline_right']}) |")
+    return "\n".join(lines)
+
+
 def misses(rows, a):
     """'row: what' for every threshold a row misses."""
     out = []
     for r in rows:
         m, name = r["metrics"], f"{r['encoder']}/{r['policy']}/{r['step']}/{r['clock']}"
+        name += f"/lead {r['lead']:g} s" if r.get("lead") else ""
         tests = [("kept", m["kept"], a.min_kept, lambda v, t: v >= t),
                  ("delay median", m["delay"]["median"], a.max_median_delay, lambda v, t: v <= t),
                  ("delay p90", m["delay"]["p90"], a.max_p90_delay, lambda v, t: v <= t),
@@ -236,6 +258,8 @@ def parse(argv):
     ap.add_argument("--no-flite", action="store_true", help="espeak-ng voices only")
     ap.add_argument("--voice", help="every utterance in this espeak-ng voice, its default "
                                     "rate and pitch, at full level (a test's easy stream)")
+    ap.add_argument("--leads", default="",
+                    help="S,...: also run every stream behind S s of silence (other cuts)")
     ap.add_argument("--work", default="work/live-eval", help="where the streams are kept")
     ap.add_argument("--jobs", type=int, default=2, help="offline and fixed-clock runs at once")
     ap.add_argument("--fresh", action="store_true",
@@ -252,6 +276,12 @@ def parse(argv):
         a.steps = [int(s) for s in a.steps.split(",")]
     except ValueError:
         ap.error(f"--steps {a.steps!r}: want comma-separated milliseconds")
+    try:
+        a.leads = [float(s) for s in a.leads.split(",") if s.strip()]
+    except ValueError:
+        ap.error(f"--leads {a.leads!r}: want comma-separated seconds")
+    if any(not 0 < s <= 30 for s in a.leads):
+        ap.error("--leads: each between 0 and 30 s")
     a.clocks = a.clocks.split(",")
     if any(c not in ("virtual", "fixed") for c in a.clocks):
         ap.error("--clocks takes virtual and/or fixed")
@@ -285,23 +315,48 @@ def streams(a):
     return out
 
 
+def with_lead(path, truth, lead):
+    """(path, truth) of the stream behind `lead` s of digital silence, made once."""
+    out = f"{path}-lead{lead:g}"
+    if not os.path.exists(out + ".wav"):
+        with wave.open(path + ".wav") as w:
+            params, frames = w.getparams(), w.readframes(w.getnframes())
+        zeros = bytes(round(lead * params.framerate) * params.nchannels * params.sampwidth)
+        with wave.open(out + ".wav.tmp", "wb") as w:
+            w.setparams(params)
+            w.writeframes(zeros + frames)
+        os.replace(out + ".wav.tmp", out + ".wav")
+    moved = (lambda t: None if t is None else round(t + lead, 3))
+    t = dict(truth, seconds=truth["seconds"] + lead, utterances=[
+        dict(u, start=moved(u.get("start")), end=moved(u.get("end")),
+             words=[dict(w, start=moved(w["start"]), end=moved(w["end"])) for w in u["words"]])
+        for u in truth["utterances"]])
+    with open(out + ".json", "w") as f:
+        json.dump(t, f)
+    return out, t
+
+
 def main(argv=None):
     a = parse(argv)
     base, args = [a.cli, "-m", a.model, "-o", "json"], shlex.split(a.args)
     words = ["--word-timestamps"]
-    strs = streams(a)
+    plain = streams(a)
+    leads = [0.0] + a.leads
+    # the streams behind each lead: strs[lead][si]
+    strs = {ld: plain if ld == 0 else [with_lead(p, t, ld) for p, t in plain] for ld in leads}
     jobs = {}  # key -> command
-    for enc, eargs in a.encoder:
-        for si, (path, _) in enumerate(strs):
-            jobs[("offline", enc, si)] = base + words + args + eargs + [path + ".wav"]
-            for pol, pargs in a.policy:
-                for step in a.steps:
-                    for clock in a.clocks:
-                        live = ["--live", "--step", str(step)]
-                        live += ["--run-ms", str(a.run_ms)] if clock == "fixed" else []
-                        jobs[(enc, pol, step, clock, si)] = (
-                            base + (words if a.mode == "words" else []) + args + eargs + pargs +
-                            live + [path + ".wav"])
+    for ld in leads:
+        for enc, eargs in a.encoder:
+            for si, (path, _) in enumerate(strs[ld]):
+                jobs[("offline", enc, si, ld)] = base + words + args + eargs + [path + ".wav"]
+                for pol, pargs in a.policy:
+                    for step in a.steps:
+                        for clock in a.clocks:
+                            live = ["--live", "--step", str(step)]
+                            live += ["--run-ms", str(a.run_ms)] if clock == "fixed" else []
+                            jobs[(enc, pol, step, clock, si, ld)] = (
+                                base + (words if a.mode == "words" else []) + args + eargs +
+                                pargs + live + [path + ".wav"])
     done, keep = {}, os.path.join(a.work, "runs")
     os.makedirs(keep, exist_ok=True)
     # everything that does not measure its own time first, --jobs at a time
@@ -312,24 +367,35 @@ def main(argv=None):
     for k in jobs:  # the virtual clock: one at a time, nothing else of ours running
         if k not in done:
             done[k] = run_cli(jobs[k], keep, a.fresh)
-    rows = []
+    rows, self_rows = [], []
     for enc, _ in a.encoder:
-        for pol, _ in a.policy:
-            for step in a.steps:
-                for clock in a.clocks:
-                    raws, wall = [], 0.0
-                    for si, (_, truth) in enumerate(strs):
-                        doc, w = done[(enc, pol, step, clock, si)]
-                        raws.append(score_stream(truth, done[("offline", enc, si)][0], doc))
-                        wall += w
-                    m = summarize(raws, wall)
-                    label = pol if a.mode == "words" else f"{pol} (segments)"
-                    rows.append({"encoder": enc, "policy": label, "step": step, "clock": clock,
-                                 "command": shlex.join(jobs[(enc, pol, step, clock, 0)]),
-                                 "metrics": m, "per_stream": [
-                                     {k: v for k, v in r.items() if k not in ("ref",)}
-                                     for r in raws]})
+        for ld in leads:
+            for pol, _ in a.policy:
+                for step in a.steps:
+                    for clock in a.clocks:
+                        raws, wall = [], 0.0
+                        for si, (_, truth) in enumerate(strs[ld]):
+                            doc, w = done[(enc, pol, step, clock, si, ld)]
+                            raws.append(score_stream(truth, done[("offline", enc, si, ld)][0],
+                                                     doc))
+                            wall += w
+                        m = summarize(raws, wall)
+                        label = pol if a.mode == "words" else f"{pol} (segments)"
+                        rows.append({"encoder": enc, "policy": label, "step": step,
+                                     "clock": clock, "lead": ld,
+                                     "command": shlex.join(jobs[(enc, pol, step, clock, 0, ld)]),
+                                     "metrics": m, "per_stream": [
+                                         {k: v for k, v in r.items() if k not in ("ref",)}
+                                         for r in raws]})
+            if ld:
+                # lead ld's offline run in the place of a live one, against lead 0's
+                raws = [score_stream(strs[0][si][1], done[("offline", enc, si, 0)][0],
+                                     done[("offline", enc, si, ld)][0])
+                        for si in range(len(strs[0]))]
+                self_rows.append({"encoder": enc, "lead": ld, "metrics": summarize(raws)})
     md = table(rows)
+    if self_rows:
+        md += "\n\nThe offline run behind each lead against lead 0's:\n\n" + self_table(self_rows)
     print(md)
     if a.out:
         os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
@@ -337,8 +403,8 @@ def main(argv=None):
             f.write(md + "\n")
         with open(a.out + ".json", "w") as f:
             json.dump({"argv": sys.argv, "streams": [{"path": p, "summary": live_streams.describe(t)}
-                                                     for p, t in strs],
-                       "rows": rows}, f, indent=1)
+                                                     for p, t in strs[0]],
+                       "leads": leads, "rows": rows, "self_rows": self_rows}, f, indent=1)
     if a.check:
         bad = misses(rows, a)
         for b in bad:
