@@ -23,17 +23,17 @@ int wkv__cross_kv_init(wkv__cross_kv *c, int n_layer, int n_ctx, int n_state)
 
 void wkv__cross_kv_copy_rows(wkv__cross_kv *dst, const wkv__cross_kv *src, int from)
 {
+    /* [n_layer][n_ctx][n_state] in either element type: one run of bytes a layer */
     const int half = wkv__cross_half(dst);
-    const size_t off = (size_t)from * dst->n_state;
-    const size_t bytes = (size_t)(dst->n_ctx - from) * dst->n_state *
-                         (half ? sizeof(uint16_t) : sizeof(float));
+    const size_t row = (size_t)dst->n_state * (half ? sizeof(uint16_t) : sizeof(float));
+    const size_t layer = (size_t)dst->n_ctx * row, off = (size_t)from * row;
+    char *dk = half ? (char *)dst->k16 : (char *)dst->k;
+    char *dv = half ? (char *)dst->v16 : (char *)dst->v;
+    const char *sk = half ? (const char *)src->k16 : (const char *)src->k;
+    const char *sv = half ? (const char *)src->v16 : (const char *)src->v;
     for (int l = 0; l < dst->n_layer; l++) {
-        memcpy(half ? (void *)(wkv__cross_k16(dst, l) + off) : (void *)(wkv__cross_k(dst, l) + off),
-               half ? (const void *)(wkv__cross_k16(src, l) + off)
-                    : (const void *)(wkv__cross_k(src, l) + off), bytes);
-        memcpy(half ? (void *)(wkv__cross_v16(dst, l) + off) : (void *)(wkv__cross_v(dst, l) + off),
-               half ? (const void *)(wkv__cross_v16(src, l) + off)
-                    : (const void *)(wkv__cross_v(src, l) + off), bytes);
+        memcpy(dk + l * layer + off, sk + l * layer + off, layer - off);
+        memcpy(dv + l * layer + off, sv + l * layer + off, layer - off);
     }
 }
 
