@@ -40,6 +40,7 @@ nothing but the cuts changes, the yardstick of "kept" and of live WER - offline 
 """
 import argparse
 import concurrent.futures as cf
+import itertools
 import json
 import math
 import os
@@ -345,18 +346,15 @@ def main(argv=None):
     # the streams behind each lead: strs[lead][si]
     strs = {ld: plain if ld == 0 else [with_lead(p, t, ld) for p, t in plain] for ld in leads}
     jobs = {}  # key -> command
-    for ld in leads:
-        for enc, eargs in a.encoder:
-            for si, (path, _) in enumerate(strs[ld]):
-                jobs[("offline", enc, si, ld)] = base + words + args + eargs + [path + ".wav"]
-                for pol, pargs in a.policy:
-                    for step in a.steps:
-                        for clock in a.clocks:
-                            live = ["--live", "--step", str(step)]
-                            live += ["--run-ms", str(a.run_ms)] if clock == "fixed" else []
-                            jobs[(enc, pol, step, clock, si, ld)] = (
-                                base + (words if a.mode == "words" else []) + args + eargs +
-                                pargs + live + [path + ".wav"])
+    live_args = words if a.mode == "words" else []
+    for ld, (enc, eargs) in itertools.product(leads, a.encoder):
+        for si, (path, _) in enumerate(strs[ld]):
+            jobs[("offline", enc, si, ld)] = base + words + args + eargs + [path + ".wav"]
+            for (pol, pargs), step, clock in itertools.product(a.policy, a.steps, a.clocks):
+                live = ["--live", "--step", str(step)]
+                live += ["--run-ms", str(a.run_ms)] if clock == "fixed" else []
+                jobs[(enc, pol, step, clock, si, ld)] = (
+                    base + live_args + args + eargs + pargs + live + [path + ".wav"])
     done, keep = {}, os.path.join(a.work, "runs")
     os.makedirs(keep, exist_ok=True)
     # everything that does not measure its own time first, --jobs at a time
@@ -368,31 +366,24 @@ def main(argv=None):
         if k not in done:
             done[k] = run_cli(jobs[k], keep, a.fresh)
     rows, self_rows = [], []
-    for enc, _ in a.encoder:
-        for ld in leads:
-            for pol, _ in a.policy:
-                for step in a.steps:
-                    for clock in a.clocks:
-                        raws, wall = [], 0.0
-                        for si, (_, truth) in enumerate(strs[ld]):
-                            doc, w = done[(enc, pol, step, clock, si, ld)]
-                            raws.append(score_stream(truth, done[("offline", enc, si, ld)][0],
-                                                     doc))
-                            wall += w
-                        m = summarize(raws, wall)
-                        label = pol if a.mode == "words" else f"{pol} (segments)"
-                        rows.append({"encoder": enc, "policy": label, "step": step,
-                                     "clock": clock, "lead": ld,
-                                     "command": shlex.join(jobs[(enc, pol, step, clock, 0, ld)]),
-                                     "metrics": m, "per_stream": [
-                                         {k: v for k, v in r.items() if k not in ("ref",)}
-                                         for r in raws]})
-            if ld:
-                # lead ld's offline run in the place of a live one, against lead 0's
-                raws = [score_stream(strs[0][si][1], done[("offline", enc, si, 0)][0],
-                                     done[("offline", enc, si, ld)][0])
-                        for si in range(len(strs[0]))]
-                self_rows.append({"encoder": enc, "lead": ld, "metrics": summarize(raws)})
+    label = (lambda pol: pol if a.mode == "words" else f"{pol} (segments)")
+    for (enc, _), ld in itertools.product(a.encoder, leads):
+        for (pol, _), step, clock in itertools.product(a.policy, a.steps, a.clocks):
+            key = (enc, pol, step, clock)
+            raws = [score_stream(truth, done[("offline", enc, si, ld)][0],
+                                 done[key + (si, ld)][0])
+                    for si, (_, truth) in enumerate(strs[ld])]
+            wall = sum(done[key + (si, ld)][1] for si in range(len(strs[ld])))
+            rows.append({"encoder": enc, "policy": label(pol), "step": step, "clock": clock,
+                         "lead": ld, "command": shlex.join(jobs[key + (0, ld)]),
+                         "metrics": summarize(raws, wall), "per_stream": [
+                             {k: v for k, v in r.items() if k not in ("ref",)} for r in raws]})
+        if ld:
+            # lead ld's offline run in the place of a live one, against lead 0's
+            raws = [score_stream(strs[0][si][1], done[("offline", enc, si, 0)][0],
+                                 done[("offline", enc, si, ld)][0])
+                    for si in range(len(strs[0]))]
+            self_rows.append({"encoder": enc, "lead": ld, "metrics": summarize(raws)})
     md = table(rows)
     if self_rows:
         md += "\n\nThe offline run behind each lead against lead 0's:\n\n" + self_table(self_rows)
